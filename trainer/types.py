@@ -1,0 +1,185 @@
+"""Torch-free records and interfaces that the trainer shares with the gateway.
+
+The gateway may import this module (and `trainer.chat_format`, `trainer.errors`) but never
+the torch side of the trainer. Everything here is plain Python: dataclasses for records,
+`Protocol`s for the two things the gateway needs from a served model — a tokenizer that
+knows the chat format, and an inference engine that turns prompt token ids into tokens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+FinishReason = Literal["stop", "length", "abort"]
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """How to sample one completion. Validated by the caller (the gateway answers 400)."""
+
+    max_tokens: int = 256
+    temperature: float = 1.0  # 0 means greedy
+    top_p: float = 1.0
+    top_k: int = 0  # 0 means no top-k cut
+    stop: tuple[str, ...] = ()  # stop strings; the text is cut before the first match
+    seed: int | None = None
+    top_logprobs: int = 0  # how many alternatives to report per token (0..20)
+    ignore_eos: bool = False
+
+
+@dataclass(frozen=True)
+class TokenLogprob:
+    token_id: int
+    logprob: float
+
+
+@dataclass
+class GeneratedToken:
+    """One sampled token, streamed from the engine as soon as it exists.
+
+    `logprob` is the log-probability of `token_id` under the distribution it was sampled
+    from (logits / temperature, before top-p/top-k truncation; raw logits when greedy).
+    `text` is the piece of completion text this token made visible (may be "" while a
+    multi-byte character is incomplete, or when the token is a special/stop token).
+    """
+
+    token_id: int
+    logprob: float
+    text: str
+    version: int  # weights version that produced this token
+    top_logprobs: list[TokenLogprob] = field(default_factory=list)
+
+
+@dataclass
+class Completion:
+    """A finished completion: everything the recorder and the trainer need."""
+
+    prompt_token_ids: list[int]
+    token_ids: list[int]
+    logprobs: list[float]
+    text: str  # the visible completion text (special tokens removed, cut at a stop string)
+    finish_reason: FinishReason
+    versions: list[int]  # one per token; equal unless the weights changed mid-completion
+    top_logprobs: list[list[TokenLogprob]] = field(default_factory=list)
+    token_texts: list[str] = field(default_factory=list)  # per token, as streamed
+    started_at: float = 0.0  # time.time() when the request entered the engine
+    first_token_at: float = 0.0
+    finished_at: float = 0.0
+
+    @property
+    def version(self) -> int:
+        """The weights version the completion started with (-1 if nothing was generated)."""
+        return self.versions[0] if self.versions else -1
+
+
+@dataclass
+class StreamEnd:
+    """Last item of an engine stream: the whole completion."""
+
+    completion: Completion
+
+
+@runtime_checkable
+class InferenceEngine(Protocol):
+    """Turns prompt token ids into sampled tokens; serves many requests at once.
+
+    Implementations run off the event loop (a worker thread, a process, a Ray actor) so
+    that awaiting them never blocks the HTTP server.
+    """
+
+    @property
+    def version(self) -> int:
+        """Current weights version (bumped by the training loop after each update)."""
+        ...
+
+    @property
+    def max_context(self) -> int:
+        """Most tokens (prompt + completion) one sequence may hold."""
+        ...
+
+    def stream(
+        self, prompt_token_ids: Sequence[int], params: SamplingParams
+    ) -> AsyncIterator[GeneratedToken | StreamEnd]:
+        """Yield each token as it is sampled, then one `StreamEnd`.
+
+        Closing the iterator early (client went away) cancels the request.
+        """
+        ...
+
+    async def generate(self, prompt_token_ids: Sequence[int], params: SamplingParams) -> Completion:
+        """Run one request to completion."""
+        ...
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: str  # JSON text, as OpenAI sends it (not guaranteed valid)
+
+
+@dataclass
+class RenderedPrompt:
+    """A chat rendered to token ids, ready for the engine.
+
+    `completion_prefix` is text the chat format forced at the start of the assistant turn
+    (e.g. the opening of a tool call when `tool_choice` names a function); it is already
+    part of `token_ids` and must be prepended to the generated text before parsing.
+    """
+
+    token_ids: list[int]
+    completion_prefix: str = ""
+
+
+@dataclass
+class ParsedAssistant:
+    """A completion's text split into what OpenAI calls `content` and `tool_calls`."""
+
+    content: str | None
+    tool_calls: list[ToolCall] = field(default_factory=list)
+
+
+@runtime_checkable
+class ChatTokenizer(Protocol):
+    """The model's tokenizer plus its chat format (template, tool-call syntax)."""
+
+    @property
+    def eos_token_ids(self) -> frozenset[int]: ...
+
+    def encode(self, text: str) -> list[int]:
+        """Plain text to ids, no special tokens added (for /v1/completions)."""
+        ...
+
+    def decode(self, token_ids: Sequence[int]) -> str:
+        """Ids to text, special tokens dropped."""
+        ...
+
+    def token_text(self, token_id: int) -> str:
+        """The raw text of one token, special tokens included (for traces)."""
+        ...
+
+    def render_chat(
+        self,
+        messages: Sequence[dict[str, Any]],
+        tools: Sequence[dict[str, Any]] | None = None,
+        tool_choice: str | dict[str, Any] | None = None,
+    ) -> RenderedPrompt:
+        """OpenAI-style messages (dicts) to prompt token ids with the generation prompt."""
+        ...
+
+    def parse_assistant(self, text: str, tools_offered: bool) -> ParsedAssistant:
+        """Split generated text into content and tool calls."""
+        ...
+
+
+@dataclass
+class ServedModel:
+    """What the gateway serves under one OpenAI `model` name."""
+
+    name: str
+    tokenizer: ChatTokenizer
+    engine: InferenceEngine
+    owned_by: str = "swarmrl"
+    created: int = 0
