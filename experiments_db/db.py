@@ -1,0 +1,61 @@
+"""Engine and session helpers for everything swarmrl persists.
+
+Owns: turning a database URL (``sqlite:///path`` or a PostgreSQL URL) into a SQLAlchemy
+engine tuned for its backend, creating the tables, and handing out sessions. Knows nothing
+about HTTP, the gateway, or the trainer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from sqlalchemy import event
+from sqlalchemy.engine import Engine, make_url
+from sqlmodel import Session, SQLModel, create_engine
+
+from experiments_db import models as _models  # noqa: F401  (registers the tables)
+
+
+def sqlite_url(path: Path | str) -> str:
+    """The URL of a SQLite database file."""
+    return f"sqlite:///{Path(path).expanduser()}"
+
+
+def make_engine(url: str) -> Engine:
+    """An engine for `url`; SQLite files get their folder created and WAL journaling."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        return create_engine(url, pool_pre_ping=True)
+    if parsed.database and parsed.database != ":memory:":
+        Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(url, connect_args={"check_same_thread": False})
+    event.listen(engine, "connect", _tune_sqlite_connection)
+    return engine
+
+
+def _tune_sqlite_connection(dbapi_connection, _connection_record) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=5000")
+    cursor.close()
+
+
+def create_all(engine: Engine) -> None:
+    """Create every swarmrl table that does not exist yet."""
+    SQLModel.metadata.create_all(engine)
+
+
+@contextmanager
+def session_scope(engine: Engine) -> Iterator[Session]:
+    """A session that commits when the block succeeds and rolls back when it raises."""
+    with Session(engine, expire_on_commit=False) as session:
+        try:
+            yield session
+            session.commit()
+        except BaseException:
+            session.rollback()
+            raise

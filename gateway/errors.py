@@ -1,0 +1,181 @@
+"""Gateway errors and their one mapping to OpenAI-shaped HTTP responses.
+
+Owns: the `GatewayError` hierarchy (what went wrong, in the client's terms) and
+`install_error_handlers`, the only place that turns exceptions into HTTP status codes.
+Every error body is `{"error": {"message", "type", "param", "code"}}`. Tracebacks are
+logged here and never sent to the client.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+log = logging.getLogger(__name__)
+
+
+class GatewayError(Exception):
+    status: int = 500
+    type: str = "server_error"
+    code: str | None = None
+
+    def __init__(self, message: str, *, param: str | None = None, code: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.param = param
+        if code is not None:
+            self.code = code
+
+
+class InvalidRequest(GatewayError):
+    status = 400
+    type = "invalid_request_error"
+    code = "invalid_request_error"
+
+
+class ContextLengthExceeded(InvalidRequest):
+    code = "context_length_exceeded"
+
+
+class Unauthorized(GatewayError):
+    status = 401
+    type = "authentication_error"
+    code = "invalid_api_key"
+
+
+class ModelNotFound(GatewayError):
+    status = 404
+    type = "invalid_request_error"
+    code = "model_not_found"
+
+
+class EpisodeNotFound(GatewayError):
+    status = 404
+    type = "invalid_request_error"
+    code = "episode_not_found"
+
+
+class PayloadTooLarge(GatewayError):
+    status = 413
+    type = "invalid_request_error"
+    code = "payload_too_large"
+
+
+def error_body(
+    message: str, *, type: str, param: str | None = None, code: str | None = None
+) -> dict[str, Any]:
+    return {"error": {"message": message, "type": type, "param": param, "code": code}}
+
+
+def error_response(error: GatewayError) -> JSONResponse:
+    body = error_body(error.message, type=error.type, param=error.param, code=error.code)
+    return JSONResponse(body, status_code=error.status)
+
+
+def internal_error_response() -> JSONResponse:
+    body = error_body(
+        "The server had an error while processing your request.", type="server_error"
+    )
+    return JSONResponse(body, status_code=500)
+
+
+_HTTP_STATUS_CODES = {
+    400: ("invalid_request_error", "bad_request"),
+    401: ("authentication_error", "invalid_api_key"),
+    403: ("permission_error", "forbidden"),
+    404: ("invalid_request_error", "not_found"),
+    405: ("invalid_request_error", "method_not_allowed"),
+    413: ("invalid_request_error", "payload_too_large"),
+}
+
+
+def validation_error_to_gateway_error(exc: RequestValidationError) -> InvalidRequest:
+    """The first validation problem, named by its field path (`messages.0.role: ...`)."""
+    errors = exc.errors()
+    if not errors:
+        return InvalidRequest("Invalid request body.")
+    first = errors[0]
+    if first.get("type") == "json_invalid":
+        detail = (first.get("ctx") or {}).get("error", "JSON decode error")
+        return InvalidRequest(f"Malformed JSON body: {detail}.", code="json_invalid")
+    loc = [str(part) for part in first.get("loc", ()) if part not in ("body", "query", "path")]
+    param = ".".join(loc) or None
+    message = first.get("msg", "Invalid value")
+    if first.get("type") == "missing" and param is None:
+        message = "A JSON request body is required"
+    text = f"{param}: {message}" if param else message
+    if len(errors) > 1:
+        text += f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})"
+    return InvalidRequest(text, param=param)
+
+
+async def _on_gateway_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, GatewayError)
+    return error_response(exc)
+
+
+async def _on_validation_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    return error_response(validation_error_to_gateway_error(exc))
+
+
+async def _on_http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    type_, code = _HTTP_STATUS_CODES.get(exc.status_code, ("invalid_request_error", None))
+    if exc.status_code == 404 and exc.detail == "Not Found":
+        message = f"Unknown route: {request.method} {request.url.path}"
+    elif exc.status_code == 405:
+        message = f"Method {request.method} is not allowed on {request.url.path}"
+    else:
+        message = str(exc.detail)
+    body = error_body(message, type=type_, code=code)
+    return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)
+
+
+class CatchUnhandledErrors:
+    """ASGI middleware: any other exception becomes a generic 500, logged with traceback.
+
+    Starlette's own 500 handler re-raises into the server after answering; this one
+    answers, logs once, and lets the server go on serving.
+    """
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        response_started = False
+
+        async def send_tracking_start(message: Message) -> None:
+            nonlocal response_started
+            if message["type"] == "http.response.start":
+                response_started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_tracking_start)
+        except Exception:
+            log.exception("unhandled error on %s %s", scope.get("method"), scope.get("path"))
+            if not response_started:
+                await internal_error_response()(scope, receive, send)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Map every exception that reaches FastAPI to an OpenAI-shaped JSON error.
+
+    GatewayError → its status; validation errors and malformed JSON → 400 naming the
+    field; unknown routes and methods → 404/405; anything else → 500 (logged here, the
+    traceback never sent). Call before adding outer middleware.
+    """
+    app.add_exception_handler(GatewayError, _on_gateway_error)
+    app.add_exception_handler(RequestValidationError, _on_validation_error)
+    app.add_exception_handler(StarletteHTTPException, _on_http_error)
+    app.add_middleware(CatchUnhandledErrors)

@@ -1,0 +1,260 @@
+"""The episode recorder: episodes, their secret keys, and every call recorded into them.
+
+Owns: creating episodes (id + API key), resolving a key to its episode, and persisting
+each recorded completion through `experiments_db` before the HTTP response goes out.
+Methods are synchronous and thread-safe; the HTTP layer calls them off the event loop
+(`anyio.to_thread.run_sync`). Knows nothing about HTTP, OpenAI wire types, or torch.
+
+Episode lifecycle: an episode is created "open"; finishing (with a reward), aborting, and
+feeding the sample buffer build on `EpisodeRecord.status` and `get_calls`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from sqlalchemy.engine import Engine
+
+from experiments_db import crud
+from experiments_db.db import create_all, make_engine, session_scope
+from experiments_db.models import CallRow, EpisodeRow
+from gateway.errors import EpisodeNotFound
+from gateway.settings import GatewaySettings
+from swarm.protocol import CallKind, CallTrace, EpisodeTrace
+from trainer.types import Completion
+
+EPISODE_KEY_PREFIX = "sk-ep-"
+
+
+def hash_api_key(api_key: str) -> str:
+    return hashlib.sha256(api_key.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class EpisodeRecord:
+    episode_id: str
+    run: str
+    task_id: str
+    task_family: str | None
+    group_id: str | None
+    client_id: str | None
+    status: str
+    created_at: float
+    api_key: str | None = None  # only known right after creation; the database keeps a hash
+
+    @classmethod
+    def from_row(cls, row: EpisodeRow, api_key: str | None = None) -> EpisodeRecord:
+        return cls(
+            episode_id=row.id,
+            run=row.run,
+            task_id=row.task_id,
+            task_family=row.task_family,
+            group_id=row.group_id,
+            client_id=row.client_id,
+            status=row.status,
+            created_at=row.created_at,
+            api_key=api_key,
+        )
+
+
+@dataclass
+class CallRecord:
+    """One completion as the trainer needs it; `index` is assigned when it is recorded."""
+
+    request_id: str
+    kind: CallKind
+    model: str
+    prompt_token_ids: list[int]
+    completion_token_ids: list[int]
+    logprobs: list[float]
+    versions: list[int]
+    version: int
+    token_texts: list[str]
+    completion_text: str
+    finish_reason: str
+    started_at: float
+    first_token_at: float
+    finished_at: float
+    choice_index: int = 0
+    top_logprobs: list[list[tuple[int, float]]] | None = None
+    prompt_text: str | None = None  # the prompt as sent, for /v1/completions
+    messages: list[dict[str, Any]] | None = None  # as the client sent them (chat)
+    tools: list[dict[str, Any]] | None = None
+    index: int = field(default=-1)
+
+    @classmethod
+    def from_completion(
+        cls,
+        completion: Completion,
+        *,
+        request_id: str,
+        choice_index: int,
+        kind: CallKind,
+        model: str,
+        finish_reason: str,
+        prompt_text: str | None = None,
+        messages: list[dict[str, Any]] | None = None,
+        tools: list[dict[str, Any]] | None = None,
+    ) -> CallRecord:
+        top = completion.top_logprobs
+        return cls(
+            request_id=request_id,
+            choice_index=choice_index,
+            kind=kind,
+            model=model,
+            prompt_token_ids=list(completion.prompt_token_ids),
+            completion_token_ids=list(completion.token_ids),
+            logprobs=list(completion.logprobs),
+            top_logprobs=[[(t.token_id, t.logprob) for t in alts] for alts in top]
+            if any(top)
+            else None,
+            versions=list(completion.versions),
+            version=completion.version,
+            token_texts=list(completion.token_texts),
+            completion_text=completion.text,
+            finish_reason=finish_reason,
+            started_at=completion.started_at,
+            first_token_at=completion.first_token_at,
+            finished_at=completion.finished_at,
+            prompt_text=prompt_text,
+            messages=messages,
+            tools=tools,
+        )
+
+    def to_row(self, episode_id: str) -> CallRow:
+        return CallRow(episode_id=episode_id, **asdict(self))
+
+    @classmethod
+    def from_row(cls, row: CallRow) -> CallRecord:
+        values = row.model_dump(exclude={"id", "episode_id"})
+        if values["top_logprobs"] is not None:
+            values["top_logprobs"] = [
+                [(int(tid), float(lp)) for tid, lp in alts] for alts in values["top_logprobs"]
+            ]
+        return cls(**values)
+
+    def to_trace(self) -> CallTrace:
+        return CallTrace(
+            **{name: value for name, value in asdict(self).items() if name in _TRACE_FIELDS}
+        )
+
+
+_TRACE_FIELDS = frozenset(CallTrace.model_fields)
+
+
+class EpisodeRecorder:
+    """Creates episodes and records calls into them, persisted in `experiments_db`."""
+
+    def __init__(self, db: Engine):
+        self._db = db
+        self._lock = threading.Lock()
+        self._episode_by_key_hash: dict[str, str] = {}
+        self._next_call_index: dict[str, int] = {}
+
+    @classmethod
+    def open(cls, database_url: str) -> EpisodeRecorder:
+        db = make_engine(database_url)
+        create_all(db)
+        return cls(db)
+
+    @classmethod
+    def from_settings(cls, settings: GatewaySettings) -> EpisodeRecorder:
+        return cls.open(settings.resolved_database_url)
+
+    def create_episode(
+        self,
+        *,
+        run: str,
+        task_id: str,
+        task_family: str | None = None,
+        group_id: str | None = None,
+        client_id: str | None = None,
+    ) -> EpisodeRecord:
+        api_key = EPISODE_KEY_PREFIX + secrets.token_urlsafe(24)
+        row = EpisodeRow(
+            id="ep-" + secrets.token_hex(8),
+            api_key_sha256=hash_api_key(api_key),
+            run=run,
+            task_id=task_id,
+            task_family=task_family,
+            group_id=group_id,
+            client_id=client_id,
+            status="open",
+            created_at=time.time(),
+        )
+        with session_scope(self._db) as session:
+            crud.insert_episode(session, episode=row)
+        with self._lock:
+            self._episode_by_key_hash[row.api_key_sha256] = row.id
+            self._next_call_index[row.id] = 0
+        return EpisodeRecord.from_row(row, api_key=api_key)
+
+    def resolve_key(self, api_key: str) -> str | None:
+        """The id of the episode that `api_key` belongs to, or None."""
+        key_hash = hash_api_key(api_key)
+        episode_id = self._episode_by_key_hash.get(key_hash)
+        if episode_id is not None:
+            return episode_id
+        with session_scope(self._db) as session:
+            row = crud.find_episode_by_key_hash(session, api_key_sha256=key_hash)
+        if row is None:
+            return None
+        with self._lock:
+            self._episode_by_key_hash[key_hash] = row.id
+        return row.id
+
+    def get_episode(self, episode_id: str) -> EpisodeRecord:
+        with session_scope(self._db) as session:
+            row = crud.get_episode(session, episode_id=episode_id)
+        if row is None:
+            raise EpisodeNotFound(f"No episode with id {episode_id!r}.", param="episode_id")
+        return EpisodeRecord.from_row(row)
+
+    def has_episode(self, episode_id: str) -> bool:
+        if episode_id in self._next_call_index:
+            return True
+        with session_scope(self._db) as session:
+            return crud.get_episode(session, episode_id=episode_id) is not None
+
+    def record_call(self, episode_id: str, call: CallRecord) -> CallRecord:
+        return self.record_calls(episode_id, [call])[0]
+
+    def record_calls(self, episode_id: str, calls: Sequence[CallRecord]) -> list[CallRecord]:
+        """Persist `calls` (one transaction) and give each its index within the episode."""
+        with self._lock:
+            with session_scope(self._db) as session:
+                next_index = self._next_call_index.get(episode_id)
+                if next_index is None:
+                    if crud.get_episode(session, episode_id=episode_id) is None:
+                        raise EpisodeNotFound(f"No episode with id {episode_id!r}.")
+                    next_index = crud.count_calls(session, episode_id=episode_id)
+                for offset, call in enumerate(calls):
+                    call.index = next_index + offset
+                crud.insert_calls(session, calls=[call.to_row(episode_id) for call in calls])
+            self._next_call_index[episode_id] = next_index + len(calls)
+        return list(calls)
+
+    def get_calls(self, episode_id: str) -> list[CallRecord]:
+        with session_scope(self._db) as session:
+            rows = crud.list_calls(session, episode_id=episode_id)
+        return [CallRecord.from_row(row) for row in rows]
+
+    def get_trace(self, episode_id: str) -> EpisodeTrace:
+        episode = self.get_episode(episode_id)
+        calls = self.get_calls(episode_id)
+        return EpisodeTrace(
+            episode_id=episode.episode_id,
+            status=episode.status,
+            run=episode.run,
+            task_id=episode.task_id,
+            task_family=episode.task_family,
+            group_id=episode.group_id,
+            client_id=episode.client_id,
+            calls=[call.to_trace() for call in calls],
+        )

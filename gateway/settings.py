@@ -1,0 +1,42 @@
+"""Configuration of one gateway process.
+
+Owns: bind address, where state lives, the admin key, request limits. Built by the
+composition root (`gateway/__main__.py`) from CLI flags and the environment; everything
+else receives a `GatewaySettings` and never reads the environment itself.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+
+def swarmrl_home() -> Path:
+    """`$SWARMRL_HOME`, default `~/.swarmrl`: everything a user's machine keeps."""
+    return Path(os.environ.get("SWARMRL_HOME") or "~/.swarmrl").expanduser()
+
+
+def _default_state_dir() -> Path:
+    return swarmrl_home() / "gateway"
+
+
+def _api_key_from_env() -> str | None:
+    return os.environ.get("SWARMRL_API_KEY") or None
+
+
+class GatewaySettings(BaseModel):
+    host: str = "127.0.0.1"
+    port: int = Field(default=8400, ge=0, le=65535)
+    state_dir: Path = Field(default_factory=_default_state_dir)
+    api_key: str | None = Field(default_factory=_api_key_from_env)  # the admin key
+    max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1)
+    public_base_url: str | None = None  # how clients reach us, when behind a proxy
+    database_url: str | None = None  # default: SQLite file in state_dir
+
+    @property
+    def resolved_database_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{self.state_dir / 'gateway.sqlite'}"

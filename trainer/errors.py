@@ -1,0 +1,21 @@
+"""Errors the trainer raises. Torch-free, so the gateway can map them to HTTP."""
+
+
+class TrainerError(Exception):
+    """Root of every error the trainer raises on purpose."""
+
+
+class ModelNotAvailable(TrainerError):
+    """A model name or path that cannot be loaded here (unknown name, missing files)."""
+
+
+class EngineStopped(TrainerError):
+    """The engine was shut down while a request was waiting or running."""
+
+
+class EngineFailure(TrainerError):
+    """The engine's forward pass failed; the request cannot finish."""
+
+
+class PromptTooLong(TrainerError):
+    """The prompt leaves no room for a completion in the model's context window."""
