@@ -79,9 +79,7 @@ def error_response(error: GatewayError) -> JSONResponse:
 
 
 def internal_error_response() -> JSONResponse:
-    body = error_body(
-        "The server had an error while processing your request.", type="server_error"
-    )
+    body = error_body("The server had an error while processing your request.", type="server_error")
     return JSONResponse(body, status_code=500)
 
 
@@ -107,8 +105,8 @@ def validation_error_to_gateway_error(exc: RequestValidationError) -> InvalidReq
     loc = [str(part) for part in first.get("loc", ()) if part not in ("body", "query", "path")]
     param = ".".join(loc) or None
     message = first.get("msg", "Invalid value")
-    if first.get("type") == "missing" and param is None:
-        message = "A JSON request body is required"
+    if param is None and first.get("type") in ("missing", "model_attributes_type", "dict_type"):
+        message = "The request body must be a JSON object (Content-Type: application/json)"
     text = f"{param}: {message}" if param else message
     if len(errors) > 1:
         text += f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})"

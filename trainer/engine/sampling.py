@@ -26,18 +26,20 @@ def sample_rows(logits_BV: torch.Tensor, rows: list[RowSampler], top_n: int) -> 
     logits_BV = logits_BV.float()
     temps = torch.tensor([r.params.temperature if r.params.temperature > 0 else 1.0 for r in rows], device=logits_BV.device)
     logprobs_BV = torch.log_softmax(logits_BV / temps[:, None], dim=-1)
-    tokens: list[int] = []
-    needs_cut = any(r.params.top_p < 1.0 or r.params.top_k > 0 for r in rows)
-    for i, row in enumerate(rows):
-        p = row.params
-        if p.temperature <= 0:
-            tokens.append(int(torch.argmax(logprobs_BV[i])))
-            continue
-        row_logprobs = logprobs_BV[i]
-        if needs_cut and (p.top_p < 1.0 or p.top_k > 0):
-            row_logprobs = _truncate(row_logprobs, p.top_k, p.top_p)
-        probs = torch.exp(row_logprobs)
-        tokens.append(int(torch.multinomial(probs, 1, generator=row.generator)))
+    greedy = torch.argmax(logprobs_BV, dim=-1)
+    sampled_logprobs_BV = logprobs_BV
+    if any(r.params.top_p < 1.0 or r.params.top_k > 0 for r in rows):
+        sampled_logprobs_BV = torch.stack([
+            _truncate(logprobs_BV[i], r.params.top_k, r.params.top_p) if r.params.top_p < 1.0 or r.params.top_k > 0 else logprobs_BV[i]
+            for i, r in enumerate(rows)
+        ])
+    # Inverse-CDF sampling: one uniform per row from that row's generator, then a batched
+    # searchsorted. ~10x cheaper than torch.multinomial's exponential draw over the vocab.
+    cdf_BV = torch.cumsum(torch.exp(sampled_logprobs_BV), dim=-1)
+    uniforms = torch.cat([1.0 - torch.rand(1, generator=r.generator) for r in rows]).to(cdf_BV.device)
+    drawn = torch.searchsorted(cdf_BV, (uniforms * cdf_BV[:, -1])[:, None]).clamp_max(cdf_BV.shape[1] - 1)[:, 0]
+    is_greedy = torch.tensor([r.params.temperature <= 0 for r in rows], device=logits_BV.device)
+    tokens = torch.where(is_greedy, greedy, drawn).tolist()
     index = torch.tensor(tokens, device=logits_BV.device)
     chosen = logprobs_BV.gather(1, index[:, None])[:, 0].tolist()
     tops: list[list[tuple[int, float]]] = [[] for _ in rows]

@@ -1,0 +1,128 @@
+"""`gateway serve`: the composition root of the gateway.
+
+The only module of `gateway` that imports the trainer's torch side: it loads the models,
+builds one engine per model, opens the recorder under the state dir and hands all of it
+to `make_app`. (When policies move to Ray actors, this is where that choice is made.)
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import logging
+from pathlib import Path
+from typing import Annotated
+
+import typer
+import uvicorn
+
+from gateway.app import make_app
+from gateway.recorder import EpisodeRecorder
+from gateway.settings import GatewaySettings
+
+cli = typer.Typer(
+    help="The swarmrl gateway: OpenAI-compatible inference on the policies being trained, "
+    "and the episode API swarm clients report to.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+log = logging.getLogger("gateway")
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@cli.callback()
+def _root() -> None:
+    """Keep `serve` a sub-command even while it is the only one."""
+
+
+@cli.command()
+def serve(
+    model: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Model to serve (repeatable): 'smollm2-135m' (bundled, default), 'tiny' "
+            "(random weights, for tests), a local Hugging Face directory, or a cached hub id."
+        ),
+    ] = None,
+    host: Annotated[str, typer.Option(help="Bind address. Non-loopback needs --api-key.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Bind port (0 picks a free one).")] = 8400,
+    state_dir: Annotated[
+        Path | None, typer.Option(help="Where episodes and checkpoints live. Default: $SWARMRL_HOME/gateway.")
+    ] = None,
+    api_key: Annotated[
+        str | None, typer.Option(envvar="SWARMRL_API_KEY", help="Admin key guarding run control and episode creation.")
+    ] = None,
+    dtype: Annotated[str, typer.Option(help="auto | float32 | bfloat16 | float16. auto = bf16 where the hardware is fast at it.")] = "auto",
+    device: Annotated[str, typer.Option(help="torch device for the models.")] = "cpu",
+    max_batch: Annotated[int, typer.Option(help="Most sequences one engine decodes together.")] = 32,
+    max_context: Annotated[int | None, typer.Option(help="Prompt + completion token limit (default: the model's, capped at 8192).")] = None,
+    allow_download: Annotated[bool, typer.Option(help="Allow fetching hub models that are not cached locally.")] = False,
+    log_level: Annotated[str, typer.Option(help="debug | info | warning | error")] = "info",
+) -> None:
+    """Load the models and serve the gateway until interrupted."""
+    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    settings = GatewaySettings(host=host, port=port, api_key=api_key, **({"state_dir": state_dir} if state_dir else {}))
+    if not is_loopback(host) and not settings.api_key:
+        typer.echo(
+            f"error: refusing to bind {host} without an admin key; pass --api-key or set SWARMRL_API_KEY "
+            "(without one the gateway serves loopback only)",
+            err=True,
+        )
+        raise typer.Exit(2)
+
+    # torch is imported here, not at module import, so `gateway --help` stays instant.
+    from trainer.config import EngineConfig, ModelConfig
+    from trainer.engine import TorchEngine
+    from trainer.errors import ModelNotAvailable
+    from trainer.model import load_model
+    from trainer.tokenizer import HFChatTokenizer
+    from trainer.types import ServedModel
+
+    engine_config = EngineConfig(max_batch=max_batch, max_context=max_context)
+    served: list[ServedModel] = []
+    engines: list[TorchEngine] = []
+    for name in model or ["smollm2-135m"]:
+        model_config = ModelConfig(name=name, dtype=dtype, device=device, allow_download=allow_download)
+        try:
+            loaded = load_model(model_config)
+        except ModelNotAvailable as e:
+            typer.echo(f"error: {e}", err=True)
+            raise typer.Exit(2) from e
+        tokenizer = HFChatTokenizer(loaded.tokenizer)
+        engine = TorchEngine(loaded.model, tokenizer, engine_config)
+        engines.append(engine)
+        served.append(ServedModel(name=name, tokenizer=tokenizer, engine=engine, owned_by=loaded.source))
+        log.info("loaded %s from %s in %.1fs (%s)", name, loaded.source, loaded.load_seconds, next(loaded.model.parameters()).dtype)
+
+    settings.state_dir.mkdir(parents=True, exist_ok=True)
+    resolved = {
+        "settings": settings.model_dump(mode="json", exclude={"api_key"}) | {"api_key_set": bool(settings.api_key)},
+        "models": [ModelConfig(name=s.name, dtype=dtype, device=device).model_dump() for s in served],
+        "engine": engine_config.model_dump(),
+    }
+    log.info("config: %s", json.dumps(resolved))
+    (settings.state_dir / "serve-config.json").write_text(json.dumps(resolved, indent=2))
+
+    recorder = EpisodeRecorder.from_settings(settings)
+    app = make_app(served, recorder, settings)
+    try:
+        uvicorn.run(app, host=host, port=port, log_level=log_level.lower(), access_log=log_level.lower() == "debug")
+    finally:
+        for engine in engines:
+            engine.shutdown()
+
+
+def main() -> None:
+    cli()
+
+
+if __name__ == "__main__":
+    main()

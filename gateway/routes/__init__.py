@@ -1,0 +1,1 @@
+"""Thin HTTP routes: parse, authorise, call a service, answer. No logic lives here."""

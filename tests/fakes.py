@@ -1,0 +1,200 @@
+"""Fakes of the trainer's torch-free interfaces, for gateway tests and benchmarks.
+
+`CharTokenizer` is one token per character plus BOS/EOS, with a tiny chat format and
+`<tool_call>{...}</tool_call>` tool-call syntax. `EchoEngine` "generates" a deterministic
+reply (by default: echo the last user message) token by token, with fake logprobs,
+honouring max_tokens and stop strings. Neither knows about HTTP or torch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any
+
+from trainer.types import (
+    Completion,
+    GeneratedToken,
+    ParsedAssistant,
+    RenderedPrompt,
+    SamplingParams,
+    ServedModel,
+    StreamEnd,
+    TokenLogprob,
+    ToolCall,
+)
+
+BOS_ID = 1
+EOS_ID = 2
+_CHAR_OFFSET = 16
+_SPECIAL_TEXT = {BOS_ID: "<s>", EOS_ID: "</s>"}
+_TOOL_CALL = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
+
+
+class CharTokenizer:
+    """One token per character; ids are `ord(char) + 16`; 1 and 2 are BOS and EOS."""
+
+    @property
+    def eos_token_ids(self) -> frozenset[int]:
+        return frozenset({EOS_ID})
+
+    def encode(self, text: str) -> list[int]:
+        return [ord(char) + _CHAR_OFFSET for char in text]
+
+    def decode(self, token_ids: Sequence[int]) -> str:
+        return "".join(chr(t - _CHAR_OFFSET) for t in token_ids if t >= _CHAR_OFFSET)
+
+    def token_text(self, token_id: int) -> str:
+        if token_id < _CHAR_OFFSET:
+            return _SPECIAL_TEXT.get(token_id, f"<|special_{token_id}|>")
+        return chr(token_id - _CHAR_OFFSET)
+
+    def render_chat(
+        self,
+        messages: Sequence[dict[str, Any]],
+        tools: Sequence[dict[str, Any]] | None = None,
+        tool_choice: str | dict[str, Any] | None = None,
+    ) -> RenderedPrompt:
+        text = ""
+        if tools:
+            names = [tool["function"]["name"] for tool in tools]
+            text += f"<|tools|>{json.dumps(names)}\n"
+        for message in messages:
+            content = message.get("content") or ""
+            for call in message.get("tool_calls") or []:
+                function = call["function"]
+                content += f'<tool_call>{{"name": "{function["name"]}", "arguments": {function["arguments"]}}}</tool_call>'
+            text += f"<|{message['role']}|>{content}\n"
+        text += "<|assistant|>"
+        prefix = ""
+        if isinstance(tool_choice, dict):
+            prefix = f'<tool_call>{{"name": "{tool_choice["function"]["name"]}", "arguments": '
+        return RenderedPrompt([BOS_ID, *self.encode(text + prefix)], completion_prefix=prefix)
+
+    def parse_assistant(self, text: str, tools_offered: bool) -> ParsedAssistant:
+        if not tools_offered:
+            return ParsedAssistant(content=text)
+        calls = []
+        for i, match in enumerate(_TOOL_CALL.finditer(text)):
+            payload = json.loads(match.group(1))
+            arguments = json.dumps(payload.get("arguments", {}))
+            calls.append(ToolCall(id=f"call_{i}", name=payload["name"], arguments=arguments))
+        content = _TOOL_CALL.sub("", text).strip() or None
+        return ParsedAssistant(content=content if calls else text, tool_calls=calls)
+
+
+def echo_last_user_message(prompt_text: str) -> str:
+    """The default fake policy: repeat what the user said last."""
+    _, marker, rest = prompt_text.rpartition("<|user|>")
+    if not marker:
+        return "echo: " + prompt_text[-20:]
+    return "echo: " + rest.split("\n", 1)[0]
+
+
+class EngineExploded(RuntimeError):
+    pass
+
+
+class EchoEngine:
+    """A deterministic engine; `token_delay_s` makes it slow, `explode` makes it raise."""
+
+    def __init__(
+        self,
+        tokenizer: CharTokenizer | None = None,
+        *,
+        max_context: int = 512,
+        token_delay_s: float = 0.0,
+        reply: Callable[[str], str] = echo_last_user_message,
+        explode: bool = False,
+    ):
+        self.tokenizer = tokenizer or CharTokenizer()
+        self._max_context = max_context
+        self.token_delay_s = token_delay_s
+        self.reply = reply
+        self.explode = explode
+        self.weights_version = 0
+        self.requests: list[tuple[list[int], SamplingParams]] = []
+        self.closed_early = 0
+
+    @property
+    def version(self) -> int:
+        return self.weights_version
+
+    @property
+    def max_context(self) -> int:
+        return self._max_context
+
+    def _plan(self, prompt_token_ids: Sequence[int], params: SamplingParams):
+        text = self.reply(self.tokenizer.decode(prompt_token_ids))
+        finish = "stop"
+        cut = [text.find(s) for s in params.stop if s in text]
+        if cut:
+            text = text[: min(cut)]
+            token_ids = self.tokenizer.encode(text)
+        else:
+            token_ids = [*self.tokenizer.encode(text), EOS_ID]
+        if len(token_ids) > params.max_tokens:
+            token_ids = token_ids[: params.max_tokens]
+            finish = "length"
+        return token_ids, finish
+
+    async def stream(
+        self, prompt_token_ids: Sequence[int], params: SamplingParams
+    ) -> AsyncIterator[GeneratedToken | StreamEnd]:
+        self.requests.append((list(prompt_token_ids), params))
+        if self.explode:
+            raise EngineExploded("engine exploded: SECRET-INTERNAL-DETAIL")
+        started_at = time.time()
+        token_ids, finish = self._plan(prompt_token_ids, params)
+        completion = Completion(
+            prompt_token_ids=list(prompt_token_ids),
+            token_ids=[],
+            logprobs=[],
+            text="",
+            finish_reason=finish,
+            versions=[],
+            started_at=started_at,
+        )
+        finished = False
+        try:
+            for position, token_id in enumerate(token_ids):
+                if self.token_delay_s:
+                    await asyncio.sleep(self.token_delay_s)
+                token = self._token(position, token_id, params)
+                if position == 0:
+                    completion.first_token_at = time.time()
+                completion.token_ids.append(token_id)
+                completion.logprobs.append(token.logprob)
+                completion.versions.append(token.version)
+                completion.top_logprobs.append(token.top_logprobs)
+                completion.token_texts.append(token.text)
+                completion.text += token.text
+                yield token
+            completion.finished_at = time.time()
+            finished = True
+            yield StreamEnd(completion)
+        finally:
+            if not finished:
+                self.closed_early += 1
+
+    def _token(self, position: int, token_id: int, params: SamplingParams) -> GeneratedToken:
+        logprob = -0.1 - 0.01 * position
+        alternatives = [TokenLogprob(token_id + k, logprob - k) for k in range(params.top_logprobs)]
+        text = "" if token_id == EOS_ID else self.tokenizer.token_text(token_id)
+        return GeneratedToken(token_id, logprob, text, self.weights_version, alternatives)
+
+    async def generate(self, prompt_token_ids: Sequence[int], params: SamplingParams) -> Completion:
+        async for item in self.stream(prompt_token_ids, params):
+            if isinstance(item, StreamEnd):
+                return item.completion
+        raise AssertionError("the stream ended without a StreamEnd")
+
+
+def fake_served_model(name: str = "fake-model", **engine_options: Any) -> ServedModel:
+    tokenizer = CharTokenizer()
+    return ServedModel(
+        name=name, tokenizer=tokenizer, engine=EchoEngine(tokenizer, **engine_options)
+    )
