@@ -97,6 +97,13 @@ def start_server(state_dir: Path) -> tuple[subprocess.Popen, str]:
         time.sleep(0.05)
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (Linux /proc), so the server's cost per request
+    can be told apart from the client's when both share the machine."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def percentiles_ms(samples_s: list[float]) -> tuple[float, float]:
     cuts = statistics.quantiles(samples_s, n=100, method="inclusive")
     return cuts[49] * 1e3, cuts[98] * 1e3
@@ -190,7 +197,9 @@ def main() -> None:
         server, base_url = start_server(Path(tmp) / "server")
         try:
             http_s = http_latencies(base_url, args.sequential)
+            cpu_before = cpu_seconds(server.pid)
             rps_http = asyncio.run(http_throughput(base_url, args.requests, args.concurrency))
+            server_cpu_ms = (cpu_seconds(server.pid) - cpu_before) / args.requests * 1e3
         finally:
             server.terminate()
             server.wait(timeout=10)
@@ -214,6 +223,10 @@ def main() -> None:
     print(f"    chat service in-process (baseline): {rps_in_process:8.0f} req/s")
     print(f"    through HTTP (ours):                {rps_http:8.0f} req/s")
     print(f"    ratio HTTP / in-process: {rps_http / rps_in_process:.2f}")
+    print(
+        f"    server CPU per request: {server_cpu_ms:.3f} ms "
+        f"(one server core alone would sustain ~{1e3 / server_cpu_ms:.0f} req/s)"
+    )
 
 
 if __name__ == "__main__":

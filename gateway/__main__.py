@@ -52,24 +52,48 @@ def serve(
             "(random weights, for tests), a local Hugging Face directory, or a cached hub id."
         ),
     ] = None,
-    host: Annotated[str, typer.Option(help="Bind address. Non-loopback needs --api-key.")] = "127.0.0.1",
+    host: Annotated[
+        str, typer.Option(help="Bind address. Non-loopback needs --api-key.")
+    ] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Bind port (0 picks a free one).")] = 8400,
     state_dir: Annotated[
-        Path | None, typer.Option(help="Where episodes and checkpoints live. Default: $SWARMRL_HOME/gateway.")
+        Path | None,
+        typer.Option(help="Where episodes and checkpoints live. Default: $SWARMRL_HOME/gateway."),
     ] = None,
     api_key: Annotated[
-        str | None, typer.Option(envvar="SWARMRL_API_KEY", help="Admin key guarding run control and episode creation.")
+        str | None,
+        typer.Option(
+            envvar="SWARMRL_API_KEY", help="Admin key guarding run control and episode creation."
+        ),
     ] = None,
-    dtype: Annotated[str, typer.Option(help="auto | float32 | bfloat16 | float16. auto = bf16 where the hardware is fast at it.")] = "auto",
+    dtype: Annotated[
+        str,
+        typer.Option(
+            help="auto | float32 | bfloat16 | float16. auto = bf16 where the hardware is fast at it."
+        ),
+    ] = "auto",
     device: Annotated[str, typer.Option(help="torch device for the models.")] = "cpu",
-    max_batch: Annotated[int, typer.Option(help="Most sequences one engine decodes together.")] = 32,
-    max_context: Annotated[int | None, typer.Option(help="Prompt + completion token limit (default: the model's, capped at 8192).")] = None,
-    allow_download: Annotated[bool, typer.Option(help="Allow fetching hub models that are not cached locally.")] = False,
+    max_batch: Annotated[
+        int, typer.Option(help="Most sequences one engine decodes together.")
+    ] = 32,
+    max_context: Annotated[
+        int | None,
+        typer.Option(
+            help="Prompt + completion token limit (default: the model's, capped at 8192)."
+        ),
+    ] = None,
+    allow_download: Annotated[
+        bool, typer.Option(help="Allow fetching hub models that are not cached locally.")
+    ] = False,
     log_level: Annotated[str, typer.Option(help="debug | info | warning | error")] = "info",
 ) -> None:
     """Load the models and serve the gateway until interrupted."""
-    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    settings = GatewaySettings(host=host, port=port, api_key=api_key, **({"state_dir": state_dir} if state_dir else {}))
+    logging.basicConfig(
+        level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    settings = GatewaySettings(
+        host=host, port=port, api_key=api_key, **({"state_dir": state_dir} if state_dir else {})
+    )
     if not is_loopback(host) and not settings.api_key:
         typer.echo(
             f"error: refusing to bind {host} without an admin key; pass --api-key or set SWARMRL_API_KEY "
@@ -90,7 +114,9 @@ def serve(
     served: list[ServedModel] = []
     engines: list[TorchEngine] = []
     for name in model or ["smollm2-135m"]:
-        model_config = ModelConfig(name=name, dtype=dtype, device=device, allow_download=allow_download)
+        model_config = ModelConfig(
+            name=name, dtype=dtype, device=device, allow_download=allow_download
+        )
         try:
             loaded = load_model(model_config)
         except ModelNotAvailable as e:
@@ -99,13 +125,24 @@ def serve(
         tokenizer = HFChatTokenizer(loaded.tokenizer)
         engine = TorchEngine(loaded.model, tokenizer, engine_config)
         engines.append(engine)
-        served.append(ServedModel(name=name, tokenizer=tokenizer, engine=engine, owned_by=loaded.source))
-        log.info("loaded %s from %s in %.1fs (%s)", name, loaded.source, loaded.load_seconds, next(loaded.model.parameters()).dtype)
+        served.append(
+            ServedModel(name=name, tokenizer=tokenizer, engine=engine, owned_by=loaded.source)
+        )
+        log.info(
+            "loaded %s from %s in %.1fs (%s)",
+            name,
+            loaded.source,
+            loaded.load_seconds,
+            next(loaded.model.parameters()).dtype,
+        )
 
     settings.state_dir.mkdir(parents=True, exist_ok=True)
     resolved = {
-        "settings": settings.model_dump(mode="json", exclude={"api_key"}) | {"api_key_set": bool(settings.api_key)},
-        "models": [ModelConfig(name=s.name, dtype=dtype, device=device).model_dump() for s in served],
+        "settings": settings.model_dump(mode="json", exclude={"api_key"})
+        | {"api_key_set": bool(settings.api_key)},
+        "models": [
+            ModelConfig(name=s.name, dtype=dtype, device=device).model_dump() for s in served
+        ],
         "engine": engine_config.model_dump(),
     }
     log.info("config: %s", json.dumps(resolved))
@@ -114,7 +151,13 @@ def serve(
     recorder = EpisodeRecorder.from_settings(settings)
     app = make_app(served, recorder, settings)
     try:
-        uvicorn.run(app, host=host, port=port, log_level=log_level.lower(), access_log=log_level.lower() == "debug")
+        uvicorn.run(
+            app,
+            host=host,
+            port=port,
+            log_level=log_level.lower(),
+            access_log=log_level.lower() == "debug",
+        )
     finally:
         for engine in engines:
             engine.shutdown()

@@ -8,8 +8,6 @@ Streamed tool calls are buffered and sent as one `tool_calls` delta at the end. 
 
 from __future__ import annotations
 
-import json
-import logging
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -17,7 +15,7 @@ from typing import Any
 
 import anyio
 
-from gateway.errors import GatewayError, InvalidRequest, error_body
+from gateway.errors import InvalidRequest, stream_error_event
 from gateway.fanout import generate_all, merge_streams
 from gateway.openai_api import (
     AssistantMessage,
@@ -61,7 +59,6 @@ from trainer.types import (
     StreamEnd,
 )
 
-log = logging.getLogger(__name__)
 ChunkEncoder = Callable[[ChatChunkChoice], str]
 CHUNK = "chat.completion.chunk"
 # Chats up to this size are rendered and tokenized on the event loop (tens of µs with a
@@ -180,8 +177,7 @@ class ChatService:
         completions = await generate_all([engine.generate(ids, p) for p in chat.params])
         request_id = new_request_id("chatcmpl")
         choices = [self._choice(chat, i, c) for i, c in enumerate(completions)]
-        finish_reasons = [choice.finish_reason for choice in choices]
-        await self._record(chat, request_id, completions, finish_reasons, episode_id)
+        await self._record(chat, request_id, completions, episode_id)
         return ChatCompletionResponse(
             id=request_id,
             created=now_s(),
@@ -245,7 +241,6 @@ class ChatService:
         chat: PreparedChat,
         request_id: str,
         completions: Sequence[Completion],
-        finish_reasons: Sequence[str],
         episode_id: str | None,
     ) -> None:
         if episode_id is None:
@@ -257,7 +252,7 @@ class ChatService:
                 choice_index=i,
                 kind="chat",
                 model=chat.served.name,
-                finish_reason=finish_reasons[i],
+                finish_reason=completion.finish_reason,  # the engine's: stop/length/abort
                 messages=chat.messages,
                 tools=chat.tools,
             )
@@ -291,25 +286,20 @@ class ChatService:
             )
 
         completions: list[Completion | None] = [None] * n
-        finish_reasons = [""] * n
         engine = chat.served.engine
         streams = [engine.stream(chat.prompt.token_ids, params) for params in chat.params]
         try:
             async for i, item in merge_streams(streams):
                 if isinstance(item, StreamEnd):
                     completions[i] = item.completion
-                    for text in self._final_chunks(chat, i, item.completion, chunk, finish_reasons):
+                    for text in self._final_chunks(chat, i, item.completion, chunk):
                         yield text
                 elif not chat.tools_offered:
                     text = self._token_chunk(chat, i, item, chunk)
                     if text is not None:
                         yield text
-        except GatewayError as error:
-            yield _error_event(error.message, error.type, error.code)
-            return
-        except Exception:
-            log.exception("engine failed while streaming %s", request_id)
-            yield _error_event("The server had an error while generating.", "server_error", None)
+        except Exception as error:  # the stream has started: end it with an error event
+            yield stream_error_event(error)
             return
 
         done = [c for c in completions if c is not None]
@@ -318,7 +308,7 @@ class ChatService:
             yield ChatCompletionChunk(
                 id=request_id, object=CHUNK, created=created, model=model, choices=[], usage=usage
             ).model_dump_json(exclude_unset=True)
-        await self._record(chat, request_id, done, finish_reasons, episode_id)
+        await self._record(chat, request_id, done, episode_id)
         yield DONE_EVENT
 
     def _token_chunk(
@@ -340,7 +330,6 @@ class ChatService:
         index: int,
         completion: Completion,
         chunk: ChunkEncoder,
-        finish_reasons: list[str],
     ) -> Iterator[str]:
         """The buffered content or tool calls (with tools), then the finish_reason chunk."""
         finish_reason = completion.finish_reason
@@ -368,9 +357,4 @@ class ChatService:
                 yield chunk(
                     ChatChunkChoice(index=index, delta=delta, logprobs=logprobs, finish_reason=None)
                 )
-        finish_reasons[index] = finish_reason
         yield chunk(ChatChunkChoice(index=index, delta=ChatDelta(), finish_reason=finish_reason))
-
-
-def _error_event(message: str, type_: str, code: str | None) -> str:
-    return json.dumps(error_body(message, type=type_, code=code))

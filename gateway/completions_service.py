@@ -7,12 +7,10 @@ prompt, legacy `logprobs`, SSE chunk streams, and recording into the episode. Ra
 
 from __future__ import annotations
 
-import json
-import logging
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
-from gateway.errors import GatewayError, InvalidRequest, error_body
+from gateway.errors import InvalidRequest, stream_error_event
 from gateway.fanout import generate_all, merge_streams
 from gateway.openai_api import (
     CompletionChoice,
@@ -37,8 +35,6 @@ from gateway.service_common import (
     usage_of,
 )
 from trainer.types import ChatTokenizer, Completion, SamplingParams, ServedModel, StreamEnd
-
-log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -234,13 +230,8 @@ class CompletionsService:
                     yield chunk(
                         [CompletionChoice(index=job.index, text=item.text, finish_reason=None)]
                     )
-        except GatewayError as error:
-            yield json.dumps(error_body(error.message, type=error.type, code=error.code))
-            return
-        except Exception:
-            log.exception("engine failed while streaming %s", request_id)
-            body = error_body("The server had an error while generating.", type="server_error")
-            yield json.dumps(body)
+        except Exception as error:  # the stream has started: end it with an error event
+            yield stream_error_event(error)
             return
 
         done = [c for c in completions if c is not None]

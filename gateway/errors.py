@@ -2,12 +2,14 @@
 
 Owns: the `GatewayError` hierarchy (what went wrong, in the client's terms) and
 `install_error_handlers`, the only place that turns exceptions into HTTP status codes.
-Every error body is `{"error": {"message", "type", "param", "code"}}`. Tracebacks are
-logged here and never sent to the client.
+Trainer errors (`trainer.errors`) are translated here too. Every error body is
+`{"error": {"message", "type", "param", "code"}}`. Tracebacks are logged here and never
+sent to the client.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
@@ -16,6 +18,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from trainer.errors import EngineStopped, ModelNotAvailable, PromptTooLong, TrainerError
 
 log = logging.getLogger(__name__)
 
@@ -67,10 +71,58 @@ class PayloadTooLarge(GatewayError):
     code = "payload_too_large"
 
 
+class ServiceUnavailable(GatewayError):
+    status = 503
+    type = "server_error"
+    code = "service_unavailable"
+
+
+class InternalError(GatewayError):
+    status = 500
+    type = "server_error"
+    code = None
+
+
+def from_trainer_error(error: TrainerError) -> GatewayError:
+    """What a trainer error means to an API client (engine internals stay in the log)."""
+    if isinstance(error, PromptTooLong):
+        return ContextLengthExceeded(str(error), param="messages")
+    if isinstance(error, EngineStopped):
+        return ServiceUnavailable("The model is not serving right now; retry shortly.")
+    if isinstance(error, ModelNotAvailable):
+        return ModelNotFound(str(error), param="model")
+    return InternalError("The server had an error while generating.")
+
+
 def error_body(
     message: str, *, type: str, param: str | None = None, code: str | None = None
 ) -> dict[str, Any]:
     return {"error": {"message": message, "type": type, "param": param, "code": code}}
+
+
+def as_gateway_error(error: Exception) -> GatewayError:
+    """Any exception as the error a client may see; unexpected ones are logged here."""
+    if isinstance(error, GatewayError):
+        return error
+    if isinstance(error, TrainerError):
+        translated = from_trainer_error(error)
+        if translated.status >= 500:
+            log.error("trainer error: %s: %s", type(error).__name__, error, exc_info=error)
+        return translated
+    log.error("unhandled error: %s", type(error).__name__, exc_info=error)
+    return InternalError("The server had an error while processing your request.")
+
+
+def stream_error_event(error: Exception) -> str:
+    """The SSE `data` payload that ends a stream which failed after it started."""
+    gateway_error = as_gateway_error(error)
+    body = error_body(
+        gateway_error.message,
+        type=gateway_error.type,
+        param=gateway_error.param,
+        code=gateway_error.code,
+    )
+    return json.dumps(body)
 
 
 def error_response(error: GatewayError) -> JSONResponse:
@@ -116,6 +168,11 @@ def validation_error_to_gateway_error(exc: RequestValidationError) -> InvalidReq
 async def _on_gateway_error(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, GatewayError)
     return error_response(exc)
+
+
+async def _on_trainer_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, TrainerError)
+    return error_response(as_gateway_error(exc))
 
 
 async def _on_validation_error(_request: Request, exc: Exception) -> JSONResponse:
@@ -169,11 +226,13 @@ class CatchUnhandledErrors:
 def install_error_handlers(app: FastAPI) -> None:
     """Map every exception that reaches FastAPI to an OpenAI-shaped JSON error.
 
-    GatewayError → its status; validation errors and malformed JSON → 400 naming the
-    field; unknown routes and methods → 404/405; anything else → 500 (logged here, the
-    traceback never sent). Call before adding outer middleware.
+    GatewayError → its status; trainer errors → what they mean to a client (prompt too
+    long → 400, engine stopped → 503, other → 500); validation errors and malformed JSON
+    → 400 naming the field; unknown routes and methods → 404/405; anything else → 500
+    (logged here, the traceback never sent). Call before adding outer middleware.
     """
     app.add_exception_handler(GatewayError, _on_gateway_error)
+    app.add_exception_handler(TrainerError, _on_trainer_error)
     app.add_exception_handler(RequestValidationError, _on_validation_error)
     app.add_exception_handler(StarletteHTTPException, _on_http_error)
     app.add_middleware(CatchUnhandledErrors)

@@ -52,8 +52,8 @@ def completion_budget(
     room = max_context - prompt_len
     if room <= 0:
         raise ContextLengthExceeded(
-            f"This model's maximum context length is {max_context} tokens, "
-            f"but the {param} has {prompt_len} tokens. Shorten the {param}.",
+            f"This model's maximum context length is {max_context} tokens, but your "
+            f"{param} came to {prompt_len} tokens. Shorten the {param}.",
             param=param,
         )
     return room if requested is None else min(requested, room)

@@ -99,7 +99,8 @@ class EngineExploded(RuntimeError):
 
 
 class EchoEngine:
-    """A deterministic engine; `token_delay_s` makes it slow, `explode` makes it raise."""
+    """A deterministic engine; `token_delay_s` makes it slow, `explode` makes it raise
+    (True: an unexpected error; an exception instance: that exception)."""
 
     def __init__(
         self,
@@ -108,7 +109,7 @@ class EchoEngine:
         max_context: int = 512,
         token_delay_s: float = 0.0,
         reply: Callable[[str], str] = echo_last_user_message,
-        explode: bool = False,
+        explode: bool | Exception = False,
     ):
         self.tokenizer = tokenizer or CharTokenizer()
         self._max_context = max_context
@@ -145,6 +146,8 @@ class EchoEngine:
         self, prompt_token_ids: Sequence[int], params: SamplingParams
     ) -> AsyncIterator[GeneratedToken | StreamEnd]:
         self.requests.append((list(prompt_token_ids), params))
+        if isinstance(self.explode, Exception):
+            raise self.explode
         if self.explode:
             raise EngineExploded("engine exploded: SECRET-INTERNAL-DETAIL")
         started_at = time.time()

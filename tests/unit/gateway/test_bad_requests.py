@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.unit.gateway.conftest import MODEL, assert_openai_error, chat_body
+from trainer.errors import EngineFailure, EngineStopped, PromptTooLong
 
 
 def test_malformed_json_is_a_400(client):
@@ -155,3 +156,21 @@ def test_a_raising_engine_mid_stream_sends_an_error_event(make_client):
     response = client.post("/v1/chat/completions", json=chat_body(stream=True))
     assert response.status_code == 200
     assert '"server_error"' in response.text and "SECRET" not in response.text
+
+
+def test_an_engine_prompt_too_long_is_a_400_context_length_exceeded(make_client):
+    client = make_client(explode=PromptTooLong("prompt has 900 tokens"))
+    response = client.post("/v1/chat/completions", json=chat_body())
+    assert_openai_error(response, 400, "context_length_exceeded")
+
+
+def test_a_stopped_engine_is_a_503(make_client):
+    client = make_client(explode=EngineStopped("the engine has been shut down"))
+    assert_openai_error(client.post("/v1/completions", json={"model": MODEL, "prompt": "a"}), 503)
+
+
+def test_an_engine_failure_is_a_generic_500(make_client):
+    client = make_client(explode=EngineFailure("CUDA error: SECRET"))
+    response = client.post("/v1/chat/completions", json=chat_body())
+    assert_openai_error(response, 500)
+    assert "SECRET" not in response.text

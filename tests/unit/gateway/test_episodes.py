@@ -151,3 +151,15 @@ def test_with_an_admin_key_a_trace_is_read_with_the_admin_or_its_own_key(guarded
 
 def test_healthz_needs_no_key(guarded):
     assert guarded.get("/healthz").status_code == 200
+
+
+def test_a_tool_call_is_recorded_with_the_engines_finish_reason(make_client):
+    reply = '<tool_call>{"name": "add", "arguments": {}}</tool_call>'
+    client = make_client(reply=lambda _prompt: reply)
+    episode = create_episode(client)
+    tools = [{"type": "function", "function": {"name": "add"}}]
+    body = chat_body(tools=tools)
+    answer = client.post("/v1/chat/completions", json=body, headers=bearer(episode["api_key"]))
+    assert answer.json()["choices"][0]["finish_reason"] == "tool_calls"
+    (call,) = client.get(f"/swarm/episodes/{episode['episode_id']}").json()["calls"]
+    assert call["finish_reason"] == "stop" and call["completion_text"] == reply
