@@ -58,7 +58,9 @@ def tool_call_text(name: str, arguments: str | dict[str, Any]) -> str:
         except json.JSONDecodeError:
             pass  # keep the caller's text as it is; it is what the model once produced
     args = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
-    return f'{TOOL_CALL_OPEN}\n{{"name": {json.dumps(name)}, "arguments": {args}}}\n{TOOL_CALL_CLOSE}'
+    return (
+        f'{TOOL_CALL_OPEN}\n{{"name": {json.dumps(name)}, "arguments": {args}}}\n{TOOL_CALL_CLOSE}'
+    )
 
 
 def normalize_messages(
@@ -86,9 +88,20 @@ def normalize_messages(
     if tools and not native_tools:
         functions = [t.get("function", t) for t in tools]
         if out and out[0]["role"] == "system":
-            out[0] = {"role": "system", "content": _tools_system_template().render(system=out[0]["content"], tools=functions)}
+            out[0] = {
+                "role": "system",
+                "content": _tools_system_template().render(
+                    system=out[0]["content"], tools=functions
+                ),
+            }
         else:
-            out.insert(0, {"role": "system", "content": _tools_system_template().render(system="", tools=functions)})
+            out.insert(
+                0,
+                {
+                    "role": "system",
+                    "content": _tools_system_template().render(system="", tools=functions),
+                },
+            )
     return out
 
 

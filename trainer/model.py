@@ -118,7 +118,9 @@ def bundled_model_dir() -> Path:
     if not (target / "config.json").exists():
         gguf = bundled_gguf_path()
         log.info("converting %s to safetensors (first use only)", gguf.name)
-        model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+        model = AutoModelForCausalLM.from_pretrained(
+            gguf.parent, gguf_file=gguf.name, dtype=torch.float32
+        )
         # transformers marks GGUF-loaded models as quantized and refuses to save them,
         # although the weights are plain dequantized tensors by now.
         model.hf_quantizer = None
@@ -173,9 +175,13 @@ def load_model(config: ModelConfig) -> LoadedModel:
         local_only = not config.allow_download
         try:
             tokenizer = AutoTokenizer.from_pretrained(name, local_files_only=local_only)
-            model = AutoModelForCausalLM.from_pretrained(name, dtype=dtype, local_files_only=local_only)
+            model = AutoModelForCausalLM.from_pretrained(
+                name, dtype=dtype, local_files_only=local_only
+            )
         except OSError as e:
-            hint = "" if config.allow_download else " (hub downloads are off; pass --allow-download)"
+            hint = (
+                "" if config.allow_download else " (hub downloads are off; pass --allow-download)"
+            )
             raise ModelNotAvailable(f"cannot load model '{name}': {e}{hint}") from e
         source = str(Path(name).resolve()) if Path(name).exists() else f"hub:{name}"
     model.to(config.device)

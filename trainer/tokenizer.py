@@ -53,8 +53,12 @@ class HFChatTokenizer:
     ) -> RenderedPrompt:
         offered = list(tools or []) if tool_choice != "none" else []
         flat = chat_format.normalize_messages(messages, offered, self.native_tools)
-        kwargs: dict[str, Any] = {"tools": [t for t in offered]} if offered and self.native_tools else {}
-        text = self.hf.apply_chat_template(flat, tokenize=False, add_generation_prompt=True, **kwargs)
+        kwargs: dict[str, Any] = (
+            {"tools": [t for t in offered]} if offered and self.native_tools else {}
+        )
+        text = self.hf.apply_chat_template(
+            flat, tokenize=False, add_generation_prompt=True, **kwargs
+        )
         prefix = chat_format.forced_prefix(tool_choice) if offered else ""
         return RenderedPrompt(token_ids=self.encode(text + prefix), completion_prefix=prefix)
 

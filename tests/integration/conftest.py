@@ -37,13 +37,30 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_gateway(tmp: Path, *args: str, model: str = "smollm2-135m", timeout: float = 240.0) -> RunningGateway:
+def start_gateway(
+    tmp: Path, *args: str, model: str = "smollm2-135m", timeout: float = 240.0
+) -> RunningGateway:
     port = free_port()
     state_dir = tmp / "state"
     log_path = tmp / "gateway.log"
-    cmd = [sys.executable, "-m", "gateway", "serve", "--model", model, "--port", str(port),
-           "--state-dir", str(state_dir), "--log-level", "warning", *args]
-    process = subprocess.Popen(cmd, stdout=log_path.open("w"), stderr=subprocess.STDOUT, env=dict(os.environ))
+    cmd = [
+        sys.executable,
+        "-m",
+        "gateway",
+        "serve",
+        "--model",
+        model,
+        "--port",
+        str(port),
+        "--state-dir",
+        str(state_dir),
+        "--log-level",
+        "warning",
+        *args,
+    ]
+    process = subprocess.Popen(
+        cmd, stdout=log_path.open("w"), stderr=subprocess.STDOUT, env=dict(os.environ)
+    )
     gw = RunningGateway(f"http://127.0.0.1:{port}", process, state_dir, log_path, model)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -16,8 +16,14 @@ def test_langchain_chat_openai_invokes_streams_and_binds_tools(smollm2_gateway):
     from langchain_core.tools import tool
     from langchain_openai import ChatOpenAI
 
-    llm = ChatOpenAI(base_url=smollm2_gateway.v1, api_key="sk-none", model="smollm2-135m",
-                     max_tokens=16, temperature=0, max_retries=0)
+    llm = ChatOpenAI(
+        base_url=smollm2_gateway.v1,
+        api_key="sk-none",
+        model="smollm2-135m",
+        max_tokens=16,
+        temperature=0,
+        max_retries=0,
+    )
     reply = llm.invoke([HumanMessage("What is the capital of France?")])
     assert isinstance(reply.content, str) and reply.content
     assert reply.usage_metadata["output_tokens"] > 0
@@ -40,11 +46,17 @@ def test_langchain_chat_openai_invokes_streams_and_binds_tools(smollm2_gateway):
 def test_concurrent_requests_share_decode_steps(smollm2_gateway):
     """N concurrent requests take much less than N times one request (loose ratio)."""
     n, tokens = 8, 48
-    body = dict(model="smollm2-135m", messages=[{"role": "user", "content": "Tell me a story."}],
-                max_tokens=tokens, extra_body={"ignore_eos": True})
+    body = dict(
+        model="smollm2-135m",
+        messages=[{"role": "user", "content": "Tell me a story."}],
+        max_tokens=tokens,
+        extra_body={"ignore_eos": True},
+    )
 
     async def go():
-        llm = openai.AsyncOpenAI(base_url=smollm2_gateway.v1, api_key="sk-none", max_retries=0, timeout=300)
+        llm = openai.AsyncOpenAI(
+            base_url=smollm2_gateway.v1, api_key="sk-none", max_retries=0, timeout=300
+        )
         await llm.chat.completions.create(**{**body, "max_tokens": 4})  # warm-up
         t0 = time.perf_counter()
         one = await llm.chat.completions.create(**body)
@@ -57,4 +69,6 @@ def test_concurrent_requests_share_decode_steps(smollm2_gateway):
     one, single, many, together = asyncio.run(go())
     assert one.usage.completion_tokens == tokens
     assert all(r.usage.completion_tokens == tokens for r in many)
-    assert together < 0.6 * n * single, f"{n} concurrent took {together:.2f}s, one took {single:.2f}s"
+    assert together < 0.6 * n * single, (
+        f"{n} concurrent took {together:.2f}s, one took {single:.2f}s"
+    )

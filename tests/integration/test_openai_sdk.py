@@ -12,8 +12,18 @@ import pytest
 
 pytestmark = pytest.mark.slow
 
-WEATHER = {"type": "function", "function": {"name": "get_weather", "description": "Current weather in a city",
-           "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Current weather in a city",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"],
+        },
+    },
+}
 QUESTION = [{"role": "user", "content": "What is the capital of France?"}]
 
 
@@ -27,7 +37,9 @@ def test_models_list_names_the_bundled_model(smollm2_gateway):
 
 
 def test_sync_chat_answers_with_usage_that_counts_tokens(smollm2_gateway):
-    r = client(smollm2_gateway).chat.completions.create(model="smollm2-135m", messages=QUESTION, max_tokens=24, temperature=0)
+    r = client(smollm2_gateway).chat.completions.create(
+        model="smollm2-135m", messages=QUESTION, max_tokens=24, temperature=0
+    )
     choice = r.choices[0]
     assert choice.message.role == "assistant" and choice.message.content
     assert choice.finish_reason in ("stop", "length")
@@ -38,10 +50,20 @@ def test_sync_chat_answers_with_usage_that_counts_tokens(smollm2_gateway):
 def test_async_concurrent_chats_with_n_and_logprobs(smollm2_gateway):
     async def go():
         llm = openai.AsyncOpenAI(base_url=smollm2_gateway.v1, api_key="sk-none", max_retries=0)
-        return await asyncio.gather(*(
-            llm.chat.completions.create(model="smollm2-135m", messages=QUESTION, max_tokens=8, n=2, seed=i,
-                                        logprobs=True, top_logprobs=2)
-            for i in range(3)))
+        return await asyncio.gather(
+            *(
+                llm.chat.completions.create(
+                    model="smollm2-135m",
+                    messages=QUESTION,
+                    max_tokens=8,
+                    n=2,
+                    seed=i,
+                    logprobs=True,
+                    top_logprobs=2,
+                )
+                for i in range(3)
+            )
+        )
 
     for r in asyncio.run(go()):
         assert [c.index for c in r.choices] == [0, 1]
@@ -54,42 +76,72 @@ def test_async_concurrent_chats_with_n_and_logprobs(smollm2_gateway):
 
 def test_streaming_deltas_join_to_the_non_streamed_greedy_answer(smollm2_gateway):
     llm = client(smollm2_gateway)
-    full = llm.chat.completions.create(model="smollm2-135m", messages=QUESTION, max_tokens=20, temperature=0)
-    stream = llm.chat.completions.create(model="smollm2-135m", messages=QUESTION, max_tokens=20, temperature=0,
-                                         stream=True, stream_options={"include_usage": True})
+    full = llm.chat.completions.create(
+        model="smollm2-135m", messages=QUESTION, max_tokens=20, temperature=0
+    )
+    stream = llm.chat.completions.create(
+        model="smollm2-135m",
+        messages=QUESTION,
+        max_tokens=20,
+        temperature=0,
+        stream=True,
+        stream_options={"include_usage": True},
+    )
     chunks = list(stream)
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     assert text == full.choices[0].message.content
-    assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == full.choices[0].finish_reason
+    assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == full.choices[
+        0
+    ].finish_reason
     assert chunks[-1].usage.completion_tokens == full.usage.completion_tokens
 
 
 def test_a_forced_tool_choice_returns_an_openai_tool_call(smollm2_gateway):
     r = client(smollm2_gateway).chat.completions.create(
-        model="smollm2-135m", messages=[{"role": "user", "content": "What's the weather in Paris?"}],
-        tools=[WEATHER], tool_choice={"type": "function", "function": {"name": "get_weather"}},
-        max_tokens=40, temperature=0)
+        model="smollm2-135m",
+        messages=[{"role": "user", "content": "What's the weather in Paris?"}],
+        tools=[WEATHER],
+        tool_choice={"type": "function", "function": {"name": "get_weather"}},
+        max_tokens=40,
+        temperature=0,
+    )
     choice = r.choices[0]
     assert choice.finish_reason == "tool_calls"
     call = choice.message.tool_calls[0]
-    assert call.type == "function" and call.function.name == "get_weather" and call.id.startswith("call_")
+    assert (
+        call.type == "function"
+        and call.function.name == "get_weather"
+        and call.id.startswith("call_")
+    )
     assert isinstance(call.function.arguments, str)
 
 
 def test_a_tool_result_round_trip_is_accepted(smollm2_gateway):
     messages = [
         {"role": "user", "content": "What's the weather in Paris?"},
-        {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function",
-         "function": {"name": "get_weather", "arguments": json.dumps({"city": "Paris"})}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": json.dumps({"city": "Paris"})},
+                }
+            ],
+        },
         {"role": "tool", "tool_call_id": "call_1", "content": "Sunny, 21 C"},
     ]
-    r = client(smollm2_gateway).chat.completions.create(model="smollm2-135m", messages=messages, tools=[WEATHER],
-                                                         max_tokens=16, temperature=0)
+    r = client(smollm2_gateway).chat.completions.create(
+        model="smollm2-135m", messages=messages, tools=[WEATHER], max_tokens=16, temperature=0
+    )
     assert r.choices[0].finish_reason in ("stop", "length", "tool_calls")
 
 
 def test_legacy_completions_endpoint(smollm2_gateway):
-    r = client(smollm2_gateway).completions.create(model="smollm2-135m", prompt="The capital of France is", max_tokens=5, temperature=0)
+    r = client(smollm2_gateway).completions.create(
+        model="smollm2-135m", prompt="The capital of France is", max_tokens=5, temperature=0
+    )
     assert r.choices[0].text and r.usage.completion_tokens <= 5
 
 
@@ -99,7 +151,9 @@ def test_sdk_errors_are_typed_for_unknown_model_and_oversized_prompt(smollm2_gat
         llm.chat.completions.create(model="no-such-model", messages=QUESTION)
     assert e.value.code == "model_not_found"
     with pytest.raises(openai.BadRequestError) as e:
-        llm.chat.completions.create(model="smollm2-135m", messages=[{"role": "user", "content": "hello " * 9000}])
+        llm.chat.completions.create(
+            model="smollm2-135m", messages=[{"role": "user", "content": "hello " * 9000}]
+        )
     assert e.value.code == "context_length_exceeded"
 
 
@@ -112,16 +166,27 @@ def _new_episode(gw):
 def test_episode_calls_are_recorded_at_token_level_and_redecode_to_the_text(smollm2_gateway):
     ep = _new_episode(smollm2_gateway)
     llm = client(smollm2_gateway, key=ep["api_key"], base=ep["base_url"])
-    first = llm.chat.completions.create(model="smollm2-135m", messages=QUESTION, max_tokens=16, temperature=0.7, seed=1)
-    follow = QUESTION + [{"role": "assistant", "content": first.choices[0].message.content},
-                         {"role": "user", "content": "And of Italy?"}]
-    streamed = "".join(c.choices[0].delta.content or "" for c in llm.chat.completions.create(
-        model="smollm2-135m", messages=follow, max_tokens=16, stream=True) if c.choices)
+    first = llm.chat.completions.create(
+        model="smollm2-135m", messages=QUESTION, max_tokens=16, temperature=0.7, seed=1
+    )
+    follow = QUESTION + [
+        {"role": "assistant", "content": first.choices[0].message.content},
+        {"role": "user", "content": "And of Italy?"},
+    ]
+    streamed = "".join(
+        c.choices[0].delta.content or ""
+        for c in llm.chat.completions.create(
+            model="smollm2-135m", messages=follow, max_tokens=16, stream=True
+        )
+        if c.choices
+    )
     # the same under the path form, without a key
     path_llm = client(smollm2_gateway, base=f"{smollm2_gateway.url}/episodes/{ep['episode_id']}/v1")
     path_llm.chat.completions.create(model="smollm2-135m", messages=QUESTION, max_tokens=4)
     # plain inference (no episode key) is not recorded
-    client(smollm2_gateway).chat.completions.create(model="smollm2-135m", messages=QUESTION, max_tokens=4)
+    client(smollm2_gateway).chat.completions.create(
+        model="smollm2-135m", messages=QUESTION, max_tokens=4
+    )
 
     trace = httpx.get(f"{smollm2_gateway.url}/swarm/episodes/{ep['episode_id']}").json()
     calls = trace["calls"]
@@ -129,6 +194,7 @@ def test_episode_calls_are_recorded_at_token_level_and_redecode_to_the_text(smol
     from transformers import AutoTokenizer
 
     from trainer.model import bundled_model_dir
+
     tok = AutoTokenizer.from_pretrained(bundled_model_dir())
     for call, text in zip(calls[:2], [first.choices[0].message.content, streamed], strict=True):
         assert call["prompt_token_ids"] and call["completion_token_ids"]
@@ -144,7 +210,12 @@ def test_episode_calls_are_recorded_at_token_level_and_redecode_to_the_text(smol
 def test_a_foreign_or_unknown_episode_key_is_refused(smollm2_gateway):
     a, b = _new_episode(smollm2_gateway), _new_episode(smollm2_gateway)
     with pytest.raises(openai.AuthenticationError):
-        client(smollm2_gateway, key=a["api_key"], base=f"{smollm2_gateway.url}/episodes/{b['episode_id']}/v1").chat.completions.create(
-            model="smollm2-135m", messages=QUESTION, max_tokens=2)
+        client(
+            smollm2_gateway,
+            key=a["api_key"],
+            base=f"{smollm2_gateway.url}/episodes/{b['episode_id']}/v1",
+        ).chat.completions.create(model="smollm2-135m", messages=QUESTION, max_tokens=2)
     with pytest.raises(openai.AuthenticationError):
-        client(smollm2_gateway, key="sk-ep-not-a-real-key").chat.completions.create(model="smollm2-135m", messages=QUESTION, max_tokens=2)
+        client(smollm2_gateway, key="sk-ep-not-a-real-key").chat.completions.create(
+            model="smollm2-135m", messages=QUESTION, max_tokens=2
+        )

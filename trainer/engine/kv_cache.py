@@ -16,7 +16,16 @@ import torch
 
 
 class SlotKVCache:
-    def __init__(self, num_layers: int, num_kv_heads: int, head_dim: int, dtype: torch.dtype, device: torch.device | str, rows: int, columns: int):
+    def __init__(
+        self,
+        num_layers: int,
+        num_kv_heads: int,
+        head_dim: int,
+        dtype: torch.dtype,
+        device: torch.device | str,
+        rows: int,
+        columns: int,
+    ):
         self.num_layers = num_layers
         self._shape_tail = (num_kv_heads, head_dim)
         self.dtype = dtype
@@ -67,15 +76,27 @@ class SlotKVCache:
     def prepare_prefill(self, row_start: int, num: int, length: int) -> None:
         """Next forward writes `num` right-padded prompts of `length` tokens at columns
         0..length-1 of rows row_start..row_start+num-1."""
-        self._mode, self._row_start, self._num, self._read_columns = "prefill", row_start, num, length
+        self._mode, self._row_start, self._num, self._read_columns = (
+            "prefill",
+            row_start,
+            num,
+            length,
+        )
 
     def prepare_decode(self, num: int, positions: torch.Tensor, read_columns: int) -> None:
         """Next forward writes one token per row 0..num-1 at column `positions[row]` and
         attends over columns 0..read_columns-1."""
-        self._mode, self._num, self._positions, self._read_columns = "decode", num, positions, read_columns
+        self._mode, self._num, self._positions, self._read_columns = (
+            "decode",
+            num,
+            positions,
+            read_columns,
+        )
 
     # -- the transformers Cache surface ---------------------------------------------------
-    def update(self, key_states: torch.Tensor, value_states: torch.Tensor, layer_idx: int, *args, **kwargs):
+    def update(
+        self, key_states: torch.Tensor, value_states: torch.Tensor, layer_idx: int, *args, **kwargs
+    ):
         k, v = self.keys[layer_idx], self.values[layer_idx]
         if self._mode == "prefill":
             rows = slice(self._row_start, self._row_start + self._num)

@@ -20,24 +20,37 @@ class RowSampler:
     generator: torch.Generator | None
 
 
-def sample_rows(logits_BV: torch.Tensor, rows: list[RowSampler], top_n: int) -> tuple[list[int], list[float], list[list[tuple[int, float]]]]:
+def sample_rows(
+    logits_BV: torch.Tensor, rows: list[RowSampler], top_n: int
+) -> tuple[list[int], list[float], list[list[tuple[int, float]]]]:
     """Sample one token per row. Returns token ids, their logprobs, and per row the
     `top_n` most likely (id, logprob) alternatives (empty lists when top_n is 0)."""
     logits_BV = logits_BV.float()
-    temps = torch.tensor([r.params.temperature if r.params.temperature > 0 else 1.0 for r in rows], device=logits_BV.device)
+    temps = torch.tensor(
+        [r.params.temperature if r.params.temperature > 0 else 1.0 for r in rows],
+        device=logits_BV.device,
+    )
     logprobs_BV = torch.log_softmax(logits_BV / temps[:, None], dim=-1)
     greedy = torch.argmax(logprobs_BV, dim=-1)
     sampled_logprobs_BV = logprobs_BV
     if any(r.params.top_p < 1.0 or r.params.top_k > 0 for r in rows):
-        sampled_logprobs_BV = torch.stack([
-            _truncate(logprobs_BV[i], r.params.top_k, r.params.top_p) if r.params.top_p < 1.0 or r.params.top_k > 0 else logprobs_BV[i]
-            for i, r in enumerate(rows)
-        ])
+        sampled_logprobs_BV = torch.stack(
+            [
+                _truncate(logprobs_BV[i], r.params.top_k, r.params.top_p)
+                if r.params.top_p < 1.0 or r.params.top_k > 0
+                else logprobs_BV[i]
+                for i, r in enumerate(rows)
+            ]
+        )
     # Inverse-CDF sampling: one uniform per row from that row's generator, then a batched
     # searchsorted. ~10x cheaper than torch.multinomial's exponential draw over the vocab.
     cdf_BV = torch.cumsum(torch.exp(sampled_logprobs_BV), dim=-1)
-    uniforms = torch.cat([1.0 - torch.rand(1, generator=r.generator) for r in rows]).to(cdf_BV.device)
-    drawn = torch.searchsorted(cdf_BV, (uniforms * cdf_BV[:, -1])[:, None]).clamp_max(cdf_BV.shape[1] - 1)[:, 0]
+    uniforms = torch.cat([1.0 - torch.rand(1, generator=r.generator) for r in rows]).to(
+        cdf_BV.device
+    )
+    drawn = torch.searchsorted(cdf_BV, (uniforms * cdf_BV[:, -1])[:, None]).clamp_max(
+        cdf_BV.shape[1] - 1
+    )[:, 0]
     is_greedy = torch.tensor([r.params.temperature <= 0 for r in rows], device=logits_BV.device)
     tokens = torch.where(is_greedy, greedy, drawn).tolist()
     index = torch.tensor(tokens, device=logits_BV.device)

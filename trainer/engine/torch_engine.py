@@ -68,7 +68,9 @@ class _Sequence:
 class TorchEngine:
     """Implements `trainer.types.InferenceEngine` for transformers causal LMs."""
 
-    def __init__(self, model: torch.nn.Module, tokenizer: HFChatTokenizer, config: EngineConfig | None = None):
+    def __init__(
+        self, model: torch.nn.Module, tokenizer: HFChatTokenizer, config: EngineConfig | None = None
+    ):
         self.config = config or EngineConfig()
         self.model = model
         self.tokenizer = tokenizer
@@ -110,7 +112,9 @@ class TorchEngine:
     def max_context(self) -> int:
         return self._max_context
 
-    async def stream(self, prompt_token_ids: Sequence[int], params: SamplingParams) -> AsyncIterator[GeneratedToken | StreamEnd]:
+    async def stream(
+        self, prompt_token_ids: Sequence[int], params: SamplingParams
+    ) -> AsyncIterator[GeneratedToken | StreamEnd]:
         if self._stopped.is_set():
             raise EngineStopped("the engine has been shut down")
         loop = asyncio.get_running_loop()
@@ -211,10 +215,16 @@ class TorchEngine:
             gen.manual_seed(req.params.seed)
         else:
             gen = self._generator
-        return _Sequence(request=req, detok=IncrementalDetokenizer(self.tokenizer), sampler=RowSampler(req.params, gen))
+        return _Sequence(
+            request=req,
+            detok=IncrementalDetokenizer(self.tokenizer),
+            sampler=RowSampler(req.params, gen),
+        )
 
     def _admit(self) -> None:
-        self._waiting = [r for r in self._waiting if not r.cancelled.is_set() and self._acceptable(r)]
+        self._waiting = [
+            r for r in self._waiting if not r.cancelled.is_set() and self._acceptable(r)
+        ]
         if not self._waiting:
             return
         room = self.config.max_batch - len(self._live)
@@ -234,12 +244,21 @@ class TorchEngine:
     def _acceptable(self, req: _Request) -> bool:
         if 0 < len(req.prompt) < self._max_context:
             return True
-        req.emit(PromptTooLong(f"prompt has {len(req.prompt)} tokens; this engine takes 1 to {self._max_context - 1}"))
+        req.emit(
+            PromptTooLong(
+                f"prompt has {len(req.prompt)} tokens; this engine takes 1 to {self._max_context - 1}"
+            )
+        )
         return False
 
     def _ensure_cache(self, rows: int, columns: int) -> None:
         live_columns = max((s.cached + 1 for s in self._live), default=0)
-        self.cache.ensure_capacity(rows, min(columns, self._max_context), len(self._live), min(live_columns, self.cache.columns))
+        self.cache.ensure_capacity(
+            rows,
+            min(columns, self._max_context),
+            len(self._live),
+            min(live_columns, self.cache.columns),
+        )
 
     def _prefill(self, batch: list[_Request], longest: int) -> None:
         start = len(self._live)
@@ -269,7 +288,9 @@ class TorchEngine:
         self._ensure_cache(num, read_columns)
         ids = torch.tensor([[s.next_token] for s in self._live], dtype=torch.long)
         column = torch.arange(read_columns)
-        mask = torch.where(column[None, :] <= positions[:, None], 0.0, torch.finfo(self.dtype).min).to(self.dtype)
+        mask = torch.where(
+            column[None, :] <= positions[:, None], 0.0, torch.finfo(self.dtype).min
+        ).to(self.dtype)
         self.cache.prepare_decode(num, positions.to(self.device), read_columns)
         hidden = self._forward(ids, positions[:, None], mask[:, None, None, :])
         for s in self._live:
@@ -277,7 +298,9 @@ class TorchEngine:
         self.steps += 1
         self._take_samples(list(self._live), self._logits(hidden[:, -1]))
 
-    def _forward(self, ids: torch.Tensor, positions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    def _forward(
+        self, ids: torch.Tensor, positions: torch.Tensor, mask: torch.Tensor
+    ) -> torch.Tensor:
         body = self.model.get_decoder()
         out = body(
             input_ids=ids.to(self.device),
@@ -297,10 +320,20 @@ class TorchEngine:
         version = self._version
         now = time.time()
         for seq, token, logprob, top in zip(seqs, tokens, logprobs, tops, strict=True):
-            self._append_token(seq, token, logprob, [TokenLogprob(i, lp) for i, lp in top], version, now)
+            self._append_token(
+                seq, token, logprob, [TokenLogprob(i, lp) for i, lp in top], version, now
+            )
         self._retire_finished()
 
-    def _append_token(self, seq: _Sequence, token: int, logprob: float, top: list[TokenLogprob], version: int, now: float) -> None:
+    def _append_token(
+        self,
+        seq: _Sequence,
+        token: int,
+        logprob: float,
+        top: list[TokenLogprob],
+        version: int,
+        now: float,
+    ) -> None:
         p = seq.request.params
         if not seq.tokens:
             seq.first_token_at = now
@@ -322,7 +355,11 @@ class TorchEngine:
         visible = self._emittable(seq)
         piece = seq.text[seq.emitted : visible]
         seq.emitted = visible
-        seq.request.emit(GeneratedToken(token_id=token, logprob=logprob, text=piece, version=version, top_logprobs=top))
+        seq.request.emit(
+            GeneratedToken(
+                token_id=token, logprob=logprob, text=piece, version=version, top_logprobs=top
+            )
+        )
 
     def _cut_at_stop(self, seq: _Sequence) -> bool:
         window_start = max(0, seq.emitted - max(len(s) for s in seq.request.params.stop))

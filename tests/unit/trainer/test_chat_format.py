@@ -6,8 +6,18 @@ import json
 
 from trainer.chat_format import forced_prefix, normalize_messages, parse_tool_calls
 
-WEATHER = {"type": "function", "function": {"name": "get_weather", "description": "Weather in a city",
-           "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Weather in a city",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"],
+        },
+    },
+}
 
 
 def test_a_well_formed_tool_call_becomes_an_openai_tool_call_and_content_is_what_remains():
@@ -20,8 +30,10 @@ def test_a_well_formed_tool_call_becomes_an_openai_tool_call_and_content_is_what
 
 
 def test_two_calls_and_an_unterminated_last_call_are_all_parsed():
-    text = ('<tool_call>{"name": "a", "arguments": {}}</tool_call>'
-            '<tool_call>{"name": "b", "arguments": {"x": 1}}')
+    text = (
+        '<tool_call>{"name": "a", "arguments": {}}</tool_call>'
+        '<tool_call>{"name": "b", "arguments": {"x": 1}}'
+    )
     parsed = parse_tool_calls(text)
     assert [c.name for c in parsed.tool_calls] == ["a", "b"]
     assert parsed.content is None
@@ -42,8 +54,17 @@ def test_tools_go_into_the_system_message_and_assistant_calls_are_rendered_as_te
     messages = [
         {"role": "system", "content": "Be brief."},
         {"role": "user", "content": [{"type": "text", "text": "Weather in Paris?"}]},
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+                }
+            ],
+        },
         {"role": "tool", "tool_call_id": "call_1", "content": "sunny"},
     ]
     flat = normalize_messages(messages, [WEATHER], native_tools=False)
@@ -64,10 +85,16 @@ def test_a_named_tool_choice_forces_the_call_opening():
 
 def test_the_hf_tokenizer_renders_tools_and_the_forced_prefix_into_the_prompt(tiny_tokenizer):
     rendered = tiny_tokenizer.render_chat(
-        [{"role": "user", "content": "Weather in Paris?"}], tools=[WEATHER],
-        tool_choice={"type": "function", "function": {"name": "get_weather"}})
+        [{"role": "user", "content": "Weather in Paris?"}],
+        tools=[WEATHER],
+        tool_choice={"type": "function", "function": {"name": "get_weather"}},
+    )
     text = tiny_tokenizer.hf.decode(rendered.token_ids)
     assert "<tools>" in text and text.endswith(rendered.completion_prefix)
     assert text.rstrip().endswith('"arguments":')
-    none = tiny_tokenizer.render_chat([{"role": "user", "content": "hi"}], tools=[WEATHER], tool_choice="none")
-    assert "<tools>" not in tiny_tokenizer.hf.decode(none.token_ids) and none.completion_prefix == ""
+    none = tiny_tokenizer.render_chat(
+        [{"role": "user", "content": "hi"}], tools=[WEATHER], tool_choice="none"
+    )
+    assert (
+        "<tools>" not in tiny_tokenizer.hf.decode(none.token_ids) and none.completion_prefix == ""
+    )

@@ -22,7 +22,9 @@ def test_tiny_has_the_smollm2_tokenizer_and_a_seeded_init(tiny_loaded):
     w = lambda m: m.model.embed_tokens.weight  # noqa: E731
     assert torch.equal(w(tiny_loaded.model), w(again.model))
     assert not torch.equal(w(tiny_loaded.model), w(other.model))
-    assert "<|im_start|>" in tiny_loaded.tokenizer.apply_chat_template([{"role": "user", "content": "x"}], tokenize=False)
+    assert "<|im_start|>" in tiny_loaded.tokenizer.apply_chat_template(
+        [{"role": "user", "content": "x"}], tokenize=False
+    )
 
 
 def test_an_unknown_model_name_is_a_clear_error_and_nothing_is_downloaded(tmp_path):
