@@ -18,8 +18,9 @@ import time
 
 import torch
 
-from trainer.config import ModelConfig
+from trainer.config import EngineConfig, ModelConfig
 from trainer.engine import TorchEngine
+from trainer.engine.torch_engine import reserve_cores_for_engine
 from trainer.model import load_model
 from trainer.tokenizer import HFChatTokenizer
 from trainer.types import SamplingParams
@@ -46,12 +47,14 @@ def main() -> None:
     ap.add_argument("--model", default="smollm2-135m")
     args = ap.parse_args()
 
+    # One thread computes (see trainer.engine.torch_engine.reserve_cores_for_engine); the
+    # HF baselines run on that same engine thread through `run_exclusive`, so both sides get
+    # the same OpenMP team and the same cores.
+    threads = reserve_cores_for_engine()
     loaded = load_model(ModelConfig(name=args.model, dtype=args.dtype))
     model, tok = loaded.model, HFChatTokenizer(loaded.tokenizer)
     dtype = next(model.parameters()).dtype
-    print(
-        f"model {args.model} ({loaded.source}), dtype {dtype}, torch threads {torch.get_num_threads()}"
-    )
+    print(f"model {args.model} ({loaded.source}), dtype {dtype}, torch threads {threads}")
     prompts = [
         tok.render_chat([{"role": "user", "content": QUESTIONS[i % len(QUESTIONS)]}]).token_ids
         for i in range(args.requests)
@@ -66,38 +69,39 @@ def main() -> None:
         top_p=1.0,
         pad_token_id=loaded.tokenizer.pad_token_id,
     )
+    engine = TorchEngine(model, tok, EngineConfig(threads=threads))
+    params = SamplingParams(max_tokens=n_new, temperature=1.0, ignore_eos=True)
 
-    with torch.inference_mode():  # warm-up
+    def hf_sequential() -> float:
         model.generate(
             torch.tensor([prompts[0]]), **{**gen_kwargs, "max_new_tokens": 4, "min_new_tokens": 4}
         )
-
-    started = time.perf_counter()
-    with torch.inference_mode():
+        started = time.perf_counter()
         for p in prompts:
             model.generate(torch.tensor([p]), **gen_kwargs)
-    sequential = total / (time.perf_counter() - started)
+        return total / (time.perf_counter() - started)
 
-    loaded.tokenizer.padding_side = "left"
-    batch = loaded.tokenizer.pad({"input_ids": prompts}, return_tensors="pt")
-    started = time.perf_counter()
-    with torch.inference_mode():
+    def hf_static_batch() -> float:
+        loaded.tokenizer.padding_side = "left"
+        batch = loaded.tokenizer.pad({"input_ids": prompts}, return_tensors="pt")
+        started = time.perf_counter()
         model.generate(**batch, **gen_kwargs)
-    static_batched = total / (time.perf_counter() - started)
+        return total / (time.perf_counter() - started)
 
-    engine = TorchEngine(model, tok)
-    params = SamplingParams(max_tokens=n_new, temperature=1.0, ignore_eos=True)
-
-    async def run_all() -> float:
+    async def run_all() -> tuple[float, float, float]:
         await engine.generate(prompts[0], SamplingParams(max_tokens=4, ignore_eos=True))  # warm-up
         t0 = time.perf_counter()
         results = await asyncio.gather(*(engine.generate(p, params) for p in prompts))
         elapsed = time.perf_counter() - t0
         assert all(len(r.token_ids) == n_new for r in results)
-        return sum(len(r.token_ids) for r in results) / elapsed
+        ours = sum(len(r.token_ids) for r in results) / elapsed
+        sequential = await engine.run_exclusive(hf_sequential, bump_version=False)
+        static_batched = await engine.run_exclusive(hf_static_batch, bump_version=False)
+        return ours, sequential, static_batched
 
-    ours = asyncio.run(run_all())
+    ours, sequential, static_batched = asyncio.run(run_all())
     engine.shutdown()
+
     print(f"{len(prompts)} requests x {n_new} new tokens")
     print(f"  HF generate, one after another : {sequential:8.1f} tok/s   (baseline)")
     print(

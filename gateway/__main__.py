@@ -105,12 +105,14 @@ def serve(
     # torch is imported here, not at module import, so `gateway --help` stays instant.
     from trainer.config import EngineConfig, ModelConfig
     from trainer.engine import TorchEngine
+    from trainer.engine.torch_engine import reserve_cores_for_engine
     from trainer.errors import ModelNotAvailable
     from trainer.model import load_model
     from trainer.tokenizer import HFChatTokenizer
     from trainer.types import ServedModel
 
-    engine_config = EngineConfig(max_batch=max_batch, max_context=max_context)
+    threads = reserve_cores_for_engine()  # only engine threads compute; see its docstring
+    engine_config = EngineConfig(max_batch=max_batch, max_context=max_context, threads=threads)
     served: list[ServedModel] = []
     engines: list[TorchEngine] = []
     for name in model or ["smollm2-135m"]:

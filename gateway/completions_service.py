@@ -82,6 +82,10 @@ def _prompts(
         ids = tokenizer.encode(item) if isinstance(item, str) else list(item)
         if not ids:
             raise InvalidRequest("prompt: must not be empty.", param="prompt")
+        if any(not 0 <= t < tokenizer.vocab_size for t in ids):
+            raise InvalidRequest(
+                f"prompt: token ids must lie in [0, {tokenizer.vocab_size}).", param="prompt"
+            )
         prompts.append((ids, item if isinstance(item, str) else None))
     return prompts
 

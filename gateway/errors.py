@@ -19,7 +19,14 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from trainer.errors import EngineStopped, ModelNotAvailable, PromptTooLong, TrainerError
+from trainer.errors import (
+    ChatFormatError,
+    EngineStopped,
+    InvalidPrompt,
+    ModelNotAvailable,
+    PromptTooLong,
+    TrainerError,
+)
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +94,10 @@ def from_trainer_error(error: TrainerError) -> GatewayError:
     """What a trainer error means to an API client (engine internals stay in the log)."""
     if isinstance(error, PromptTooLong):
         return ContextLengthExceeded(str(error), param="messages")
+    if isinstance(error, ChatFormatError):
+        return InvalidRequest(str(error), param="messages")
+    if isinstance(error, InvalidPrompt):
+        return InvalidRequest(str(error), param="prompt")
     if isinstance(error, EngineStopped):
         return ServiceUnavailable("The model is not serving right now; retry shortly.")
     if isinstance(error, ModelNotAvailable):

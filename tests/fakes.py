@@ -41,6 +41,10 @@ class CharTokenizer:
     def eos_token_ids(self) -> frozenset[int]:
         return frozenset({EOS_ID})
 
+    @property
+    def vocab_size(self) -> int:
+        return 0x110000 + _CHAR_OFFSET
+
     def encode(self, text: str) -> list[int]:
         return [ord(char) + _CHAR_OFFSET for char in text]
 

@@ -35,3 +35,6 @@ class EngineConfig(BaseModel):
         4096, ge=64, description="Most (padded) prompt tokens prefilled in one forward pass."
     )
     initial_cache_tokens: int = Field(512, ge=16, description="KV columns allocated at start.")
+    threads: int | None = Field(
+        None, ge=1, description="torch threads of the engine's worker (default: torch's default)."
+    )

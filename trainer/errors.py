@@ -19,3 +19,11 @@ class EngineFailure(TrainerError):
 
 class PromptTooLong(TrainerError):
     """The prompt leaves no room for a completion in the model's context window."""
+
+
+class ChatFormatError(TrainerError):
+    """The model's chat template rejected the messages (e.g. roles in an order it forbids)."""
+
+
+class InvalidPrompt(TrainerError):
+    """The prompt holds token ids the model does not have."""

@@ -10,7 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import jinja2
+
 from trainer import chat_format
+from trainer.errors import ChatFormatError
 from trainer.types import ParsedAssistant, RenderedPrompt
 
 
@@ -56,9 +59,12 @@ class HFChatTokenizer:
         kwargs: dict[str, Any] = (
             {"tools": [t for t in offered]} if offered and self.native_tools else {}
         )
-        text = self.hf.apply_chat_template(
-            flat, tokenize=False, add_generation_prompt=True, **kwargs
-        )
+        try:
+            text = self.hf.apply_chat_template(
+                flat, tokenize=False, add_generation_prompt=True, **kwargs
+            )
+        except jinja2.TemplateError as e:
+            raise ChatFormatError(f"the model's chat template rejected the messages: {e}") from e
         prefix = chat_format.forced_prefix(tool_choice) if offered else ""
         return RenderedPrompt(token_ids=self.encode(text + prefix), completion_prefix=prefix)
 

@@ -148,6 +148,11 @@ class ChatTokenizer(Protocol):
     @property
     def eos_token_ids(self) -> frozenset[int]: ...
 
+    @property
+    def vocab_size(self) -> int:
+        """Token ids run from 0 to vocab_size - 1."""
+        ...
+
     def encode(self, text: str) -> list[int]:
         """Plain text to ids, no special tokens added (for /v1/completions)."""
         ...
@@ -166,7 +171,9 @@ class ChatTokenizer(Protocol):
         tools: Sequence[dict[str, Any]] | None = None,
         tool_choice: str | dict[str, Any] | None = None,
     ) -> RenderedPrompt:
-        """OpenAI-style messages (dicts) to prompt token ids with the generation prompt."""
+        """OpenAI-style messages (dicts) to prompt token ids with the generation prompt.
+
+        Raises `trainer.errors.ChatFormatError` when the chat template rejects them."""
         ...
 
     def parse_assistant(self, text: str, tools_offered: bool) -> ParsedAssistant:

@@ -240,3 +240,32 @@ def test_many_requests_beyond_max_batch_all_finish(engine, tiny_tokenizer):
     for i in range(4):  # identical prompts, greedy: identical outputs whatever slot they used
         assert len({tuple(results[i + 4 * k].token_ids) for k in range(5)}) == 1
     assert engine.max_live_seen == 8
+
+
+def test_out_of_vocabulary_prompt_ids_fail_only_that_request(engine, tiny_tokenizer):
+    from trainer.errors import InvalidPrompt
+
+    good = prompts(tiny_tokenizer, 1)[0]
+
+    async def go():
+        return await asyncio.gather(
+            engine.generate([5, 10**9], SamplingParams(max_tokens=3)),
+            engine.generate(good, SamplingParams(max_tokens=3, ignore_eos=True)),
+            return_exceptions=True,
+        )
+
+    bad, ok = run(go())
+    assert isinstance(bad, InvalidPrompt)
+    assert len(ok.token_ids) == 3
+
+
+def test_the_chat_template_rejecting_messages_is_a_chat_format_error(tiny_loaded):
+    from transformers import AutoTokenizer
+
+    from trainer.errors import ChatFormatError
+    from trainer.tokenizer import HFChatTokenizer
+
+    hf = AutoTokenizer.from_pretrained(tiny_loaded.tokenizer.name_or_path)
+    hf.chat_template = "{% if messages[0]['role'] != 'user' %}{{ raise_exception('first message must be from the user') }}{% endif %}x"
+    with pytest.raises(ChatFormatError, match="first message must be from the user"):
+        HFChatTokenizer(hf).render_chat([{"role": "assistant", "content": "hi"}])
