@@ -6,7 +6,7 @@ the trainer, or the gateway's internals; only pydantic.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
@@ -15,7 +15,11 @@ EpisodeStatus = Literal["open", "finished", "aborted"]
 
 
 class EpisodeCreate(BaseModel):
-    """`POST /swarm/episodes` body."""
+    """`POST /swarm/episodes` body.
+
+    `run` names a training run (`POST /runs`). The default, "default", when no run of that
+    name exists, records the episode without training on it (the issue-2 behaviour).
+    """
 
     client_id: str | None = None
     run: str = "default"
@@ -31,6 +35,9 @@ class EpisodeCreated(BaseModel):
     api_key: str
     base_url: str  # an OpenAI base URL; the api_key binds calls to this episode
     policy_versions: dict[str, int]
+    model: str | None = None  # OpenAI `model` of the run's default (first) policy: "<run>/<policy>"
+    models: dict[str, str] = Field(default_factory=dict)  # policy name -> OpenAI model name
+    group_id: str | None = None
 
 
 class CallTrace(BaseModel):
@@ -67,3 +74,162 @@ class EpisodeTrace(BaseModel):
     group_id: str | None = None
     client_id: str | None = None
     calls: list[CallTrace]
+
+
+# -- clients ------------------------------------------------------------------------------
+
+
+class ClientRegister(BaseModel):
+    """`POST /swarm/clients` body."""
+
+    name: str = Field(min_length=1, max_length=200)
+    code_version: str | None = None  # e.g. a hash of the workflow file
+    labels: dict[str, str] = Field(default_factory=dict)
+
+
+class ClientRegistered(BaseModel):
+    client_id: str
+    lease_s: float  # heartbeat at least this often; a lapsed lease counts as DELETE
+
+
+class ClientPublic(BaseModel):
+    client_id: str
+    name: str
+    code_version: str | None = None
+    labels: dict[str, str] = Field(default_factory=dict)
+    status: Literal["active", "gone"]
+    registered_at: float
+    last_heartbeat_at: float
+    episodes_open: int = 0
+
+
+# -- finishing episodes ---------------------------------------------------------------------
+
+FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
+
+
+class EpisodeFinish(BaseModel):
+    """`POST /swarm/episodes/{id}/finish` body. NaN/inf rewards are refused (422)."""
+
+    reward: FiniteFloat | dict[str, FiniteFloat]
+    metrics: dict[str, FiniteFloat] = Field(default_factory=dict)
+
+
+class EpisodeAbort(BaseModel):
+    """`POST /swarm/episodes/{id}/abort` body."""
+
+    reason: str = ""
+
+
+class EpisodeResult(BaseModel):
+    """Answer to finish / abort."""
+
+    episode_id: str
+    status: EpisodeStatus
+    rewards: dict[str, float] = Field(default_factory=dict)  # per policy
+    samples: int = 0  # samples this episode added to the run's buffer
+
+
+# -- runs ---------------------------------------------------------------------------------
+
+RunStatus = Literal["starting", "running", "paused", "stopped", "finished", "failed"]
+RUN_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+
+
+class LoraSpec(BaseModel):
+    r: int = Field(16, ge=1)
+    alpha: int = Field(32, ge=1)
+    dropout: float = Field(0.0, ge=0.0, lt=1.0)
+    target_modules: list[str] | None = None
+
+
+class PolicySpec(BaseModel):
+    base_model: str | None = None  # default: the gateway's first served model
+    lora: LoraSpec | None = None
+
+
+class RunSettings(BaseModel):
+    """Everything `POST /runs` takes besides name and policies. `PATCH /runs/{id}` may change
+    the fields in `RunPatch` while the run trains."""
+
+    algorithm: Literal["grpo", "rloo", "reinforce"] = "grpo"
+    lr: float = Field(1e-5, gt=0.0, le=1.0)
+    weight_decay: float = Field(0.0, ge=0.0)
+    max_grad_norm: float = Field(1.0, gt=0.0)
+    clip_eps: float = Field(0.2, gt=0.0, lt=1.0)
+    kl_coef: float = Field(0.0, ge=0.0)
+    group_size: int = Field(8, ge=1, le=1024)
+    batch_groups: int = Field(4, ge=1, le=4096)
+    max_staleness: int = Field(1, ge=0)
+    zero_variance_groups: Literal["drop", "keep"] = "drop"
+    micro_batch_tokens: int = Field(4096, ge=64)
+    task_mix: dict[str, float] | None = None
+    max_steps: int | None = Field(None, ge=1)
+    checkpoint_every: int | None = Field(None, ge=1)  # steps; None: only on request and at the end
+    seed: int = 0
+
+
+class RunCreate(RunSettings):
+    """`POST /runs` body."""
+
+    name: str = Field(pattern=RUN_NAME_PATTERN)
+    policies: dict[str, PolicySpec] = Field(default_factory=lambda: {"policy": PolicySpec()})
+    resume_from: str | None = None  # a checkpoint directory of an earlier run (single policy)
+
+
+class RunPatch(BaseModel):
+    """`PATCH /runs/{id}` body: live edits, applied from the next training step."""
+
+    lr: float | None = Field(None, gt=0.0, le=1.0)
+    weight_decay: float | None = Field(None, ge=0.0)
+    max_grad_norm: float | None = Field(None, gt=0.0)
+    clip_eps: float | None = Field(None, gt=0.0, lt=1.0)
+    kl_coef: float | None = Field(None, ge=0.0)
+    batch_groups: int | None = Field(None, ge=1, le=4096)
+    max_staleness: int | None = Field(None, ge=0)
+    zero_variance_groups: Literal["drop", "keep"] | None = None
+    task_mix: dict[str, float] | None = None
+    max_steps: int | None = Field(None, ge=1)
+    checkpoint_every: int | None = Field(None, ge=1)
+
+
+class PolicyPublic(BaseModel):
+    name: str
+    model: str  # the OpenAI `model` name: "<run>/<policy>"
+    base_model: str
+    lora: LoraSpec | None = None
+    version: int
+
+
+class RunCounters(BaseModel):
+    episodes_finished: int = 0
+    episodes_aborted: int = 0
+    samples_buffered: int = 0
+    samples_trained: int = 0
+    samples_dropped: int = 0
+
+
+class RunPublic(RunCounters):
+    """`GET /runs/{id}`."""
+
+    id: str  # equals the run's name
+    name: str
+    status: RunStatus
+    step: int
+    settings: RunSettings
+    policies: dict[str, PolicyPublic]
+    created_at: float
+    error: str | None = None  # why the run failed, when it did
+
+
+class MetricPoint(BaseModel):
+    step: int
+    name: str  # e.g. "reward/mean", "reward/std", "loss", "kl", "grad_norm"
+    value: float
+    time: float
+
+
+class CheckpointPublic(BaseModel):
+    step: int
+    path: str
+    created_at: float

@@ -38,3 +38,26 @@ class EngineConfig(BaseModel):
     threads: int | None = Field(
         None, ge=1, description="torch threads of the engine's worker (default: torch's default)."
     )
+
+
+class LoraConfig(BaseModel):
+    r: int = Field(16, ge=1)
+    alpha: int = Field(32, ge=1)
+    dropout: float = Field(0.0, ge=0.0, lt=1.0)
+    target_modules: list[str] | None = None  # None: every attention and MLP projection
+
+
+class TrainSettings(BaseModel):
+    """Hyper-parameters of a run's updates. Torch-free; the gateway stores them with the run
+    and passes them to every `train_step`, so live edits (lr, kl_coef, ...) apply at once."""
+
+    algorithm: Literal["grpo", "rloo", "reinforce"] = "grpo"
+    lr: float = Field(1e-5, gt=0.0, le=1.0)
+    weight_decay: float = Field(0.0, ge=0.0)
+    adam_betas: tuple[float, float] = (0.9, 0.999)
+    max_grad_norm: float = Field(1.0, gt=0.0)
+    clip_eps: float = Field(0.2, gt=0.0, lt=1.0)  # PPO-clip range for importance ratios
+    kl_coef: float = Field(0.0, ge=0.0)  # KL to the frozen base policy; 0 = off (no reference model kept)
+    max_staleness: int = Field(1, ge=0)  # drop samples more than this many versions old
+    zero_variance_groups: Literal["drop", "keep"] = "drop"
+    micro_batch_tokens: int = Field(4096, ge=64)  # tokens per forward/backward chunk

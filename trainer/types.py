@@ -190,3 +190,108 @@ class ServedModel:
     engine: InferenceEngine
     owned_by: str = "swarmrl"
     created: int = 0
+
+
+# -- training ------------------------------------------------------------------------------
+# What the gateway hands the trainer, and what it gets back. Torch-free, like the rest.
+
+
+@dataclass
+class Sample:
+    """One training sequence: a prompt and the completion the policy sampled for it.
+
+    `loss_mask` marks the completion tokens that are trained (1) or only context (0); None
+    means all of them. Today one recorded call is one sample; timeline merging (issue 4)
+    will put several calls into one sample by extending the completion with masked context.
+    """
+
+    episode_id: str
+    policy: str
+    prompt_token_ids: list[int]
+    completion_token_ids: list[int]
+    behaviour_logprobs: list[float]  # per completion token, from the engine that sampled it
+    version: int  # weights version the completion started with
+    loss_mask: list[int] | None = None
+    call_index: int = 0
+
+
+@dataclass
+class EpisodeSamples:
+    """One finished episode as one policy sees it: its reward and its samples (maybe none)."""
+
+    episode_id: str
+    reward: float
+    samples: list[Sample] = field(default_factory=list)
+
+
+@dataclass
+class Group:
+    """Episodes of the same task that share a GRPO/RLOO baseline (`group_id`)."""
+
+    group_id: str
+    episodes: list[EpisodeSamples]
+
+
+@dataclass
+class StepResult:
+    """What one optimizer step did. `metrics` use names like `loss`, `kl`, `grad_norm`,
+    `reward/mean`, `reward/std`, `advantage/mean`, `tokens`, `step_seconds`, `tokens_per_second`."""
+
+    version: int  # the weights version the engine serves after this step
+    metrics: dict[str, float]
+    samples_trained: int
+    samples_dropped: dict[str, int]  # reason -> count, e.g. {"stale": 3, "zero_variance": 8}
+
+
+@runtime_checkable
+class PolicyTrainer(Protocol):
+    """Trains one policy and keeps its engine serving the newest weights.
+
+    `train_step` runs on the process's compute thread (it never blocks the event loop) and,
+    when it returns, the engine already serves the new weights (`version` went up by one).
+    """
+
+    @property
+    def version(self) -> int: ...
+
+    async def train_step(self, groups: Sequence[Group], settings: Any) -> StepResult:
+        """One update from complete groups. `settings` is a `trainer.config.TrainSettings`
+        (read each step, so live edits such as a new lr apply at the next step)."""
+        ...
+
+    async def save_checkpoint(self, directory: str) -> None:
+        """A Hugging Face directory (safetensors + config + tokenizer, loadable by
+        transformers/vLLM) plus `optimizer.pt` and `trainer_state.json`."""
+        ...
+
+    def close(self) -> None:
+        """Stop the engine and free the weights."""
+        ...
+
+
+@dataclass
+class Policy:
+    """A trainable policy as the gateway holds it: served under `served.name`
+    (`<run>/<policy>`), trained by `trainer`."""
+
+    served: ServedModel
+    trainer: PolicyTrainer
+
+
+@runtime_checkable
+class PolicyFactory(Protocol):
+    """Builds policies for new runs (loading weights is slow: it runs off the event loop)."""
+
+    async def create(
+        self,
+        *,
+        served_name: str,
+        base_model: str,
+        lora: dict[str, Any] | None,
+        seed: int,
+        resume_from: str | None = None,
+    ) -> Policy:
+        """`base_model` is any name `trainer.model.load_model` takes (or a checkpoint
+        directory); `resume_from` a checkpoint directory whose weights and optimizer
+        state the policy starts from."""
+        ...
