@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from sqlalchemy import event
+from sqlalchemy import event, inspect, text
 from sqlalchemy.engine import Engine, make_url
 from sqlmodel import Session, SQLModel, create_engine
 
@@ -45,8 +45,34 @@ def _tune_sqlite_connection(dbapi_connection, _connection_record) -> None:
 
 
 def create_all(engine: Engine) -> None:
-    """Create every swarmrl table that does not exist yet."""
+    """Create every swarmrl table that does not exist yet, and add the nullable columns a
+    database written by an older swarmrl lacks (so a state dir survives an upgrade)."""
     SQLModel.metadata.create_all(engine)
+    add_missing_columns(engine)
+
+
+def add_missing_columns(engine: Engine) -> list[str]:
+    """`ALTER TABLE ... ADD COLUMN` for each nullable or defaulted column a table lacks.
+
+    Returns the `table.column` names added. Columns that are NOT NULL without a default
+    cannot be added to a table with rows; they are left for a real migration.
+    """
+    inspector = inspect(engine)
+    added = []
+    with engine.begin() as connection:
+        for table in SQLModel.metadata.sorted_tables:
+            if not inspector.has_table(table.name):
+                continue
+            present = {column["name"] for column in inspector.get_columns(table.name)}
+            for column in table.columns:
+                if column.name in present or not column.nullable:
+                    continue
+                kind = column.type.compile(dialect=engine.dialect)
+                connection.execute(
+                    text(f'ALTER TABLE "{table.name}" ADD COLUMN "{column.name}" {kind}')
+                )
+                added.append(f"{table.name}.{column.name}")
+    return added
 
 
 @contextmanager

@@ -150,8 +150,13 @@ def serve(
     log.info("config: %s", json.dumps(resolved))
     (settings.state_dir / "serve-config.json").write_text(json.dumps(resolved, indent=2))
 
+    from trainer.policy.factory import TorchPolicyFactory
+
+    policy_factory = TorchPolicyFactory(
+        engine_config=engine_config, engine_dtype=dtype, device=device, allow_download=allow_download
+    )
     recorder = EpisodeRecorder.from_settings(settings)
-    app = make_app(served, recorder, settings)
+    app = make_app(served, recorder, settings, policy_factory=policy_factory)
     try:
         uvicorn.run(
             app,

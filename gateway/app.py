@@ -1,14 +1,17 @@
 """`make_app`: the gateway's FastAPI app, built from torch-free interfaces.
 
 Owns: the composition of routes, middleware and error handlers around the served models,
-the recorder and the settings it is given. Must not import torch or the trainer's torch
-side: the composition root (`gateway/__main__.py`) builds the engines and passes them in,
-and tests pass fakes.
+the recorder, the settings and the policy factory it is given, and the app's lifespan
+(the client-lease reaper; on shutdown, the runs' training loops and policies). Must not
+import torch or the trainer's torch side: the composition root (`gateway/__main__.py`)
+builds the engines and the factory and passes them in, and tests pass fakes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Iterable, Mapping
 
 from fastapi import FastAPI
 
@@ -16,24 +19,44 @@ from gateway.body_limit import LimitRequestBody
 from gateway.errors import install_error_handlers
 from gateway.recorder import EpisodeRecorder
 from gateway.registry import ModelRegistry
-from gateway.routes import health, openai, swarm
+from gateway.routes import health, metrics, openai, runs, swarm
 from gateway.settings import GatewaySettings
 from gateway.state import GatewayState
-from trainer.types import ServedModel
+from gateway.telemetry import CountRequests
+from trainer.types import PolicyFactory, ServedModel
+
+
+@contextlib.asynccontextmanager
+async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
+    state: GatewayState = app.state.gateway
+    reaper = asyncio.create_task(state.clients.reap_forever(), name="client-reaper")
+    try:
+        yield
+    finally:
+        reaper.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await reaper
+        await state.runs.close()
 
 
 def make_app(
     models: Mapping[str, ServedModel] | Iterable[ServedModel],
     recorder: EpisodeRecorder,
     settings: GatewaySettings,
+    policy_factory: PolicyFactory | None = None,
 ) -> FastAPI:
+    """The gateway app. Without a `policy_factory` it serves and records but cannot train
+    (`POST /runs` answers 501)."""
     app = FastAPI(
         title="swarmrl gateway",
-        summary="OpenAI-compatible inference and episode recording for RL training.",
+        summary="OpenAI-compatible inference, episode recording and RL training runs.",
+        lifespan=_lifespan,
     )
-    app.state.gateway = GatewayState.build(settings, ModelRegistry(models), recorder)
+    state = GatewayState.build(settings, ModelRegistry(models), recorder, policy_factory)
+    app.state.gateway = state
     app.add_middleware(LimitRequestBody, max_body_bytes=settings.max_body_bytes)
     install_error_handlers(app)  # after: its catch-all middleware wraps the body limit
+    app.add_middleware(CountRequests, telemetry=state.telemetry)  # outermost: counts 500s too
     app.include_router(openai.router, prefix="/v1")
     app.include_router(
         openai.router,
@@ -41,5 +64,7 @@ def make_app(
         generate_unique_id_function=lambda route: f"episode_{route.name}",
     )
     app.include_router(swarm.router)
+    app.include_router(runs.router)
     app.include_router(health.router)
+    app.include_router(metrics.router)
     return app

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -72,6 +73,63 @@ class EpisodeNotFound(GatewayError):
     code = "episode_not_found"
 
 
+class RunNotFound(GatewayError):
+    status = 404
+    type = "invalid_request_error"
+    code = "run_not_found"
+
+
+class ClientNotFound(GatewayError):
+    status = 404
+    type = "invalid_request_error"
+    code = "client_not_found"
+
+
+class Conflict(GatewayError):
+    """409: the request clashes with the current state of what it names (an episode already
+    finished, a stopped run, a duplicate name)."""
+
+    status = 409
+    type = "invalid_request_error"
+    code = "conflict"
+
+
+class EpisodeNotOpen(Conflict):
+    code = "episode_not_open"
+
+
+class RunNotAccepting(Conflict):
+    code = "run_not_accepting"
+
+
+class Unprocessable(GatewayError):
+    """422: a well-formed body whose values cannot be used (the swarm and run APIs)."""
+
+    status = 422
+    type = "invalid_request_error"
+    code = "invalid_value"
+
+
+class RateLimited(GatewayError):
+    """429: come back in `retry_after` seconds (also sent as a `Retry-After` header)."""
+
+    status = 429
+    type = "requests"
+    code = "rate_limit_exceeded"
+
+    def __init__(self, message: str, *, retry_after: float, code: str | None = None):
+        super().__init__(message, code=code)
+        self.retry_after = retry_after
+
+
+class NotConfigured(GatewayError):
+    """501: this gateway was started without what the endpoint needs."""
+
+    status = 501
+    type = "server_error"
+    code = "not_implemented"
+
+
 class PayloadTooLarge(GatewayError):
     status = 413
     type = "invalid_request_error"
@@ -111,6 +169,10 @@ def error_body(
     return {"error": {"message": message, "type": type, "param": param, "code": code}}
 
 
+def _retry_after_header(seconds: float) -> str:
+    return str(max(1, math.ceil(seconds)))
+
+
 def as_gateway_error(error: Exception) -> GatewayError:
     """Any exception as the error a client may see; unexpected ones are logged here."""
     if isinstance(error, GatewayError):
@@ -138,7 +200,11 @@ def stream_error_event(error: Exception) -> str:
 
 def error_response(error: GatewayError) -> JSONResponse:
     body = error_body(error.message, type=error.type, param=error.param, code=error.code)
-    return JSONResponse(body, status_code=error.status)
+    headers = None
+    if isinstance(error, RateLimited):
+        body["error"]["retry_after"] = error.retry_after
+        headers = {"Retry-After": _retry_after_header(error.retry_after)}
+    return JSONResponse(body, status_code=error.status, headers=headers)
 
 
 def internal_error_response() -> JSONResponse:
@@ -152,8 +218,31 @@ _HTTP_STATUS_CODES = {
     403: ("permission_error", "forbidden"),
     404: ("invalid_request_error", "not_found"),
     405: ("invalid_request_error", "method_not_allowed"),
+    409: ("invalid_request_error", "conflict"),
     413: ("invalid_request_error", "payload_too_large"),
+    422: ("invalid_request_error", "invalid_value"),
 }
+# Validation errors under these prefixes are 422s (the swarm and run APIs); the OpenAI
+# endpoints keep OpenAI's 400.
+UNPROCESSABLE_PREFIXES = ("/swarm/", "/runs")
+# How pydantic names the branches of a union in an error location (`reward.float`).
+_UNION_SCALAR_TAGS = frozenset({"float", "int", "str", "bool", "none", "bytes"})
+
+
+def _is_union_tag(part: object) -> bool:
+    return isinstance(part, str) and (part in _UNION_SCALAR_TAGS or "[" in part)
+
+
+def _field_path(loc: tuple) -> list[str]:
+    """An error location as the client's field path: no `body`, no union branch names."""
+    path = []
+    for part in loc:
+        if part in ("body", "query", "path") and not path:
+            continue
+        if _is_union_tag(part):
+            continue
+        path.append(str(part))
+    return path
 
 
 def validation_error_to_gateway_error(exc: RequestValidationError) -> InvalidRequest:
@@ -165,7 +254,14 @@ def validation_error_to_gateway_error(exc: RequestValidationError) -> InvalidReq
     if first.get("type") == "json_invalid":
         detail = (first.get("ctx") or {}).get("error", "JSON decode error")
         return InvalidRequest(f"Malformed JSON body: {detail}.", code="json_invalid")
-    loc = [str(part) for part in first.get("loc", ()) if part not in ("body", "query", "path")]
+    first_field = _field_path(first.get("loc", ()))
+    if first_field:
+        # A union's branches each report a problem with the same field: the deepest one (a
+        # bad value inside a dict) says most, and together they count as one problem.
+        same = [e for e in errors if _field_path(e["loc"])[: len(first_field)] == first_field]
+        first = max(same, key=lambda e: len(_field_path(e["loc"])))
+        errors = [first] + [e for e in errors if e not in same]
+    loc = _field_path(first.get("loc", ()))
     param = ".".join(loc) or None
     message = first.get("msg", "Invalid value")
     if param is None and first.get("type") in ("missing", "model_attributes_type", "dict_type"):
@@ -186,9 +282,12 @@ async def _on_trainer_error(_request: Request, exc: Exception) -> JSONResponse:
     return error_response(as_gateway_error(exc))
 
 
-async def _on_validation_error(_request: Request, exc: Exception) -> JSONResponse:
+async def _on_validation_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
-    return error_response(validation_error_to_gateway_error(exc))
+    error = validation_error_to_gateway_error(exc)
+    if request.url.path.startswith(UNPROCESSABLE_PREFIXES):
+        error = Unprocessable(error.message, param=error.param)
+    return error_response(error)
 
 
 async def _on_http_error(request: Request, exc: Exception) -> JSONResponse:
@@ -239,7 +338,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     GatewayError → its status; trainer errors → what they mean to a client (prompt too
     long → 400, engine stopped → 503, other → 500); validation errors and malformed JSON
-    → 400 naming the field; unknown routes and methods → 404/405; anything else → 500
+    → 400 naming the field (422 on the swarm and run APIs); unknown routes and methods → 404/405; anything else → 500
     (logged here, the traceback never sent). Call before adding outer middleware.
     """
     app.add_exception_handler(GatewayError, _on_gateway_error)

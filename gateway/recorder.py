@@ -5,8 +5,10 @@ each recorded completion through `experiments_db` before the HTTP response goes 
 Methods are synchronous and thread-safe; the HTTP layer calls them off the event loop
 (`anyio.to_thread.run_sync`). Knows nothing about HTTP, OpenAI wire types, or torch.
 
-Episode lifecycle: an episode is created "open"; finishing (with a reward), aborting, and
-feeding the sample buffer build on `EpisodeRecord.status` and `get_calls`.
+Episode lifecycle: an episode is created "open", then finished (with its reward, its
+samples written in the same transaction) or aborted, once. Calls are recorded only into
+open episodes. Which calls become samples, and what a reward means, is decided by the
+caller (`gateway.episodes`); the recorder only makes each transition atomic.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import hashlib
 import secrets
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -23,8 +25,8 @@ from sqlalchemy.engine import Engine
 
 from experiments_db import crud
 from experiments_db.db import create_all, make_engine, session_scope
-from experiments_db.models import CallRow, EpisodeRow
-from gateway.errors import EpisodeNotFound
+from experiments_db.models import CallRow, EpisodeRow, SampleRow
+from gateway.errors import EpisodeNotFound, EpisodeNotOpen
 from gateway.settings import GatewaySettings
 from swarm.protocol import CallKind, CallTrace, EpisodeTrace
 from trainer.types import Completion
@@ -47,6 +49,10 @@ class EpisodeRecord:
     status: str
     created_at: float
     api_key: str | None = None  # only known right after creation; the database keeps a hash
+    reward: float | dict[str, float] | None = None  # as the client sent it
+    metrics: dict[str, float] | None = None
+    finished_at: float | None = None
+    abort_reason: str | None = None
 
     @classmethod
     def from_row(cls, row: EpisodeRow, api_key: str | None = None) -> EpisodeRecord:
@@ -60,6 +66,10 @@ class EpisodeRecord:
             status=row.status,
             created_at=row.created_at,
             api_key=api_key,
+            reward=row.reward,
+            metrics=row.metrics,
+            finished_at=row.finished_at,
+            abort_reason=row.abort_reason,
         )
 
 
@@ -148,6 +158,21 @@ class CallRecord:
 _TRACE_FIELDS = frozenset(CallTrace.model_fields)
 
 
+SampleBuilder = Callable[[EpisodeRecord, list[CallRecord]], list[SampleRow]]
+
+
+def episode_not_open(episode_id: str, status: str, abort_reason: str | None) -> EpisodeNotOpen:
+    """The 409 for using an episode that is finished or aborted."""
+    if status == "aborted":
+        why = f" ({abort_reason})" if abort_reason else ""
+        return EpisodeNotOpen(f"Episode {episode_id!r} was aborted{why}.", param="episode_id")
+    return EpisodeNotOpen(f"Episode {episode_id!r} is finished already.", param="episode_id")
+
+
+def _not_open(row: EpisodeRow) -> EpisodeNotOpen:
+    return episode_not_open(row.id, row.status, row.abort_reason)
+
+
 class EpisodeRecorder:
     """Creates episodes and records calls into them, persisted in `experiments_db`."""
 
@@ -166,6 +191,11 @@ class EpisodeRecorder:
     @classmethod
     def from_settings(cls, settings: GatewaySettings) -> EpisodeRecorder:
         return cls.open(settings.resolved_database_url)
+
+    @property
+    def db(self) -> Engine:
+        """The database engine, shared with the other stores of the gateway."""
+        return self._db
 
     def create_episode(
         self,
@@ -231,8 +261,11 @@ class EpisodeRecorder:
             with session_scope(self._db) as session:
                 next_index = self._next_call_index.get(episode_id)
                 if next_index is None:
-                    if crud.get_episode(session, episode_id=episode_id) is None:
+                    row = crud.get_episode(session, episode_id=episode_id)
+                    if row is None:
                         raise EpisodeNotFound(f"No episode with id {episode_id!r}.")
+                    if row.status != "open":
+                        raise _not_open(row)
                     next_index = crud.count_calls(session, episode_id=episode_id)
                 for offset, call in enumerate(calls):
                     call.index = next_index + offset
@@ -258,3 +291,66 @@ class EpisodeRecorder:
             client_id=episode.client_id,
             calls=[call.to_trace() for call in calls],
         )
+
+    def finish_episode(
+        self,
+        episode_id: str,
+        *,
+        reward: float | dict[str, float],
+        metrics: dict[str, float],
+        make_samples: SampleBuilder,
+    ) -> tuple[EpisodeRecord, list[SampleRow]]:
+        """Close an open episode with its reward and persist the samples `make_samples` builds
+        from its calls, and the run's counters, in one transaction."""
+        with self._lock:
+            with session_scope(self._db) as session:
+                row = self._open_row(session, episode_id)
+                calls = [
+                    CallRecord.from_row(r) for r in crud.list_calls(session, episode_id=episode_id)
+                ]
+                samples = make_samples(EpisodeRecord.from_row(row), calls)
+                row.status, row.reward, row.metrics = "finished", reward, metrics
+                row.finished_at = time.time()
+                session.add(row)
+                crud.insert_samples(session, samples=samples)
+                crud.bump_run_counters(
+                    session, run_id=row.run, episodes_finished=1, samples_buffered=len(samples)
+                )
+            self._next_call_index.pop(episode_id, None)
+        return EpisodeRecord.from_row(row), samples
+
+    def abort_episode(self, episode_id: str, *, reason: str) -> tuple[EpisodeRecord, bool]:
+        """Abort an open episode; aborting an aborted one changes nothing (the bool says
+        whether this call aborted it); a finished one cannot be aborted."""
+        with self._lock:
+            with session_scope(self._db) as session:
+                row = crud.get_episode(session, episode_id=episode_id)
+                if row is None:
+                    raise EpisodeNotFound(f"No episode with id {episode_id!r}.", param="episode_id")
+                if row.status == "aborted":
+                    return EpisodeRecord.from_row(row), False
+                if row.status != "open":
+                    raise _not_open(row)
+                row.status, row.abort_reason, row.finished_at = "aborted", reason, time.time()
+                session.add(row)
+                crud.bump_run_counters(session, run_id=row.run, episodes_aborted=1)
+            self._next_call_index.pop(episode_id, None)
+        return EpisodeRecord.from_row(row), True
+
+    def open_episode_ids(
+        self, *, run: str | None = None, client_id: str | None = None
+    ) -> list[str]:
+        with session_scope(self._db) as session:
+            return crud.list_open_episode_ids(session, run=run, client_id=client_id)
+
+    def open_episodes_by_client(self) -> dict[str, int]:
+        with session_scope(self._db) as session:
+            return crud.count_open_episodes_by_client(session)
+
+    def _open_row(self, session, episode_id: str) -> EpisodeRow:
+        row = crud.get_episode(session, episode_id=episode_id)
+        if row is None:
+            raise EpisodeNotFound(f"No episode with id {episode_id!r}.", param="episode_id")
+        if row.status != "open":
+            raise _not_open(row)
+        return row

@@ -1,6 +1,6 @@
 """Configuration of one gateway process.
 
-Owns: bind address, where state lives, the admin key, request limits. Built by the
+Owns: bind address, where state lives, the admin key, request limits, client leases. Built by the
 composition root (`gateway/__main__.py`) from CLI flags and the environment; everything
 else receives a `GatewaySettings` and never reads the environment itself.
 """
@@ -34,6 +34,14 @@ class GatewaySettings(BaseModel):
     max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1)
     public_base_url: str | None = None  # how clients reach us, when behind a proxy
     database_url: str | None = None  # default: SQLite file in state_dir
+    client_lease_s: float = Field(default=30.0, gt=0)  # a client silent this long is gone
+    client_reap_interval_s: float = Field(default=1.0, gt=0)  # how often leases are checked
+    paused_retry_after_s: float = Field(default=5.0, gt=0)  # 429 retry_after of a paused run
+
+    @property
+    def runs_dir(self) -> Path:
+        """Where runs keep their resolved config and checkpoints: `<state_dir>/runs`."""
+        return self.state_dir / "runs"
 
     @property
     def resolved_database_url(self) -> str:

@@ -8,10 +8,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gateway.chat_service import ChatService
+from gateway.clients import ClientRegistry
 from gateway.completions_service import CompletionsService
+from gateway.episodes import EpisodeService
 from gateway.recorder import EpisodeRecorder
 from gateway.registry import ModelRegistry
+from gateway.run_store import RunStore
+from gateway.runs import RunManager
 from gateway.settings import GatewaySettings
+from gateway.telemetry import Telemetry
+from trainer.types import PolicyFactory
 
 
 @dataclass
@@ -21,15 +27,40 @@ class GatewayState:
     recorder: EpisodeRecorder
     chat: ChatService
     completions: CompletionsService
+    clients: ClientRegistry
+    runs: RunManager
+    episodes: EpisodeService
+    telemetry: Telemetry
 
     @classmethod
     def build(
-        cls, settings: GatewaySettings, models: ModelRegistry, recorder: EpisodeRecorder
+        cls,
+        settings: GatewaySettings,
+        models: ModelRegistry,
+        recorder: EpisodeRecorder,
+        policy_factory: PolicyFactory | None = None,
     ) -> GatewayState:
+        store = RunStore(recorder.db)
+        clients = ClientRegistry(
+            db=recorder.db,
+            recorder=recorder,
+            lease_s=settings.client_lease_s,
+            reap_interval_s=settings.client_reap_interval_s,
+        )
+        runs = RunManager(
+            settings=settings, models=models, recorder=recorder, store=store, factory=policy_factory
+        )
+        episodes = EpisodeService(
+            settings=settings, models=models, recorder=recorder, runs=runs, clients=clients
+        )
         return cls(
             settings=settings,
             models=models,
             recorder=recorder,
             chat=ChatService(models, recorder),
             completions=CompletionsService(models, recorder),
+            clients=clients,
+            runs=runs,
+            episodes=episodes,
+            telemetry=Telemetry(runs, store, clients),
         )

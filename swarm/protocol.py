@@ -227,6 +227,7 @@ class MetricPoint(BaseModel):
     name: str  # e.g. "reward/mean", "reward/std", "loss", "kl", "grad_norm"
     value: float
     time: float
+    policy: str | None = None  # the policy it measures; None for run-wide values ("episodes")
 
 
 class CheckpointPublic(BaseModel):

@@ -3,7 +3,11 @@
 `CharTokenizer` is one token per character plus BOS/EOS, with a tiny chat format and
 `<tool_call>{...}</tool_call>` tool-call syntax. `EchoEngine` "generates" a deterministic
 reply (by default: echo the last user message) token by token, with fake logprobs,
-honouring max_tokens and stop strings. Neither knows about HTTP or torch.
+honouring max_tokens and stop strings. `FakePolicyTrainer` / `FakePolicyFactory` implement
+the training interfaces: the trainer records the groups it is given, drops samples by the
+documented rules (zero-variance groups, stale versions), bumps its engine's version and
+returns plausible metrics; switches make it (or the factory) raise. None knows about HTTP
+or torch.
 """
 
 from __future__ import annotations
@@ -13,15 +17,19 @@ import json
 import re
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from trainer.types import (
     Completion,
     GeneratedToken,
+    Group,
     ParsedAssistant,
+    Policy,
     RenderedPrompt,
     SamplingParams,
     ServedModel,
+    StepResult,
     StreamEnd,
     TokenLogprob,
     ToolCall,
@@ -205,3 +213,97 @@ def fake_served_model(name: str = "fake-model", **engine_options: Any) -> Served
     return ServedModel(
         name=name, tokenizer=tokenizer, engine=EchoEngine(tokenizer, **engine_options)
     )
+
+
+class TrainerExploded(RuntimeError):
+    pass
+
+
+class FakePolicyTrainer:
+    """Records every `train_step`; `explode=True` makes the next steps raise;
+    `step_gate` (an asyncio.Event), when set up, holds each step until it is set."""
+
+    def __init__(self, engine: EchoEngine, *, explode: bool = False):
+        self.engine = engine
+        self.explode = explode
+        self.steps: list[tuple[list[Group], Any]] = []
+        self.checkpoints: list[str] = []
+        self.closed = False
+        self.step_gate: asyncio.Event | None = None
+
+    @property
+    def version(self) -> int:
+        return self.engine.weights_version
+
+    async def train_step(self, groups: Sequence[Group], settings: Any) -> StepResult:
+        self.steps.append((list(groups), settings))
+        if self.step_gate is not None:
+            await self.step_gate.wait()
+        if self.explode:
+            raise TrainerExploded("optimizer blew up: loss is nan")
+        dropped = {"zero_variance": 0, "stale": 0}
+        trained = 0
+        for group in groups:
+            rewards = [episode.reward for episode in group.episodes]
+            flat = len(rewards) < 2 or max(rewards) == min(rewards)
+            for episode in group.episodes:
+                for sample in episode.samples:
+                    if flat and settings.zero_variance_groups == "drop":
+                        dropped["zero_variance"] += 1
+                    elif self.version - sample.version > settings.max_staleness:
+                        dropped["stale"] += 1
+                    else:
+                        trained += 1
+        self.engine.weights_version += 1
+        return StepResult(
+            version=self.engine.weights_version,
+            metrics={"loss": 0.5 / self.engine.weights_version, "kl": 0.0, "grad_norm": 1.0},
+            samples_trained=trained,
+            samples_dropped={reason: n for reason, n in dropped.items() if n},
+        )
+
+    async def save_checkpoint(self, directory: str) -> None:
+        path = Path(directory)
+        path.mkdir(parents=True, exist_ok=True)
+        (path / "trainer_state.json").write_text(json.dumps({"version": self.version}))
+        self.checkpoints.append(directory)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+class FakePolicyFactory:
+    """Builds `EchoEngine` policies; `fail_with` makes `create` raise it; every call and
+    every trainer is kept for the test to inspect."""
+
+    def __init__(self, *, fail_with: Exception | None = None, **engine_options: Any):
+        self.fail_with = fail_with
+        self.engine_options = engine_options
+        self.calls: list[dict[str, Any]] = []
+        self.trainers: dict[str, FakePolicyTrainer] = {}
+
+    async def create(
+        self,
+        *,
+        served_name: str,
+        base_model: str,
+        lora: dict[str, Any] | None,
+        seed: int,
+        resume_from: str | None = None,
+    ) -> Policy:
+        self.calls.append(
+            dict(
+                served_name=served_name,
+                base_model=base_model,
+                lora=lora,
+                seed=seed,
+                resume_from=resume_from,
+            )
+        )
+        if self.fail_with is not None:
+            raise self.fail_with
+        served = fake_served_model(served_name, **self.engine_options)
+        assert isinstance(served.engine, EchoEngine)
+        trainer = FakePolicyTrainer(served.engine)
+        self.trainers[served_name] = trainer
+        return Policy(served=served, trainer=trainer)

@@ -1,17 +1,30 @@
-"""Swarm API routes: create an episode, read its token-level trace.
+"""Swarm API routes: clients (register, heartbeat, delete, list) and episodes (create,
+finish, abort, read the token-level trace).
 
-Thin: auth via `gateway.auth`, persistence via the recorder (off the event loop).
+Thin: auth via `gateway.auth`, logic in `ClientRegistry` and `EpisodeService`. With an
+admin key configured, client routes and episode creation need it; finish, abort and the
+trace take the admin key or that episode's own key.
 """
 
 from __future__ import annotations
 
 import anyio
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Request, Response
 
 from gateway.auth import require_admin, require_admin_or_episode_key
 from gateway.routes.deps import State, Token
 from gateway.state import GatewayState
-from swarm.protocol import EpisodeCreate, EpisodeCreated, EpisodeTrace
+from swarm.protocol import (
+    ClientPublic,
+    ClientRegister,
+    ClientRegistered,
+    EpisodeAbort,
+    EpisodeCreate,
+    EpisodeCreated,
+    EpisodeFinish,
+    EpisodeResult,
+    EpisodeTrace,
+)
 
 router = APIRouter(prefix="/swarm", tags=["swarm"])
 
@@ -20,27 +33,61 @@ def _gateway_base_url(state: GatewayState, request: Request) -> str:
     return (state.settings.public_base_url or str(request.base_url)).rstrip("/")
 
 
+# -- clients --------------------------------------------------------------------------------
+
+
+@router.post("/clients", response_model=ClientRegistered)
+async def register_client(body: ClientRegister, state: State, token: Token) -> ClientRegistered:
+    require_admin(token, state.settings)
+    return await state.clients.register(body)
+
+
+@router.post("/clients/{client_id}/heartbeat", response_model=ClientRegistered)
+async def heartbeat(client_id: str, state: State, token: Token) -> ClientRegistered:
+    require_admin(token, state.settings)
+    return state.clients.heartbeat(client_id)
+
+
+@router.delete("/clients/{client_id}", status_code=204)
+async def delete_client(client_id: str, state: State, token: Token) -> Response:
+    require_admin(token, state.settings)
+    await state.clients.delete(client_id)
+    return Response(status_code=204)
+
+
+@router.get("/clients", response_model=list[ClientPublic])
+async def list_clients(
+    state: State, token: Token, include_gone: bool = False
+) -> list[ClientPublic]:
+    require_admin(token, state.settings)
+    return await state.clients.list_public(include_gone=include_gone)
+
+
+# -- episodes -------------------------------------------------------------------------------
+
+
 @router.post("/episodes", response_model=EpisodeCreated)
 async def create_episode(
     body: EpisodeCreate, request: Request, state: State, token: Token
 ) -> EpisodeCreated:
     require_admin(token, state.settings)
-    episode = await anyio.to_thread.run_sync(
-        lambda: state.recorder.create_episode(
-            run=body.run,
-            task_id=body.task_id,
-            task_family=body.task_family,
-            group_id=body.group_id,
-            client_id=body.client_id,
-        )
-    )
-    assert episode.api_key is not None
-    return EpisodeCreated(
-        episode_id=episode.episode_id,
-        api_key=episode.api_key,
-        base_url=_gateway_base_url(state, request) + "/v1",
-        policy_versions=state.models.policy_versions(),
-    )
+    return await state.episodes.create(body, _gateway_base_url(state, request) + "/v1")
+
+
+@router.post("/episodes/{episode_id}/finish", response_model=EpisodeResult)
+async def finish_episode(
+    episode_id: str, body: EpisodeFinish, state: State, token: Token
+) -> EpisodeResult:
+    await require_admin_or_episode_key(token, episode_id, state.recorder, state.settings)
+    return await state.episodes.finish(episode_id, body)
+
+
+@router.post("/episodes/{episode_id}/abort", response_model=EpisodeResult)
+async def abort_episode(
+    episode_id: str, body: EpisodeAbort, state: State, token: Token
+) -> EpisodeResult:
+    await require_admin_or_episode_key(token, episode_id, state.recorder, state.settings)
+    return await state.episodes.abort(episode_id, body.reason)
 
 
 @router.get("/episodes/{episode_id}", response_model=EpisodeTrace)

@@ -17,6 +17,7 @@ GATEWAY_MAY_USE = {
     "trainer.types",
     "trainer.chat_format",
     "trainer.errors",
+    "trainer.config",  # torch-free pydantic settings (TrainSettings)
 }
 # package → (allowed modules of ours outside itself; a module may be named with its submodules)
 ALLOWED = {

@@ -86,7 +86,11 @@ class TorchEngine:
     """Implements `trainer.types.InferenceEngine` for transformers causal LMs."""
 
     def __init__(
-        self, model: torch.nn.Module, tokenizer: HFChatTokenizer, config: EngineConfig | None = None
+        self,
+        model: torch.nn.Module,
+        tokenizer: HFChatTokenizer,
+        config: EngineConfig | None = None,
+        initial_version: int = 0,  # a policy resumed from a checkpoint goes on counting
     ):
         self.config = config or EngineConfig()
         self.model = model
@@ -112,7 +116,7 @@ class TorchEngine:
         self._waiting: list[_Request] = []
         self._live: list[_Sequence] = []
         self._ids = itertools.count()
-        self._version = 0
+        self._version = initial_version
         self._generator = torch.Generator(device="cpu")
         self._generator.seed()
         self._stopped = threading.Event()

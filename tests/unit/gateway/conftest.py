@@ -1,7 +1,9 @@
-"""Fixtures for gateway tests: an app on fakes, a SQLite recorder in a temp dir."""
+"""Fixtures for gateway tests: an app on fakes, a SQLite recorder in a temp dir, and
+helpers for the swarm and run APIs (runs on `FakePolicyFactory`)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -11,7 +13,7 @@ from fastapi.testclient import TestClient
 from gateway.app import make_app
 from gateway.recorder import EpisodeRecorder
 from gateway.settings import GatewaySettings
-from tests.fakes import EchoEngine, fake_served_model
+from tests.fakes import EchoEngine, FakePolicyFactory, fake_served_model
 
 MODEL = "fake-model"
 
@@ -27,27 +29,31 @@ def recorder(settings: GatewaySettings) -> EpisodeRecorder:
 
 
 ClientFactory = Callable[..., TestClient]
+SETTING_NAMES = frozenset(GatewaySettings.model_fields)
 
 
 @pytest.fixture
 def make_client(settings: GatewaySettings, recorder: EpisodeRecorder) -> Iterator[ClientFactory]:
-    """`make_client(api_key=..., max_body_bytes=..., **engine_options)` → a TestClient."""
+    """`make_client(api_key=..., <any GatewaySettings field>=..., policy_factory=...,
+    **engine_options)` → a TestClient with the app's lifespan running."""
     clients: list[TestClient] = []
 
-    def build(**options) -> TestClient:
-        overrides = {k: options.pop(k) for k in ("api_key", "max_body_bytes") if k in options}
+    def build(*, policy_factory=None, **options) -> TestClient:
+        overrides = {k: options.pop(k) for k in list(options) if k in SETTING_NAMES}
         app = make_app(
             [fake_served_model(MODEL, **options)],
             recorder,
             settings.model_copy(update=overrides),
+            policy_factory=policy_factory,
         )
         client = TestClient(app)
+        client.__enter__()
         clients.append(client)
         return client
 
     yield build
     for client in clients:
-        client.close()
+        client.__exit__(None, None, None)
 
 
 @pytest.fixture
@@ -79,3 +85,75 @@ def assert_openai_error(response, status: int, code: str | None = None) -> dict:
     if code is not None:
         assert body["error"]["code"] == code
     return body["error"]
+
+
+# -- swarm and runs ------------------------------------------------------------------------
+
+
+def bearer(key: str) -> dict:
+    return {"Authorization": f"Bearer {key}"}
+
+
+@pytest.fixture
+def factory() -> FakePolicyFactory:
+    return FakePolicyFactory()
+
+
+@pytest.fixture
+def trainer_client(make_client: ClientFactory, factory: FakePolicyFactory) -> TestClient:
+    """A gateway that can train (fake policies)."""
+    return make_client(policy_factory=factory, client_reap_interval_s=0.05)
+
+
+SHORT_LEASE_S = 2.0
+
+
+@pytest.fixture
+def short_lease_client(make_client: ClientFactory, factory: FakePolicyFactory) -> TestClient:
+    """A gateway that can train, whose clients lapse after 2 s without a heartbeat."""
+    return make_client(
+        policy_factory=factory, client_lease_s=SHORT_LEASE_S, client_reap_interval_s=0.05
+    )
+
+
+def create_run(client: TestClient, name: str = "r", headers=None, **fields) -> dict:
+    response = client.post("/runs", json={"name": name, **fields}, headers=headers)
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+def open_episode(client: TestClient, run: str = "r", headers=None, **fields) -> dict:
+    body = {"run": run, "task_id": "t-1", **fields}
+    response = client.post("/swarm/episodes", json=body, headers=headers)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def chat_as(client: TestClient, episode: dict, model: str | None = None, content="hi") -> dict:
+    body = chat_body(content) | {"model": model or episode["model"]}
+    response = client.post("/v1/chat/completions", json=body, headers=bearer(episode["api_key"]))
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def finish(client: TestClient, episode: dict, reward=1.0, headers=None, **fields):
+    url = f"/swarm/episodes/{episode['episode_id']}/finish"
+    return client.post(url, json={"reward": reward, **fields}, headers=headers)
+
+
+def eventually(predicate: Callable[[], object], timeout_s: float = 5.0) -> object:
+    """Poll `predicate` until it is truthy (background work: training steps, reaping)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"still false after {timeout_s} s: {predicate}")
+        time.sleep(0.02)
+
+
+def run_state(client: TestClient, name: str = "r", headers=None) -> dict:
+    response = client.get(f"/runs/{name}", headers=headers)
+    assert response.status_code == 200, response.text
+    return response.json()

@@ -20,10 +20,10 @@ def bearer(key: str) -> dict:
 
 
 def test_created_episode_has_a_secret_key_and_an_openai_base_url(client):
-    episode = create_episode(client, run="r1", group_id="g")
+    episode = create_episode(client, group_id="g")
     assert episode["api_key"].startswith("sk-ep-") and len(episode["api_key"]) > 30
     assert episode["base_url"] == "http://testserver/v1"
-    assert episode["policy_versions"] == {"fake-model": 0}
+    assert episode["policy_versions"] == {"fake-model": 0} and episode["group_id"] == "g"
 
 
 def test_public_base_url_setting_is_used(make_client):

@@ -1,0 +1,43 @@
+"""Training samples."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import update
+from sqlmodel import Session, select
+
+from experiments_db.models import SampleRow
+
+
+def insert_samples(session: Session, *, samples: Sequence[SampleRow]) -> None:
+    session.add_all(samples)
+
+
+def list_samples(
+    session: Session,
+    *,
+    run_id: str | None = None,
+    episode_id: str | None = None,
+    status: str | None = None,
+) -> list[SampleRow]:
+    query = select(SampleRow)
+    if run_id is not None:
+        query = query.where(SampleRow.run == run_id)
+    if episode_id is not None:
+        query = query.where(SampleRow.episode_id == episode_id)
+    if status is not None:
+        query = query.where(SampleRow.status == status)
+    return list(session.exec(query.order_by(SampleRow.id)).all())
+
+
+def mark_samples(
+    session: Session, *, sample_ids: Sequence[int], status: str, step: int, reason: str | None
+) -> None:
+    """Move buffered samples to `trained` or `dropped` (with `reason`) at training `step`."""
+    if sample_ids:
+        session.exec(
+            update(SampleRow)
+            .where(SampleRow.id.in_(list(sample_ids)))
+            .values(status=status, step_trained=step, drop_reason=reason)
+        )

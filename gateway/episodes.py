@@ -1,0 +1,168 @@
+"""The episode lifecycle of the swarm API: create, finish (reward → samples), abort.
+
+Owns: `EpisodeService` — which run an episode belongs to and whether that run takes
+episodes now (unknown run 404, paused or starting 429 with `retry_after`, stopped /
+finished / failed 409), what a reward means (a float is every policy's reward; a dict
+names each policy of the run exactly), and turning a finished episode's calls into
+samples that are persisted before `finish` returns and then buffered for training.
+
+An episode of run "default" while no run has that name is *recording-only* (issue 2):
+its calls are recorded, its reward stored, no samples made; its "policies" are the
+gateway's base models. Raises `GatewayError`s; knows nothing about routes or torch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import anyio
+
+from gateway.buffer import BufferedSample, FinishedEpisode
+from gateway.clients import ClientRegistry
+from gateway.errors import RateLimited, RunNotAccepting, RunNotFound, Unprocessable
+from gateway.recorder import EpisodeRecord, EpisodeRecorder, episode_not_open
+from gateway.registry import ModelRegistry
+from gateway.run import Run
+from gateway.runs import RunManager
+from gateway.samples import sample_of_row, sample_rows
+from gateway.settings import GatewaySettings
+from swarm.protocol import EpisodeCreate, EpisodeCreated, EpisodeFinish, EpisodeResult
+
+RECORDING_ONLY_RUN = "default"
+
+
+def rewards_per_policy(
+    reward: float | dict[str, float], policies: Sequence[str]
+) -> dict[str, float]:
+    """A float applies to every policy; a dict must name each policy, and only those."""
+    if not isinstance(reward, dict):
+        return {policy: float(reward) for policy in policies}
+    known = ", ".join(policies)
+    unknown = sorted(set(reward) - set(policies))
+    if unknown:
+        raise Unprocessable(
+            f"reward: unknown polic{'ies' if len(unknown) > 1 else 'y'} {', '.join(unknown)}; "
+            f"this run's policies are: {known}.",
+            param="reward",
+        )
+    missing = [policy for policy in policies if policy not in reward]
+    if missing:
+        raise Unprocessable(
+            f"reward: no reward for {', '.join(missing)}; give every policy of the run "
+            f"({known}) a reward, or one float for all.",
+            param="reward",
+        )
+    return {policy: float(reward[policy]) for policy in policies}
+
+
+class EpisodeService:
+    def __init__(
+        self,
+        *,
+        settings: GatewaySettings,
+        models: ModelRegistry,
+        recorder: EpisodeRecorder,
+        runs: RunManager,
+        clients: ClientRegistry,
+    ):
+        self._settings = settings
+        self._models = models
+        self._recorder = recorder
+        self._runs = runs
+        self._clients = clients
+
+    def _accepting_run(self, name: str) -> Run | None:
+        """The run a new episode joins (None: recording-only), or why it cannot."""
+        run = self._runs.find(name)
+        if run is None:
+            if name == RECORDING_ONLY_RUN:
+                return None
+            raise RunNotFound(f"No run named {name!r}; create it with POST /runs.", param="run")
+        if run.status in ("paused", "starting"):
+            raise RateLimited(
+                f"Run {name!r} is {run.status}; retry later.",
+                retry_after=self._settings.paused_retry_after_s,
+                code=f"run_{run.status}",
+            )
+        if run.status != "running":
+            raise RunNotAccepting(
+                f"Run {name!r} is {run.status} and takes no more episodes.", param="run"
+            )
+        return run
+
+    async def create(self, body: EpisodeCreate, base_url: str) -> EpisodeCreated:
+        if body.client_id is not None:
+            self._clients.active(body.client_id)
+        run = self._accepting_run(body.run)
+        episode = await anyio.to_thread.run_sync(
+            lambda: self._recorder.create_episode(
+                run=body.run,
+                task_id=body.task_id,
+                task_family=body.task_family,
+                group_id=body.group_id,
+                client_id=body.client_id,
+            )
+        )
+        assert episode.api_key is not None
+        created = EpisodeCreated(
+            episode_id=episode.episode_id,
+            api_key=episode.api_key,
+            base_url=base_url,
+            policy_versions=self._models.base_versions(),
+            group_id=body.group_id,
+        )
+        if run is not None:
+            created.policy_versions = run.policy_versions()
+            created.models = {policy: run.model_of(policy) for policy in run.plans}
+            created.model = run.model_of(next(iter(run.plans)))
+        return created
+
+    def _training_run(self, episode: EpisodeRecord) -> Run | None:
+        """The run an episode trains, if any (a run created after it cannot own it)."""
+        run = self._runs.find(episode.run)
+        if run is None or run.created_at > episode.created_at or not run.ready:
+            return None
+        return run
+
+    async def finish(self, episode_id: str, body: EpisodeFinish) -> EpisodeResult:
+        episode = await anyio.to_thread.run_sync(self._recorder.get_episode, episode_id)
+        if episode.status != "open":
+            raise episode_not_open(episode_id, episode.status, episode.abort_reason)
+        run = self._training_run(episode)
+        policies = list(run.policies) if run is not None else self._models.base_names()
+        rewards = rewards_per_policy(body.reward, policies)
+
+        def make_samples(record, calls):
+            return sample_rows(record, calls, rewards) if run is not None else []
+
+        record, rows = await anyio.to_thread.run_sync(
+            lambda: self._recorder.finish_episode(
+                episode_id, reward=body.reward, metrics=body.metrics, make_samples=make_samples
+            )
+        )
+        if run is not None and not run.is_terminal:
+            samples: dict[str, list[BufferedSample]] = {}
+            for row in rows:
+                assert row.id is not None
+                samples.setdefault(row.policy, []).append(
+                    BufferedSample(sample_of_row(row), row.id)
+                )
+            run.add_finished(
+                FinishedEpisode(
+                    episode_id=record.episode_id,
+                    group_id=record.group_id,
+                    rewards=rewards,
+                    samples=samples,
+                    metrics=dict(body.metrics),
+                )
+            )
+        return EpisodeResult(
+            episode_id=episode_id, status="finished", rewards=rewards, samples=len(rows)
+        )
+
+    async def abort(self, episode_id: str, reason: str) -> EpisodeResult:
+        """Abort an open episode; aborting it again answers the same (idempotent)."""
+        record, _ = await anyio.to_thread.run_sync(
+            lambda: self._recorder.abort_episode(episode_id, reason=reason or "aborted by client")
+        )
+        return EpisodeResult(episode_id=record.episode_id, status="aborted")

@@ -1,0 +1,80 @@
+"""Run control routes: create, list, read, edit, pause, resume, stop, checkpoint, metrics.
+
+Thin: every route needs the admin key when one is configured; logic in `RunManager`.
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Query
+
+from gateway.auth import require_admin
+from gateway.routes.deps import State, Token
+from swarm.protocol import CheckpointPublic, MetricPoint, RunCreate, RunPatch, RunPublic
+
+router = APIRouter(prefix="/runs", tags=["runs"])
+
+
+@router.post("", response_model=RunPublic, status_code=201)
+async def create_run(body: RunCreate, state: State, token: Token) -> RunPublic:
+    require_admin(token, state.settings)
+    return await state.runs.create(body)
+
+
+@router.get("", response_model=list[RunPublic])
+async def list_runs(state: State, token: Token) -> list[RunPublic]:
+    require_admin(token, state.settings)
+    return await state.runs.list_public()
+
+
+@router.get("/{run_id}", response_model=RunPublic)
+async def get_run(run_id: str, state: State, token: Token) -> RunPublic:
+    require_admin(token, state.settings)
+    return await state.runs.public(run_id)
+
+
+@router.patch("/{run_id}", response_model=RunPublic)
+async def patch_run(run_id: str, body: RunPatch, state: State, token: Token) -> RunPublic:
+    require_admin(token, state.settings)
+    return await state.runs.patch(run_id, body)
+
+
+@router.post("/{run_id}/pause", response_model=RunPublic)
+async def pause_run(run_id: str, state: State, token: Token) -> RunPublic:
+    require_admin(token, state.settings)
+    return await state.runs.pause(run_id)
+
+
+@router.post("/{run_id}/resume", response_model=RunPublic)
+async def resume_run(run_id: str, state: State, token: Token) -> RunPublic:
+    require_admin(token, state.settings)
+    return await state.runs.resume(run_id)
+
+
+@router.post("/{run_id}/stop", response_model=RunPublic)
+async def stop_run(run_id: str, state: State, token: Token) -> RunPublic:
+    require_admin(token, state.settings)
+    return await state.runs.stop(run_id)
+
+
+@router.post("/{run_id}/checkpoints", response_model=CheckpointPublic, status_code=201)
+async def save_checkpoint(run_id: str, state: State, token: Token) -> CheckpointPublic:
+    require_admin(token, state.settings)
+    return await state.runs.checkpoint_by_name(run_id)
+
+
+@router.get("/{run_id}/checkpoints", response_model=list[CheckpointPublic])
+async def list_checkpoints(run_id: str, state: State, token: Token) -> list[CheckpointPublic]:
+    require_admin(token, state.settings)
+    return await state.runs.checkpoints(run_id)
+
+
+@router.get("/{run_id}/metrics", response_model=list[MetricPoint])
+async def run_metrics(
+    run_id: str,
+    state: State,
+    token: Token,
+    since: int | None = Query(None, description="Only steps after this one (step > since)."),
+    name: str | None = Query(None, description="Only this metric (e.g. reward/mean)."),
+) -> list[MetricPoint]:
+    require_admin(token, state.settings)
+    return await state.runs.metrics(run_id, since=since, metric=name)

@@ -1,0 +1,355 @@
+"""Run control: create runs and their policies, and pause, resume, stop, patch,
+checkpoint and inspect them.
+
+Owns: `RunManager` — the runs of this gateway process by name, their policies' entries in
+the model registry (`<run>/<policy>`), their training loops (one asyncio task per run),
+and the status transitions:
+
+    starting → running ⇄ paused → stopped | finished (max_steps) | failed (an error)
+
+`POST /runs` waits until every policy is created (the factory loads weights off the event
+loop) and answers "running"; a factory error leaves the run "failed" with its `error`.
+Stopping, finishing and failing abort the run's open episodes; the policies keep serving
+(for evaluation) until the gateway shuts down. Raises `GatewayError`s; knows nothing about
+routes or torch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import logging
+import time
+from pathlib import Path
+
+import anyio
+from pydantic import ValidationError
+
+from experiments_db.models import PolicyRow, RunRow
+from gateway.errors import Conflict, NotConfigured, RunNotFound, Unprocessable
+from gateway.recorder import EpisodeRecorder
+from gateway.registry import ModelRegistry
+from gateway.run import PolicyPlan, Run
+from gateway.run_store import RunStore
+from gateway.settings import GatewaySettings
+from gateway.training import TrainingLoop
+from swarm.protocol import (
+    CheckpointPublic,
+    MetricPoint,
+    PolicyPublic,
+    RunCounters,
+    RunCreate,
+    RunPatch,
+    RunPublic,
+    RunSettings,
+)
+from trainer.types import Policy, PolicyFactory
+
+log = logging.getLogger(__name__)
+
+
+class RunManager:
+    def __init__(
+        self,
+        *,
+        settings: GatewaySettings,
+        models: ModelRegistry,
+        recorder: EpisodeRecorder,
+        store: RunStore,
+        factory: PolicyFactory | None,
+    ):
+        self._settings = settings
+        self._models = models
+        self._recorder = recorder
+        self._store = store
+        self._factory = factory
+        self._runs: dict[str, Run] = {}
+
+    # -- lookup ----------------------------------------------------------------------------
+
+    def find(self, name: str) -> Run | None:
+        return self._runs.get(name)
+
+    def get(self, name: str) -> Run:
+        run = self._runs.get(name)
+        if run is None:
+            raise RunNotFound(f"No run named {name!r}.", param="run")
+        return run
+
+    def runs(self) -> list[Run]:
+        return list(self._runs.values())
+
+    async def public(self, name: str) -> RunPublic:
+        run = self.get(name)
+        row = await anyio.to_thread.run_sync(self._store.row, name)
+        return self._public(run, row)
+
+    async def list_public(self) -> list[RunPublic]:
+        rows = {row.id: row for row in await anyio.to_thread.run_sync(self._store.rows)}
+        return [self._public(run, rows.get(run.name)) for run in self._runs.values()]
+
+    def _public(self, run: Run, row: RunRow | None) -> RunPublic:
+        counters = RunCounters.model_validate(row, from_attributes=True) if row else RunCounters()
+        versions = run.policy_versions()
+        return RunPublic(
+            id=run.name,
+            name=run.name,
+            status=run.status,
+            step=run.step,
+            settings=run.settings,
+            policies={
+                name: PolicyPublic(
+                    name=name,
+                    model=run.model_of(name),
+                    base_model=plan.base_model,
+                    lora=plan.lora,
+                    version=versions.get(name, 0),
+                )
+                for name, plan in run.plans.items()
+            },
+            created_at=run.created_at,
+            error=run.error,
+            **counters.model_dump(),
+        )
+
+    # -- creation --------------------------------------------------------------------------
+
+    async def create(self, body: RunCreate) -> RunPublic:
+        if self._factory is None:
+            raise NotConfigured(
+                "This gateway was started without a policy factory, so it serves and records "
+                "but cannot train; start it with `gateway serve` to create runs."
+            )
+        if not body.policies:
+            raise Unprocessable("policies: a run needs at least one policy.", param="policies")
+        if body.resume_from is not None and len(body.policies) > 1:
+            raise Unprocessable(
+                "resume_from: a checkpoint can seed a single-policy run only.", param="resume_from"
+            )
+        if body.name in self._runs:
+            raise Conflict(
+                f"A run named {body.name!r} exists already; choose another name.",
+                param="name",
+                code="run_exists",
+            )
+        default_base = self._models.base_names()[0]
+        plans = {
+            name: PolicyPlan(base_model=spec.base_model or default_base, lora=spec.lora)
+            for name, spec in body.policies.items()
+        }
+        run = Run(
+            name=body.name,
+            settings=RunSettings.model_validate(
+                body.model_dump(include=set(RunSettings.model_fields))
+            ),
+            plans=plans,
+            created_at=time.time(),
+            resume_from=body.resume_from,
+        )
+        self._runs[run.name] = run  # reserved before the first await: names stay unique
+        try:
+            await anyio.to_thread.run_sync(self._persist_new, run)
+        except BaseException:
+            del self._runs[run.name]
+            raise
+        try:
+            for name, plan in plans.items():
+                run.policies[name] = await self._create_policy(run, name, plan)
+        except Exception as error:
+            log.exception("run %s: creating its policies failed", run.name)
+            await self._close_policies(run)
+            await self._set_status(run, "failed", error=f"{type(error).__name__}: {error}")
+            return await self.public(run.name)
+        await anyio.to_thread.run_sync(
+            self._store.set_policy_versions, run.name, run.policy_versions()
+        )
+        await self._set_status(run, "running")
+        run.task = asyncio.create_task(
+            TrainingLoop(run, self._store, self)(), name=f"train-{run.name}"
+        )
+        return await self.public(run.name)
+
+    def _persist_new(self, run: Run) -> None:
+        now = time.time()
+        row = RunRow(
+            id=run.name,
+            settings=run.settings.model_dump(mode="json"),
+            status=run.status,
+            created_at=run.created_at,
+            updated_at=now,
+            resume_from=run.resume_from,
+        )
+        policies = [
+            PolicyRow(run=run.name, name=name, base_model=plan.base_model, lora=plan.lora_dict())
+            for name, plan in run.plans.items()
+        ]
+        self._store.create(row, policies)
+        directory = self._settings.runs_dir / run.name
+        directory.mkdir(parents=True, exist_ok=True)
+        resolved = {
+            "name": run.name,
+            "settings": row.settings,
+            "policies": {p.name: {"base_model": p.base_model, "lora": p.lora} for p in policies},
+            "resume_from": run.resume_from,
+        }
+        (directory / "run.json").write_text(json.dumps(resolved, indent=2))
+        log.info("run %s: %s", run.name, json.dumps(resolved))
+
+    async def _create_policy(self, run: Run, name: str, plan: PolicyPlan) -> Policy:
+        assert self._factory is not None
+        model = run.model_of(name)
+        policy = await self._factory.create(
+            served_name=model,
+            base_model=plan.base_model,
+            lora=plan.lora_dict(),
+            seed=run.settings.seed,
+            resume_from=run.resume_from,
+        )
+        if policy.served.name != model:
+            policy.served = dataclasses.replace(policy.served, name=model)
+        self._models.add(model, policy.served)
+        return policy
+
+    # -- control ---------------------------------------------------------------------------
+
+    async def patch(self, name: str, body: RunPatch) -> RunPublic:
+        run = self.get(name)
+        self._require_live(run, "edited")
+        changes = body.model_dump(exclude_unset=True)  # an explicit null clears max_steps, ...
+        try:
+            run.settings = RunSettings.model_validate(run.settings.model_dump() | changes)
+        except ValidationError as error:
+            first = error.errors()[0]
+            field = ".".join(str(part) for part in first["loc"])
+            raise Unprocessable(f"{field}: {first['msg']}", param=field) from error
+        await anyio.to_thread.run_sync(
+            lambda: self._store.update(run.name, settings=run.settings.model_dump(mode="json"))
+        )
+        run.wake.set()
+        return await self.public(name)
+
+    async def pause(self, name: str) -> RunPublic:
+        run = self.get(name)
+        self._require_live(run, "paused")
+        if run.status == "running":
+            await self._set_status(run, "paused")
+        return await self.public(name)
+
+    async def resume(self, name: str) -> RunPublic:
+        run = self.get(name)
+        self._require_live(run, "resumed")
+        if run.status == "paused":
+            await self._set_status(run, "running")
+            run.wake.set()
+        return await self.public(name)
+
+    async def stop(self, name: str) -> RunPublic:
+        """No new episodes, no more steps (one in progress completes); open episodes are
+        aborted; the policies keep serving."""
+        run = self.get(name)
+        if run.status != "stopped":
+            self._require_live(run, "stopped")
+            await self._end(run, "stopped", reason="run stopped")
+        return await self.public(name)
+
+    def _require_live(self, run: Run, verb: str) -> None:
+        if run.is_terminal or run.status == "starting":
+            raise Conflict(
+                f"Run {run.name!r} is {run.status} and cannot be {verb}.",
+                param="run",
+                code="run_not_live",
+            )
+
+    async def _set_status(self, run: Run, status: str, *, error: str | None = None) -> None:
+        run.status = status  # type: ignore[assignment]
+        if error is not None:
+            run.error = error
+        await anyio.to_thread.run_sync(
+            lambda: self._store.update(run.name, status=status, error=run.error)
+        )
+        log.info("run %s: %s%s", run.name, status, f" ({error})" if error else "")
+
+    async def _end(self, run: Run, status: str, *, reason: str, error: str | None = None) -> None:
+        await self._set_status(run, status, error=error)
+        run.wake.set()  # the loop sees the terminal status and returns
+        for episode_id in await anyio.to_thread.run_sync(
+            lambda: self._recorder.open_episode_ids(run=run.name)
+        ):
+            await anyio.to_thread.run_sync(
+                lambda e=episode_id: self._recorder.abort_episode(e, reason=reason)
+            )
+
+    # -- the training loop's lifecycle hooks -----------------------------------------------
+
+    async def finish(self, run: Run) -> None:
+        await self.checkpoint(run)
+        await self._end(run, "finished", reason="run finished")
+
+    async def fail(self, run: Run, error: str) -> None:
+        await self._end(run, "failed", reason="run failed", error=error)
+
+    # -- checkpoints and metrics -----------------------------------------------------------
+
+    def checkpoint_dir(self, run: Run, step: int) -> Path:
+        return self._settings.runs_dir / run.name / "checkpoints" / f"step-{step}"
+
+    async def checkpoint(self, run: Run) -> CheckpointPublic:
+        """Save every policy under `<state_dir>/runs/<run>/checkpoints/step-<n>/<policy>`;
+        a second request at the same step returns the first checkpoint."""
+        if not run.ready:
+            raise Conflict(f"Run {run.name!r} has no policies to save.", code="run_not_live")
+        async with run.lock:
+            step = run.step
+            row = await anyio.to_thread.run_sync(self._store.checkpoint, run.name, step)
+            if row is None:
+                directory = self.checkpoint_dir(run, step)
+                for name, policy in run.policies.items():
+                    await policy.trainer.save_checkpoint(str(directory / name))
+                row = await anyio.to_thread.run_sync(
+                    self._store.add_checkpoint, run.name, step, str(directory)
+                )
+                log.info("run %s: checkpoint at step %d in %s", run.name, step, directory)
+        return CheckpointPublic(step=row.step, path=row.path, created_at=row.created_at)
+
+    async def checkpoint_by_name(self, name: str) -> CheckpointPublic:
+        return await self.checkpoint(self.get(name))
+
+    async def checkpoints(self, name: str) -> list[CheckpointPublic]:
+        self.get(name)
+        rows = await anyio.to_thread.run_sync(self._store.checkpoints, name)
+        return [CheckpointPublic(step=r.step, path=r.path, created_at=r.created_at) for r in rows]
+
+    async def metrics(
+        self, name: str, *, since: int | None, metric: str | None = None
+    ) -> list[MetricPoint]:
+        self.get(name)
+        rows = await anyio.to_thread.run_sync(
+            lambda: self._store.metrics(name, since_step=since, name=metric)
+        )
+        return [
+            MetricPoint(step=r.step, name=r.name, value=r.value, time=r.time, policy=r.policy)
+            for r in rows
+        ]
+
+    # -- shutdown --------------------------------------------------------------------------
+
+    async def close(self) -> None:
+        """Cancel the training loops and free every policy (gateway shutdown)."""
+        tasks = [run.task for run in self._runs.values() if run.task is not None]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for run in self._runs.values():
+            await self._close_policies(run, unregister=False)
+
+    async def _close_policies(self, run: Run, *, unregister: bool = True) -> None:
+        for name, policy in list(run.policies.items()):
+            if unregister:
+                self._models.remove(run.model_of(name))
+            try:
+                await anyio.to_thread.run_sync(policy.trainer.close)
+            except Exception:
+                log.exception("run %s: closing policy %s failed", run.name, name)
+        if unregister:
+            run.policies.clear()

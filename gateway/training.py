@@ -1,0 +1,205 @@
+"""The training loop of one run: complete groups in, one optimizer step per policy out.
+
+Owns: `TrainingLoop` — an asyncio task per run that sleeps on the run's wake event (set
+by each finished episode, resume, patch and stop), and whenever the run is running, below
+`max_steps`, and holds `batch_groups` complete groups, takes the oldest ones, hands each
+policy its view of them (`Group`s of `EpisodeSamples` with that policy's reward and
+samples) and records what the step did: metrics, which samples trained or were dropped,
+the new weights versions, the step number and counters — one transaction. It checkpoints
+every `checkpoint_every` steps and ends the run at `max_steps` (final checkpoint). An
+exception fails the run (logged with its traceback); the gateway keeps serving.
+
+Row statuses follow the trainer's documented rules (zero-variance groups, samples more
+than `max_staleness` versions old) for the reasons the trainer reports; the counters are
+the trainer's own counts. Knows nothing about HTTP or torch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import statistics
+import time
+from collections.abc import Sequence
+from typing import Protocol
+
+import anyio
+
+from experiments_db.models import MetricRow
+from gateway.buffer import BufferedGroup
+from gateway.run import Run
+from gateway.run_store import RunStore
+from trainer.config import TrainSettings
+from trainer.types import EpisodeSamples, Group, StepResult
+
+log = logging.getLogger(__name__)
+
+
+class RunLifecycle(Protocol):
+    """What the loop asks of the run manager at the edges of training."""
+
+    async def checkpoint(self, run: Run) -> object: ...
+
+    async def finish(self, run: Run) -> None: ...
+
+    async def fail(self, run: Run, error: str) -> None: ...
+
+
+def policy_groups(batch: Sequence[BufferedGroup], policy: str) -> list[Group]:
+    """The batch as one policy sees it: its reward and its samples of every episode."""
+    return [
+        Group(
+            group.group_id,
+            [
+                EpisodeSamples(
+                    episode.episode_id,
+                    episode.rewards[policy],
+                    [buffered.sample for buffered in episode.samples.get(policy, [])],
+                )
+                for episode in group.episodes
+            ],
+        )
+        for group in batch
+    ]
+
+
+def _zero_variance(rewards: Sequence[float]) -> bool:
+    return len(rewards) < 2 or max(rewards) == min(rewards)
+
+
+def sample_outcomes(
+    batch: Sequence[BufferedGroup],
+    policy: str,
+    result: StepResult,
+    settings: TrainSettings,
+    version_before: int,
+) -> dict[int, str | None]:
+    """Sample row id → drop reason (None: trained), for the reasons the trainer reported."""
+    reported = {reason for reason, count in result.samples_dropped.items() if count}
+    zero_variance_groups: set[int] = set()
+    if "zero_variance" in reported and settings.zero_variance_groups == "drop":
+        if settings.algorithm == "reinforce":
+            rewards = [e.rewards[policy] for g in batch for e in g.episodes]
+            if _zero_variance(rewards):
+                zero_variance_groups = set(range(len(batch)))
+        else:
+            zero_variance_groups = {
+                i
+                for i, group in enumerate(batch)
+                if _zero_variance([e.rewards[policy] for e in group.episodes])
+            }
+    outcomes: dict[int, str | None] = {}
+    for i, group in enumerate(batch):
+        for episode in group.episodes:
+            for buffered in episode.samples.get(policy, []):
+                reason = None
+                if i in zero_variance_groups:
+                    reason = "zero_variance"
+                elif (
+                    "stale" in reported
+                    and version_before - buffered.sample.version > settings.max_staleness
+                ):
+                    reason = "stale"
+                outcomes[buffered.row_id] = reason
+    return outcomes
+
+
+def step_metrics(
+    batch: Sequence[BufferedGroup], results: dict[str, StepResult]
+) -> dict[tuple[str | None, str], float]:
+    """(policy, name) → value: the trainer's metrics, reward mean/std when it gave none,
+    sample counts, and run-wide means of the episodes' own metrics."""
+    episodes = [episode for group in batch for episode in group.episodes]
+    values: dict[tuple[str | None, str], float] = {}
+    for policy, result in results.items():
+        rewards = [episode.rewards[policy] for episode in episodes]
+        values.update({(policy, name): float(v) for name, v in result.metrics.items()})
+        values.setdefault((policy, "reward/mean"), statistics.fmean(rewards))
+        values.setdefault((policy, "reward/std"), statistics.pstdev(rewards))
+        values[(policy, "samples/trained")] = float(result.samples_trained)
+        for reason, count in result.samples_dropped.items():
+            values[(policy, f"samples/dropped/{reason}")] = float(count)
+    values[(None, "episodes")] = float(len(episodes))
+    values[(None, "groups")] = float(len(batch))
+    reported: dict[str, list[float]] = {}
+    for episode in episodes:
+        for name, value in episode.metrics.items():
+            reported.setdefault(name, []).append(value)
+    for name, series in reported.items():
+        values[(None, f"episode/{name}")] = statistics.fmean(series)
+    return values
+
+
+class TrainingLoop:
+    def __init__(self, run: Run, store: RunStore, lifecycle: RunLifecycle):
+        self.run = run
+        self.store = store
+        self.lifecycle = lifecycle
+
+    async def __call__(self) -> None:
+        run = self.run
+        try:
+            while not run.is_terminal:
+                if run.max_steps_reached:
+                    await self.lifecycle.finish(run)
+                    return
+                batch_groups = run.settings.batch_groups
+                if run.status == "running" and run.buffer.complete_groups >= batch_groups:
+                    async with run.lock:
+                        await self.step(run.buffer.take(batch_groups))
+                    every = run.settings.checkpoint_every
+                    if every and run.step % every == 0 and not run.max_steps_reached:
+                        await self.lifecycle.checkpoint(run)
+                    continue
+                await run.wake.wait()
+                run.wake.clear()
+        except Exception as error:
+            log.exception("run %s failed at step %d", run.name, run.step + 1)
+            await self.lifecycle.fail(run, f"{type(error).__name__}: {error}")
+
+    async def step(self, batch: list[BufferedGroup]) -> None:
+        """One optimizer step per policy on `batch`, then its record."""
+        run = self.run
+        settings = run.train_settings()
+        names = list(run.policies)
+        before = run.policy_versions()
+        started = time.monotonic()
+        outputs = await asyncio.gather(
+            *(run.policies[p].trainer.train_step(policy_groups(batch, p), settings) for p in names)
+        )
+        results = dict(zip(names, outputs, strict=True))
+        step = run.step + 1
+        values = step_metrics(batch, results)
+        values[(None, "step_seconds")] = time.monotonic() - started
+        now = time.time()
+        outcomes: dict[int, str | None] = {}
+        for policy, result in results.items():
+            outcomes.update(sample_outcomes(batch, policy, result, settings, before[policy]))
+        counters = {
+            "samples_buffered": -sum(e.sample_count for g in batch for e in g.episodes),
+            "samples_trained": sum(r.samples_trained for r in results.values()),
+            "samples_dropped": sum(sum(r.samples_dropped.values()) for r in results.values()),
+        }
+        metrics = [
+            MetricRow(run=run.name, step=step, policy=policy, name=name, value=value, time=now)
+            for (policy, name), value in values.items()
+        ]
+        await anyio.to_thread.run_sync(
+            lambda: self.store.record_step(
+                run.name,
+                step=step,
+                versions={p: r.version for p, r in results.items()},
+                metrics=metrics,
+                sample_outcomes=outcomes,
+                episode_ids=[e.episode_id for g in batch for e in g.episodes],
+                counters=counters,
+            )
+        )
+        run.step = step
+        run.last_metrics = values
+        log.info(
+            "run %s step %d: %s",
+            run.name,
+            step,
+            ", ".join(f"{p or 'run'}/{n}={v:.4g}" for (p, n), v in values.items()),
+        )

@@ -1,0 +1,103 @@
+"""The whole stack for real: `gateway serve` (tiny model) + `swarm run` subprocesses on a
+shipped-style workflow; the run trains, the served weights change, metrics and
+checkpoints exist, and every finished episode is in the database."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+import torch
+from sqlmodel import Session, select
+
+from tests.integration.conftest import start_gateway, stop_gateway
+
+pytestmark = pytest.mark.slow
+WORKFLOWS = Path(__file__).parent / "workflows"
+
+
+@pytest.fixture(scope="module")
+def tiny_gateway(tmp_path_factory):
+    gw = start_gateway(tmp_path_factory.mktemp("tiny-gateway"), model="tiny")
+    yield gw
+    stop_gateway(gw)
+
+
+def swarm_run(gw, run: str, workflow: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "swarm.cli", "run", str(workflow), "--gateway", gw.url, "--run", run, *args],
+        capture_output=True, text=True, timeout=timeout)
+
+
+def wait_for(predicate, timeout: float = 120.0, every: float = 0.5):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(every)
+    raise AssertionError("condition not met in time")
+
+
+def test_swarm_run_trains_a_run_end_to_end(tiny_gateway):
+    gw = tiny_gateway
+    r = httpx.post(f"{gw.url}/runs", timeout=120, json={
+        "name": "e2e", "policies": {"policy": {"base_model": "tiny"}}, "lr": 1e-3,
+        "group_size": 2, "batch_groups": 2, "max_steps": 3, "checkpoint_every": 3, "max_staleness": 4})
+    assert r.status_code in (200, 201), r.text
+    assert r.json()["policies"]["policy"]["model"] == "e2e/policy"
+    assert "e2e/policy" in [m["id"] for m in httpx.get(f"{gw.v1}/models").json()["data"]]
+
+    prompt = [{"role": "user", "content": "Count to 3."}]
+    before = httpx.post(f"{gw.v1}/chat/completions", json={"model": "e2e/policy", "messages": prompt,
+                        "max_tokens": 4, "temperature": 0, "logprobs": True}).json()
+
+    done = swarm_run(gw, "e2e", WORKFLOWS / "length_reward.py", "--max-episodes", "16", "--concurrency", "4")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    run = wait_for(lambda: (info := httpx.get(f"{gw.url}/runs/e2e").json())["step"] >= 3 and info)
+    assert run["status"] == "finished"
+    assert run["policies"]["policy"]["version"] >= 3
+    # 3 steps x 2 groups x 2 episodes; then the finished run answers 409 and swarm run stops
+    assert run["episodes_finished"] >= 12 and run["samples_trained"] > 0
+
+    metrics = httpx.get(f"{gw.url}/runs/e2e/metrics", params={"since": 0}).json()
+    names = {m["name"] for m in metrics}
+    assert {"reward/mean", "loss", "grad_norm"} <= names
+    assert {m["step"] for m in metrics if m["name"] == "loss"} >= {1, 2, 3} - {0}
+
+    after = httpx.post(f"{gw.v1}/chat/completions", json={"model": "e2e/policy", "messages": prompt,
+                       "max_tokens": 4, "temperature": 0, "logprobs": True}).json()
+    lp = lambda resp: [t["logprob"] for t in resp["choices"][0]["logprobs"]["content"]]  # noqa: E731
+    assert lp(before) != lp(after)  # the engine serves the new weights, no restart
+
+    checkpoints = httpx.get(f"{gw.url}/runs/e2e/checkpoints").json()
+    assert checkpoints, "checkpoint_every=3 must have saved one"
+    from transformers import AutoModelForCausalLM
+
+    reloaded = AutoModelForCausalLM.from_pretrained(Path(checkpoints[-1]["path"]) / "policy")
+    from trainer.config import ModelConfig
+    from trainer.model import load_model
+
+    base = load_model(ModelConfig(name="tiny", dtype="float32")).model
+    assert not torch.equal(reloaded.lm_head.weight.float(), base.lm_head.weight)
+
+    # every finished episode is in the database
+    from experiments_db.db import make_engine
+    from experiments_db.models import EpisodeRow
+
+    with Session(make_engine(f"sqlite:///{gw.state_dir / 'gateway.sqlite'}")) as session:
+        rows = session.exec(select(EpisodeRow).where(EpisodeRow.run == "e2e")).all()
+    assert sum(row.status == "finished" for row in rows) == run["episodes_finished"]
+
+
+def test_a_workflow_that_fails_to_import_exits_non_zero_with_the_error(tiny_gateway):
+    started = time.monotonic()
+    done = swarm_run(tiny_gateway, "e2e", WORKFLOWS / "broken_import.py", "--max-episodes", "1", timeout=60)
+    assert done.returncode != 0
+    assert "broken on purpose" in done.stdout + done.stderr
+    assert time.monotonic() - started < 30

@@ -1,0 +1,99 @@
+"""`swarm run` as a user types it, against the fake gateway served over real HTTP: an
+example trains to the end, Ctrl-C and SIGTERM stop cleanly, a stopped run ends the client."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.unit.swarm.fake_gateway import FakeGateway
+
+REPO = Path(__file__).resolve().parents[3]
+SLEEPY_WORKFLOW = """
+import asyncio
+
+def tasks(split="train"):
+    return [{"id": "t"}]
+
+async def rollout(task, episode):
+    await asyncio.sleep(3600)
+    return 1.0
+"""
+
+
+@pytest.fixture
+def served() -> Iterator[tuple[FakeGateway, str]]:
+    fake = FakeGateway()
+    with fake.serve() as url:
+        yield fake, url
+
+
+def start_swarm_run(*args: str) -> subprocess.Popen:
+    env = {**os.environ, "COLUMNS": "200"}
+    env.pop("SWARMRL_API_KEY", None)
+    return subprocess.Popen(
+        [sys.executable, "-m", "swarm.cli", "run", *args],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+
+
+def wait_for(condition: Callable[[], bool], timeout_s: float = 30) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+def test_the_learnable_example_runs_max_episodes_through_the_openai_sdk_and_exits_0(served):
+    fake, url = served  # the fake model echoes the prompt, so it always says the word
+    example = REPO / "examples" / "learnable.py"
+    process = start_swarm_run(
+        str(example), "--gateway", url, "--run", "r", "--max-episodes", "8", "-n", "3"
+    )
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 0, stderr
+    finished = fake.with_status("finished")
+    assert len(finished) == 8 and all(e.reward == 1.0 and e.calls == 1 for e in finished)
+    assert len({e.group_id for e in finished}) == 2  # the run's group size: 4
+    (client,) = fake.clients.values()
+    assert client.status == "gone" and client.name.startswith("learnable@")
+    assert client.code_version == hashlib.sha256(example.read_bytes()).hexdigest()[:12]
+    assert "completed — 8 finished, 0 aborted, mean reward (last 8) 1.000" in stderr
+
+
+@pytest.mark.parametrize(("sig", "exit_code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_aborts_the_open_episodes_deregisters_and_exits(served, tmp_path, sig, exit_code):
+    fake, url = served
+    workflow = tmp_path / "sleepy.py"
+    workflow.write_text(SLEEPY_WORKFLOW)
+    process = start_swarm_run(str(workflow), "--gateway", url, "--run", "r", "--concurrency", "3")
+    wait_for(lambda: fake.open_now == 3)
+    process.send_signal(sig)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == exit_code, stderr
+    assert len(fake.with_status("aborted")) == 3 and fake.open_now == 0
+    assert [client.status for client in fake.clients.values()] == ["gone"]
+    assert f"received {sig.name}" in stderr
+
+
+def test_a_run_that_stops_taking_episodes_ends_the_client_with_exit_0(served):
+    fake, url = served
+    fake.accept_episodes = 6
+    example = REPO / "examples" / "learnable.py"
+    process = start_swarm_run(str(example), "--gateway", url, "--run", "r", "-n", "2")
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 0, stderr
+    assert "run stopped" in stderr and "takes no more episodes" in stderr
+    assert len(fake.with_status("finished")) == 6

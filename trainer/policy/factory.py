@@ -1,0 +1,160 @@
+"""`TorchPolicyFactory`: builds a trainable policy — master weights, the engine's inference
+copy, the engine, the tokenizer and the trainer — from a model name or a checkpoint.
+
+- master: float32 (full parameters), or float32 LoRA adapters (peft) on a frozen float32
+  base; `resume_from` restores the weights (the checkpoint's full model, or its `adapter/`
+  on `base_model`), the optimizer state and the version.
+- engine copy: the master's weights cast to the engine dtype (`auto`: bf16 where the CPU
+  or GPU is fast at it), served by a `TorchEngine` running on `engine_threads` threads.
+- loading runs in a helper thread (`asyncio.to_thread`, one torch thread) so the event
+  loop keeps serving.
+
+Knows nothing of HTTP or the gateway; returns the torch-free `Policy` record.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from typing import Any
+
+import torch
+from peft import LoraConfig as PeftLoraConfig
+from peft import PeftModel, get_peft_model
+
+from trainer.checkpoint import adapter_dir, read_optimizer_state, read_trainer_state
+from trainer.config import DType, EngineConfig, LoraConfig, ModelConfig
+from trainer.engine.torch_engine import TorchEngine
+from trainer.model import load_model, resolve_dtype
+from trainer.policy.master import FullMaster, LoraMaster
+from trainer.policy.threads import single_threaded
+from trainer.policy.trainer import TorchPolicyTrainer
+from trainer.tokenizer import HFChatTokenizer
+from trainer.types import Policy, ServedModel
+
+DEFAULT_LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+
+
+def _dtype_name(dtype: torch.dtype) -> DType:
+    return str(dtype).removeprefix("torch.")  # type: ignore[return-value]
+
+
+class TorchPolicyFactory:
+    """Implements `trainer.types.PolicyFactory` for in-process torch policies."""
+
+    def __init__(
+        self,
+        engine_config: EngineConfig | None = None,
+        engine_threads: int | None = None,
+        engine_dtype: DType = "auto",
+        compute_dtype: DType = "auto",
+        device: str = "cpu",
+        allow_download: bool = False,
+    ):
+        config = engine_config or EngineConfig()
+        if engine_threads is not None:
+            config = config.model_copy(update={"threads": engine_threads})
+        self.engine_config = config
+        self.engine_dtype = resolve_dtype(engine_dtype, device)
+        self.compute_dtype = resolve_dtype(compute_dtype, device)
+        self.device = device
+        self.allow_download = allow_download
+
+    async def create(
+        self,
+        *,
+        served_name: str,
+        base_model: str,
+        lora: dict[str, Any] | None,
+        seed: int,
+        resume_from: str | None = None,
+    ) -> Policy:
+        return await asyncio.to_thread(
+            single_threaded,
+            self.build,
+            served_name=served_name,
+            base_model=base_model,
+            lora=lora,
+            seed=seed,
+            resume_from=resume_from,
+        )
+
+    def build(
+        self,
+        *,
+        served_name: str,
+        base_model: str,
+        lora: dict[str, Any] | LoraConfig | None,
+        seed: int,
+        resume_from: str | None = None,
+    ) -> Policy:
+        """The synchronous body of `create` (scripts and benchmarks call it directly)."""
+        lora_config = LoraConfig.model_validate(lora) if lora is not None else None
+        state = read_trainer_state(resume_from) if resume_from else None
+        full_weights_from = resume_from if resume_from and lora_config is None else base_model
+        loaded = load_model(self._model_config(full_weights_from, "float32"))
+        served_model = copy.deepcopy(loaded.model).to(self.engine_dtype).eval()
+        served_model.requires_grad_(False)
+
+        if lora_config is None:
+            master: FullMaster | LoraMaster = FullMaster(
+                loaded.model,
+                load_reference=lambda: (
+                    load_model(
+                        self._model_config(base_model, _dtype_name(self.compute_dtype))
+                    ).model
+                ),
+            )
+        else:
+            master = LoraMaster(self._peft_model(loaded.model, lora_config, seed, resume_from))
+            master.copy_into(served_model)
+
+        tokenizer = HFChatTokenizer(loaded.tokenizer)
+        engine = TorchEngine(
+            served_model,
+            tokenizer,
+            self.engine_config,
+            initial_version=state["version"] if state else 0,
+        )
+        trainer = TorchPolicyTrainer(
+            master=master,
+            engine=engine,
+            hf_tokenizer=loaded.tokenizer,
+            compute_dtype=self.compute_dtype,
+            identity={
+                "served_name": served_name,
+                "base_model": base_model,
+                "lora": lora_config.model_dump() if lora_config else None,
+                "seed": seed,
+            },
+            steps=state["steps"] if state else 0,
+            optimizer_state=read_optimizer_state(resume_from) if resume_from else None,
+        )
+        return Policy(
+            served=ServedModel(name=served_name, tokenizer=tokenizer, engine=engine),
+            trainer=trainer,
+        )
+
+    def _model_config(self, name: str, dtype: DType) -> ModelConfig:
+        return ModelConfig(
+            name=name, dtype=dtype, device=self.device, allow_download=self.allow_download
+        )
+
+    @staticmethod
+    def _peft_model(
+        base: torch.nn.Module, config: LoraConfig, seed: int, resume_from: str | None
+    ) -> PeftModel:
+        if resume_from:
+            return PeftModel.from_pretrained(base, adapter_dir(resume_from), is_trainable=True)
+        with torch.random.fork_rng():
+            torch.manual_seed(seed)
+            return get_peft_model(
+                base,
+                PeftLoraConfig(
+                    r=config.r,
+                    lora_alpha=config.alpha,
+                    lora_dropout=config.dropout,
+                    target_modules=config.target_modules or DEFAULT_LORA_TARGETS,
+                    task_type="CAUSAL_LM",
+                ),
+            )

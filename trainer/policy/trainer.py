@@ -1,0 +1,216 @@
+"""`TorchPolicyTrainer`: policy-gradient updates of one policy, on the engine's thread.
+
+One `train_step`:
+1. on the event loop (plain Python, cheap): advantages per episode, then the samples that
+   train — zero-variance groups, stale (> `max_staleness` versions old) and malformed
+   samples are dropped and counted. Nothing left: no step, the version stays.
+2. in ONE `engine.run_exclusive` call (the engine's worker is the process's only torch
+   compute thread; decoding pauses between two decode steps): micro-batches of at most
+   `micro_batch_tokens`, per-token logprobs of the master model (bf16 autocast on the
+   float32 master where the hardware is fast at it), PPO-clip loss (token mean over the
+   whole batch), backward and gradient accumulation, clip to `max_grad_norm`, one AdamW
+   step with the lr / betas / weight decay read from this step's settings, then the new
+   weights are copied into the engine's inference copy. `run_exclusive` bumps the version
+   right after, so version and served weights change together.
+
+Knows nothing of HTTP, the gateway's buffers or how samples were recorded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import math
+import statistics
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from trainer.advantages import compute_advantages
+from trainer.checkpoint import CheckpointContents, write_checkpoint
+from trainer.config import TrainSettings
+from trainer.engine.torch_engine import TorchEngine
+from trainer.losses import ppo_clip_loss
+from trainer.policy.batching import TrainItem, build_micro_batches, select_samples
+from trainer.policy.logprobs import completion_logprobs
+from trainer.policy.master import FullMaster, LoraMaster, autocast_context
+from trainer.policy.threads import single_threaded
+from trainer.types import Group, StepResult
+
+Master = FullMaster | LoraMaster
+
+
+def _std(values: Sequence[float]) -> float:
+    return statistics.pstdev(values) if len(values) > 1 else 0.0
+
+
+class TorchPolicyTrainer:
+    """Implements `trainer.types.PolicyTrainer` with torch + AdamW on one process."""
+
+    def __init__(
+        self,
+        *,
+        master: Master,
+        engine: TorchEngine,
+        hf_tokenizer: Any,
+        compute_dtype: torch.dtype,
+        identity: dict[str, Any] | None = None,
+        steps: int = 0,
+        optimizer_state: dict[str, Any] | None = None,
+    ):
+        self.master = master
+        self.engine = engine
+        self.hf_tokenizer = hf_tokenizer
+        self.compute_dtype = compute_dtype
+        self.identity = identity or {}  # base model, lora, seed: saved with checkpoints
+        self.steps = steps
+        self.last_settings: TrainSettings | None = None
+        self._params = master.trainable_parameters()
+        self.master_dtype = self._params[0].dtype
+        self.device = self._params[0].device
+        defaults = TrainSettings()
+        self.optimizer = torch.optim.AdamW(
+            self._params,
+            lr=defaults.lr,
+            betas=defaults.adam_betas,
+            weight_decay=defaults.weight_decay,
+        )
+        if optimizer_state is not None:
+            self.optimizer.load_state_dict(optimizer_state)
+        self._pad_id = hf_tokenizer.pad_token_id if hf_tokenizer.pad_token_id is not None else 0
+        self._lock = asyncio.Lock()
+
+    @property
+    def version(self) -> int:
+        return self.engine.version
+
+    # -- PolicyTrainer --------------------------------------------------------------------
+    async def train_step(self, groups: Sequence[Group], settings: Any) -> StepResult:
+        settings = TrainSettings.model_validate(settings)
+        async with self._lock:
+            scored = compute_advantages(groups, settings.algorithm, settings.zero_variance_groups)
+            selection = select_samples(scored, self.engine.version, settings.max_staleness)
+            rewards = [e.reward for g in groups for e in g.episodes]
+            metrics = {
+                "reward/mean": statistics.fmean(rewards) if rewards else 0.0,
+                "reward/std": _std(rewards),
+                "advantage/mean": statistics.fmean(selection.advantages)
+                if selection.advantages
+                else 0.0,
+                "advantage/std": _std(selection.advantages),
+                "samples": float(len(selection.items)),
+                "lr": settings.lr,
+            }
+            if selection.items:
+                metrics |= await self.engine.run_exclusive(
+                    lambda: self._update(selection.items, settings)
+                )
+            return StepResult(
+                version=self.engine.version,
+                metrics=metrics,
+                samples_trained=len(selection.items),
+                samples_dropped=dict(selection.dropped),
+            )
+
+    async def save_checkpoint(self, directory: str) -> None:
+        async with self._lock:
+            contents = await self.engine.run_exclusive(self._snapshot, bump_version=False)
+        await asyncio.to_thread(single_threaded, write_checkpoint, directory, contents)
+
+    def close(self) -> None:
+        self.engine.shutdown()
+        self.optimizer.state.clear()
+
+    # -- on the engine's worker thread ------------------------------------------------------
+    def _update(self, items: list[TrainItem], settings: TrainSettings) -> dict[str, float]:
+        started = time.perf_counter()
+        batches = build_micro_batches(items, settings.micro_batch_tokens, self._pad_id)
+        total_tokens = sum(b.trained_tokens for b in batches)
+        use_reference = settings.kl_coef > 0
+        loss = clip_fraction = ratio_mean = kl = 0.0
+        model = self.master.model
+        model.train()
+        self.optimizer.zero_grad(set_to_none=True)
+        try:
+            with torch.enable_grad():
+                for batch in batches:
+                    with autocast_context(self.device, self.compute_dtype, self.master_dtype):
+                        logprobs_N = completion_logprobs(model, batch)
+                        reference_N = (
+                            self.master.reference_logprobs(batch) if use_reference else None
+                        )
+                    out = ppo_clip_loss(
+                        logprobs_N,
+                        batch.behaviour_logprobs_N.to(self.device),
+                        batch.advantages_N.to(self.device),
+                        clip_eps=settings.clip_eps,
+                        reference_logprobs_N=reference_N,
+                        kl_coef=settings.kl_coef,
+                        normalizer=total_tokens,
+                    )
+                    out.loss.backward()
+                    share = out.tokens / total_tokens
+                    loss += float(out.loss.detach())
+                    clip_fraction += out.clip_fraction * share
+                    ratio_mean += out.ratio_mean * share
+                    kl += out.kl * share
+            grad_norm = float(torch.nn.utils.clip_grad_norm_(self._params, settings.max_grad_norm))
+            if math.isfinite(grad_norm):
+                self._apply_settings(settings)
+                self.optimizer.step()
+                self.master.copy_into(self.engine.model)
+        finally:
+            self.optimizer.zero_grad(set_to_none=True)
+            model.eval()
+        self.steps += 1
+        self.last_settings = settings
+        seconds = time.perf_counter() - started
+        return {
+            "loss": loss,
+            "kl": kl,
+            "grad_norm": grad_norm,
+            "clip_fraction": clip_fraction,
+            "ratio/mean": ratio_mean,
+            "tokens": float(total_tokens),
+            "tokens/padded": float(sum(b.padded_tokens for b in batches)),
+            "micro_batches": float(len(batches)),
+            "step_seconds": seconds,
+            "tokens_per_second": total_tokens / seconds if seconds > 0 else 0.0,
+            "skipped_nonfinite": 0.0 if math.isfinite(grad_norm) else 1.0,
+        }
+
+    def _apply_settings(self, settings: TrainSettings) -> None:
+        for group in self.optimizer.param_groups:
+            group["lr"] = settings.lr
+            group["weight_decay"] = settings.weight_decay
+            group["betas"] = tuple(settings.adam_betas)
+
+    def _snapshot(self) -> CheckpointContents:
+        write_adapter = None
+        if isinstance(self.master, LoraMaster):
+            peft_model = self.master.peft_model
+            adapter_state = {
+                k: v.detach().clone() for k, v in peft_model.state_dict().items() if "lora_" in k
+            }
+
+            def write_adapter(path, peft_model=peft_model, state=adapter_state):
+                peft_model.save_pretrained(str(path), state_dict=state)
+
+        return CheckpointContents(
+            weights=self.master.merged_state_dict(),
+            hf_model=self.master.hf_model,
+            tokenizer=self.hf_tokenizer,
+            optimizer_state=copy.deepcopy(self.optimizer.state_dict()),
+            trainer_state={
+                "version": self.engine.version,
+                "steps": self.steps,
+                "master": self.master.kind,
+                "settings": self.last_settings.model_dump(mode="json")
+                if self.last_settings
+                else None,
+                **self.identity,
+            },
+            write_adapter=write_adapter,
+        )
