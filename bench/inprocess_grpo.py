@@ -49,7 +49,9 @@ def run_inprocess_grpo(
         cursor += prompts_per_step
         rows, owners = [], []
         for index in chosen:
-            ids = tokenizer.apply_chat_template(prompts[index], add_generation_prompt=True, tokenize=True)
+            ids = tokenizer.apply_chat_template(
+                prompts[index], add_generation_prompt=True, tokenize=True
+            )
             ids = ids["input_ids"] if isinstance(ids, dict) or hasattr(ids, "keys") else ids
             rows += [list(ids)] * group_size
             owners += [index] * group_size
@@ -58,13 +60,20 @@ def run_inprocess_grpo(
         model.eval()
         with torch.no_grad():
             out = model.generate(
-                **batch, do_sample=True, temperature=temperature, top_p=1.0, max_new_tokens=max_tokens, pad_token_id=pad
+                **batch,
+                do_sample=True,
+                temperature=temperature,
+                top_p=1.0,
+                max_new_tokens=max_tokens,
+                pad_token_id=pad,
             )
         completions = out[:, batch["input_ids"].shape[1] :].clone()
         texts = tokenizer.batch_decode(completions, skip_special_tokens=True)
         rewards = torch.tensor([score(o, t) for o, t in zip(owners, texts, strict=True)])
         grouped = rewards.view(prompts_per_step, group_size)
-        advantages = ((grouped - grouped.mean(1, keepdim=True)) / (grouped.std(1, keepdim=True) + 1e-6)).view(-1)
+        advantages = (
+            (grouped - grouped.mean(1, keepdim=True)) / (grouped.std(1, keepdim=True) + 1e-6)
+        ).view(-1)
         # completion mask: tokens up to and including the first EOS
         is_pad = completions == pad
         after_eos = torch.cumsum(is_pad.int(), dim=1) - is_pad.int() > 0
@@ -72,8 +81,12 @@ def run_inprocess_grpo(
         model.train()
         full = torch.cat([batch["input_ids"], completions], dim=1)
         attention = torch.cat([batch["attention_mask"], mask.long()], dim=1)
-        logits = model(input_ids=full, attention_mask=attention).logits[:, batch["input_ids"].shape[1] - 1 : -1]
-        logprobs = torch.log_softmax(logits.float(), dim=-1).gather(2, completions[..., None])[..., 0]
+        logits = model(input_ids=full, attention_mask=attention).logits[
+            :, batch["input_ids"].shape[1] - 1 : -1
+        ]
+        logprobs = torch.log_softmax(logits.float(), dim=-1).gather(2, completions[..., None])[
+            ..., 0
+        ]
         loss = -(advantages[:, None] * logprobs * mask).sum() / mask.sum().clamp(min=1)
         optimizer.zero_grad()
         loss.backward()

@@ -66,6 +66,7 @@ class CallRow(SQLModel, table=True):
     first_token_at: float
     finished_at: float
     messages: list[dict[str, Any]] | None = Field(default=None, sa_column=Column(JSON))
+    temperature: float | None = None  # None in rows written before it was recorded: 1.0
     tools: list[dict[str, Any]] | None = Field(default=None, sa_column=Column(JSON))
 
 
@@ -136,6 +137,7 @@ class SampleRow(SQLModel, table=True):
     behaviour_logprobs: list[float] = Field(sa_column=Column(JSON, nullable=False))
     loss_mask: list[int] | None = Field(default=None, sa_column=Column(JSON))
     version: int
+    temperature: float | None = None  # of the behaviour logprobs; None means 1.0
     reward: float
     group_id: str | None = None
     status: str = Field(default="buffered", index=True)  # buffered | trained | dropped

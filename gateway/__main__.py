@@ -153,7 +153,10 @@ def serve(
     from trainer.policy.factory import TorchPolicyFactory
 
     policy_factory = TorchPolicyFactory(
-        engine_config=engine_config, engine_dtype=dtype, device=device, allow_download=allow_download
+        engine_config=engine_config,
+        engine_dtype=dtype,
+        device=device,
+        allow_download=allow_download,
     )
     recorder = EpisodeRecorder.from_settings(settings)
     app = make_app(served, recorder, settings, policy_factory=policy_factory)

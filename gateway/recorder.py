@@ -96,6 +96,7 @@ class CallRecord:
     prompt_text: str | None = None  # the prompt as sent, for /v1/completions
     messages: list[dict[str, Any]] | None = None  # as the client sent them (chat)
     tools: list[dict[str, Any]] | None = None
+    temperature: float = 1.0  # what `logprobs` were computed at (see trainer.types.Completion)
     index: int = field(default=-1)
 
     @classmethod
@@ -129,6 +130,7 @@ class CallRecord:
             token_texts=list(completion.token_texts),
             completion_text=completion.text,
             finish_reason=finish_reason,
+            temperature=completion.temperature,
             started_at=completion.started_at,
             first_token_at=completion.first_token_at,
             finished_at=completion.finished_at,
@@ -143,6 +145,7 @@ class CallRecord:
     @classmethod
     def from_row(cls, row: CallRow) -> CallRecord:
         values = row.model_dump(exclude={"id", "episode_id"})
+        values["temperature"] = values["temperature"] or 1.0
         if values["top_logprobs"] is not None:
             values["top_logprobs"] = [
                 [(int(tid), float(lp)) for tid, lp in alts] for alts in values["top_logprobs"]

@@ -49,6 +49,7 @@ def sample_rows(
                 completion_token_ids=list(call.completion_token_ids),
                 behaviour_logprobs=list(call.logprobs),
                 version=call.version,
+                temperature=call.temperature,
                 reward=rewards[policy],
                 group_id=episode.group_id,
                 created_at=now,
@@ -67,4 +68,5 @@ def sample_of_row(row: SampleRow) -> Sample:
         version=row.version,
         loss_mask=list(row.loss_mask) if row.loss_mask is not None else None,
         call_index=row.call_index,
+        temperature=row.temperature or 1.0,
     )

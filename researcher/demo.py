@@ -34,7 +34,12 @@ def swarmrl_home() -> Path:
 
 
 def ask(gateway: LocalGateway, model: str, question: str) -> str:
-    body = {"model": model, "messages": [{"role": "user", "content": question}], "max_tokens": 24, "temperature": 0}
+    body = {
+        "model": model,
+        "messages": [{"role": "user", "content": question}],
+        "max_tokens": 24,
+        "temperature": 0,
+    }
     r = httpx.post(gateway.v1 + "/chat/completions", json=body, timeout=120)
     r.raise_for_status()
     return r.json()["choices"][0]["message"]["content"]
@@ -53,17 +58,27 @@ def save_curve(steps: list[int], rewards: list[float], path: Path, title: str) -
 
     fig, ax = plt.subplots(figsize=(6, 3.5))
     ax.plot(steps, rewards, marker="o")
-    ax.set(xlabel="training step", ylabel="mean reward of the batch", title=title, ylim=(-0.05, 1.05))
+    ax.set(
+        xlabel="training step", ylabel="mean reward of the batch", title=title, ylim=(-0.05, 1.05)
+    )
     ax.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
 
-def follow_run(gateway: LocalGateway, run: str, max_steps: int, client: subprocess.Popen) -> list[tuple[int, float]]:
+def follow_run(
+    gateway: LocalGateway, run: str, max_steps: int, client: subprocess.Popen
+) -> list[tuple[int, float]]:
     curve: dict[int, float] = {}
-    with Progress(TextColumn("[bold]training[/]"), BarColumn(), TextColumn("step {task.completed}/{task.total}"),
-                  TextColumn("{task.fields[info]}"), TimeElapsedColumn(), console=console) as progress:
+    with Progress(
+        TextColumn("[bold]training[/]"),
+        BarColumn(),
+        TextColumn("step {task.completed}/{task.total}"),
+        TextColumn("{task.fields[info]}"),
+        TimeElapsedColumn(),
+        console=console,
+    ) as progress:
         task = progress.add_task("train", total=max_steps, info="collecting the first groups…")
         while True:
             info = httpx.get(f"{gateway.url}/runs/{run}", timeout=30).json()
@@ -71,9 +86,15 @@ def follow_run(gateway: LocalGateway, run: str, max_steps: int, client: subproce
                 if point["name"] == "reward/mean":
                     curve[point["step"]] = point["value"]
             latest = curve[max(curve)] if curve else None
-            progress.update(task, completed=info["step"], info=(
-                f"reward {latest:.2f}  episodes {info['episodes_finished']}" if latest is not None
-                else f"episodes {info['episodes_finished']}"))
+            progress.update(
+                task,
+                completed=info["step"],
+                info=(
+                    f"reward {latest:.2f}  episodes {info['episodes_finished']}"
+                    if latest is not None
+                    else f"episodes {info['episodes_finished']}"
+                ),
+            )
             if info["status"] in ("finished", "stopped", "failed"):
                 if info["status"] == "failed":
                     raise SystemExit(f"run failed: {info.get('error')}")
@@ -85,7 +106,9 @@ def follow_run(gateway: LocalGateway, run: str, max_steps: int, client: subproce
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--model", default="smollm2-135m")
     ap.add_argument("--workflow", type=Path, default=REPO / "examples" / "learnable.py")
     ap.add_argument("--steps", type=int, default=20)
@@ -98,28 +121,64 @@ def main() -> None:
     out = swarmrl_home() / "demo"
     out.mkdir(parents=True, exist_ok=True)
     run = time.strftime("demo-%Y%m%d-%H%M%S")
-    with console.status(f"starting [bold]gateway serve --model {args.model}[/] (the first run converts the bundled GGUF, ~20 s)"):
-        gateway = start_local_gateway(model=args.model, state_dir=swarmrl_home() / "gateway", log_path=out / "gateway.log")
+    with console.status(
+        f"starting [bold]gateway serve --model {args.model}[/] (the first run converts the bundled GGUF, ~20 s)"
+    ):
+        gateway = start_local_gateway(
+            model=args.model, state_dir=swarmrl_home() / "gateway", log_path=out / "gateway.log"
+        )
     client = None
     try:
-        created = httpx.post(f"{gateway.url}/runs", timeout=300, json={
-            "name": run, "policies": {"policy": {"base_model": args.model}}, "algorithm": "grpo", "lr": args.lr,
-            "group_size": args.group_size, "batch_groups": args.groups_per_step, "max_steps": args.steps, "seed": 0})
+        created = httpx.post(
+            f"{gateway.url}/runs",
+            timeout=300,
+            json={
+                "name": run,
+                "policies": {"policy": {"base_model": args.model}},
+                "algorithm": "grpo",
+                "lr": args.lr,
+                "group_size": args.group_size,
+                "batch_groups": args.groups_per_step,
+                "max_steps": args.steps,
+                "seed": 0,
+            },
+        )
         if created.status_code >= 400:
             raise SystemExit(f"POST /runs failed: {created.status_code} {created.text}")
         policy_model = created.json()["policies"]["policy"]["model"]
-        console.print(f"run [bold]{run}[/]: GRPO, {args.groups_per_step} groups of {args.group_size} per step, "
-                      f"lr {args.lr}, {args.steps} steps — policy served as [bold]{policy_model}[/]")
+        console.print(
+            f"run [bold]{run}[/]: GRPO, {args.groups_per_step} groups of {args.group_size} per step, "
+            f"lr {args.lr}, {args.steps} steps — policy served as [bold]{policy_model}[/]"
+        )
         client_log = out / "swarm-run.log"
         client = subprocess.Popen(
-            [sys.executable, "-m", "swarm.cli", "run", str(args.workflow), "--gateway", gateway.url, "--run", run,
-             "--concurrency", str(args.concurrency)],
-            stdout=client_log.open("w"), stderr=subprocess.STDOUT)
-        console.print(f"client: [bold]swarm run {args.workflow.relative_to(REPO) if args.workflow.is_relative_to(REPO) else args.workflow}[/] "
-                      f"(log: {client_log})")
+            [
+                sys.executable,
+                "-m",
+                "swarm.cli",
+                "run",
+                str(args.workflow),
+                "--gateway",
+                gateway.url,
+                "--run",
+                run,
+                "--concurrency",
+                str(args.concurrency),
+            ],
+            stdout=client_log.open("w"),
+            stderr=subprocess.STDOUT,
+        )
+        console.print(
+            f"client: [bold]swarm run {args.workflow.relative_to(REPO) if args.workflow.is_relative_to(REPO) else args.workflow}[/] "
+            f"(log: {client_log})"
+        )
         curve = follow_run(gateway, run, args.steps, client)
         steps, rewards = [s for s, _ in curve], [r for _, r in curve]
-        console.print(f"\nreward per step: {sparkline(rewards)}  ({rewards[0]:.2f} → {rewards[-1]:.2f})" if rewards else "no steps")
+        console.print(
+            f"\nreward per step: {sparkline(rewards)}  ({rewards[0]:.2f} → {rewards[-1]:.2f})"
+            if rewards
+            else "no steps"
+        )
         png = out / f"{run}-reward.png"
         if rewards:
             save_curve(steps, rewards, png, f"GRPO on {args.workflow.stem} ({args.model})")

@@ -50,19 +50,41 @@ def free_port() -> int:
 
 
 def start_local_gateway(
-    *, model: str, state_dir: Path, log_path: Path, extra_args: list[str] | None = None, timeout: float = 300.0
+    *,
+    model: str,
+    state_dir: Path,
+    log_path: Path,
+    extra_args: list[str] | None = None,
+    timeout: float = 300.0,
 ) -> LocalGateway:
     """Start `gateway serve` on a free loopback port and wait until `/healthz` answers."""
     port = free_port()
     state_dir.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "gateway", "serve", "--model", model, "--port", str(port),
-           "--state-dir", str(state_dir), "--log-level", "warning", *(extra_args or [])]
-    process = subprocess.Popen(cmd, stdout=log_path.open("w"), stderr=subprocess.STDOUT, env=dict(os.environ))
+    cmd = [
+        sys.executable,
+        "-m",
+        "gateway",
+        "serve",
+        "--model",
+        model,
+        "--port",
+        str(port),
+        "--state-dir",
+        str(state_dir),
+        "--log-level",
+        "warning",
+        *(extra_args or []),
+    ]
+    process = subprocess.Popen(
+        cmd, stdout=log_path.open("w"), stderr=subprocess.STDOUT, env=dict(os.environ)
+    )
     gateway = LocalGateway(f"http://127.0.0.1:{port}", process, log_path)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise GatewayStartError(f"gateway exited with code {process.returncode}:\n{gateway.log_tail()}")
+            raise GatewayStartError(
+                f"gateway exited with code {process.returncode}:\n{gateway.log_tail()}"
+            )
         try:
             if httpx.get(gateway.url + "/healthz", timeout=1).status_code == 200:
                 return gateway
@@ -70,4 +92,6 @@ def start_local_gateway(
             pass
         time.sleep(0.3)
     gateway.stop()
-    raise GatewayStartError(f"gateway did not answer /healthz within {timeout:.0f}s:\n{gateway.log_tail()}")
+    raise GatewayStartError(
+        f"gateway did not answer /healthz within {timeout:.0f}s:\n{gateway.log_tail()}"
+    )

@@ -58,6 +58,7 @@ class CallTrace(BaseModel):
     token_texts: list[str]
     prompt_text: str | None = None
     completion_text: str
+    temperature: float = 1.0  # the distribution `logprobs` are of: logits / temperature
     started_at: float
     first_token_at: float
     finished_at: float

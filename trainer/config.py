@@ -57,7 +57,9 @@ class TrainSettings(BaseModel):
     adam_betas: tuple[float, float] = (0.9, 0.999)
     max_grad_norm: float = Field(1.0, gt=0.0)
     clip_eps: float = Field(0.2, gt=0.0, lt=1.0)  # PPO-clip range for importance ratios
-    kl_coef: float = Field(0.0, ge=0.0)  # KL to the frozen base policy; 0 = off (no reference model kept)
+    kl_coef: float = Field(
+        0.0, ge=0.0
+    )  # KL to the frozen base policy; 0 = off (no reference model kept)
     max_staleness: int = Field(1, ge=0)  # drop samples more than this many versions old
     zero_variance_groups: Literal["drop", "keep"] = "drop"
     micro_batch_tokens: int = Field(4096, ge=64)  # tokens per forward/backward chunk

@@ -64,6 +64,8 @@ class Completion:
     versions: list[int]  # one per token; equal unless the weights changed mid-completion
     top_logprobs: list[list[TokenLogprob]] = field(default_factory=list)
     token_texts: list[str] = field(default_factory=list)  # per token, as streamed
+    # the temperature `logprobs` were computed at (logits / temperature); 1.0 when greedy
+    temperature: float = 1.0
     started_at: float = 0.0  # time.time() when the request entered the engine
     first_token_at: float = 0.0
     finished_at: float = 0.0
@@ -213,6 +215,9 @@ class Sample:
     version: int  # weights version the completion started with
     loss_mask: list[int] | None = None
     call_index: int = 0
+    temperature: float = (
+        1.0  # behaviour logprobs are of logits / temperature; the trainer matches it
+    )
 
 
 @dataclass

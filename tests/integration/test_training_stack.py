@@ -27,10 +27,26 @@ def tiny_gateway(tmp_path_factory):
     stop_gateway(gw)
 
 
-def swarm_run(gw, run: str, workflow: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+def swarm_run(
+    gw, run: str, workflow: Path, *args: str, timeout: float = 300
+) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "swarm.cli", "run", str(workflow), "--gateway", gw.url, "--run", run, *args],
-        capture_output=True, text=True, timeout=timeout)
+        [
+            sys.executable,
+            "-m",
+            "swarm.cli",
+            "run",
+            str(workflow),
+            "--gateway",
+            gw.url,
+            "--run",
+            run,
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def wait_for(predicate, timeout: float = 120.0, every: float = 0.5):
@@ -45,18 +61,39 @@ def wait_for(predicate, timeout: float = 120.0, every: float = 0.5):
 
 def test_swarm_run_trains_a_run_end_to_end(tiny_gateway):
     gw = tiny_gateway
-    r = httpx.post(f"{gw.url}/runs", timeout=120, json={
-        "name": "e2e", "policies": {"policy": {"base_model": "tiny"}}, "lr": 1e-3,
-        "group_size": 2, "batch_groups": 2, "max_steps": 3, "checkpoint_every": 3, "max_staleness": 4})
+    r = httpx.post(
+        f"{gw.url}/runs",
+        timeout=120,
+        json={
+            "name": "e2e",
+            "policies": {"policy": {"base_model": "tiny"}},
+            "lr": 1e-3,
+            "group_size": 2,
+            "batch_groups": 2,
+            "max_steps": 3,
+            "checkpoint_every": 3,
+            "max_staleness": 4,
+        },
+    )
     assert r.status_code in (200, 201), r.text
     assert r.json()["policies"]["policy"]["model"] == "e2e/policy"
     assert "e2e/policy" in [m["id"] for m in httpx.get(f"{gw.v1}/models").json()["data"]]
 
     prompt = [{"role": "user", "content": "Count to 3."}]
-    before = httpx.post(f"{gw.v1}/chat/completions", json={"model": "e2e/policy", "messages": prompt,
-                        "max_tokens": 4, "temperature": 0, "logprobs": True}).json()
+    before = httpx.post(
+        f"{gw.v1}/chat/completions",
+        json={
+            "model": "e2e/policy",
+            "messages": prompt,
+            "max_tokens": 4,
+            "temperature": 0,
+            "logprobs": True,
+        },
+    ).json()
 
-    done = swarm_run(gw, "e2e", WORKFLOWS / "length_reward.py", "--max-episodes", "16", "--concurrency", "4")
+    done = swarm_run(
+        gw, "e2e", WORKFLOWS / "length_reward.py", "--max-episodes", "16", "--concurrency", "4"
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
     run = wait_for(lambda: (info := httpx.get(f"{gw.url}/runs/e2e").json())["step"] >= 3 and info)
@@ -70,8 +107,16 @@ def test_swarm_run_trains_a_run_end_to_end(tiny_gateway):
     assert {"reward/mean", "loss", "grad_norm"} <= names
     assert {m["step"] for m in metrics if m["name"] == "loss"} >= {1, 2, 3} - {0}
 
-    after = httpx.post(f"{gw.v1}/chat/completions", json={"model": "e2e/policy", "messages": prompt,
-                       "max_tokens": 4, "temperature": 0, "logprobs": True}).json()
+    after = httpx.post(
+        f"{gw.v1}/chat/completions",
+        json={
+            "model": "e2e/policy",
+            "messages": prompt,
+            "max_tokens": 4,
+            "temperature": 0,
+            "logprobs": True,
+        },
+    ).json()
     lp = lambda resp: [t["logprob"] for t in resp["choices"][0]["logprobs"]["content"]]  # noqa: E731
     assert lp(before) != lp(after)  # the engine serves the new weights, no restart
 
@@ -97,7 +142,9 @@ def test_swarm_run_trains_a_run_end_to_end(tiny_gateway):
 
 def test_a_workflow_that_fails_to_import_exits_non_zero_with_the_error(tiny_gateway):
     started = time.monotonic()
-    done = swarm_run(tiny_gateway, "e2e", WORKFLOWS / "broken_import.py", "--max-episodes", "1", timeout=60)
+    done = swarm_run(
+        tiny_gateway, "e2e", WORKFLOWS / "broken_import.py", "--max-episodes", "1", timeout=60
+    )
     assert done.returncode != 0
     assert "broken on purpose" in done.stdout + done.stderr
     assert time.monotonic() - started < 30

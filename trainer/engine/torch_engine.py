@@ -429,6 +429,7 @@ class TorchEngine:
                         versions=seq.versions,
                         top_logprobs=seq.tops,
                         token_texts=seq.token_texts,
+                        temperature=req.params.temperature if req.params.temperature > 0 else 1.0,
                         started_at=req.submitted_at,
                         first_token_at=seq.first_token_at,
                         finished_at=now,

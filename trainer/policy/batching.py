@@ -84,6 +84,7 @@ class MicroBatch:
     targets_N: torch.Tensor
     behaviour_logprobs_N: torch.Tensor
     advantages_N: torch.Tensor
+    temperatures_B: torch.Tensor  # per row: the temperature its behaviour logprobs were taken at
 
     @property
     def trained_tokens(self) -> int:
@@ -133,6 +134,7 @@ def to_micro_batch(items: list[TrainItem], pad_id: int) -> MicroBatch:
         targets_N=torch.tensor(targets, dtype=torch.long),
         behaviour_logprobs_N=torch.tensor(behaviour, dtype=torch.float32),
         advantages_N=torch.tensor(advantages, dtype=torch.float32),
+        temperatures_B=torch.tensor([i.sample.temperature for i in items], dtype=torch.float32),
     )
 
 

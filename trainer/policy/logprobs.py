@@ -22,6 +22,8 @@ def completion_logprobs(model: torch.nn.Module, batch: MicroBatch) -> torch.Tens
     hidden_BTH = decoder(input_ids=batch.input_ids_BT.to(device), use_cache=False).last_hidden_state
     hidden_NH = hidden_BTH[batch.rows_N.to(device), batch.positions_N.to(device)]
     logits_NV = model.get_output_embeddings()(hidden_NH).float()
+    # score under the distribution the engine sampled from, so ratios start at 1
+    logits_NV = logits_NV / batch.temperatures_B.to(device)[batch.rows_N.to(device)][:, None]
     targets_N = batch.targets_N.to(device)
     picked_N = logits_NV.gather(1, targets_N[:, None])[:, 0]
     return picked_N - torch.logsumexp(logits_NV, dim=-1)

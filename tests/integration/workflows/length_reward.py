@@ -14,6 +14,9 @@ def tasks(split: str = "train") -> Iterable[dict]:
 async def rollout(task: dict, episode: swarm.Episode) -> float:
     llm = episode.openai()
     reply = await llm.chat.completions.create(
-        model=episode.model, messages=[{"role": "user", "content": task["question"]}], max_tokens=12, temperature=1.0
+        model=episode.model,
+        messages=[{"role": "user", "content": task["question"]}],
+        max_tokens=12,
+        temperature=1.0,
     )
     return (len(reply.choices[0].message.content or "") % 7) / 6
