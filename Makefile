@@ -25,7 +25,7 @@ test: install
 	$(BIN)/python -m pytest -q
 
 demo: install
-	$(BIN)/python -m gateway.demo
+	$(BIN)/python -m researcher.demo
 
 lint: install
 	$(BIN)/ruff check .
@@ -33,6 +33,8 @@ lint: install
 bench: install
 	$(BIN)/python bench/engine_throughput.py
 	$(BIN)/python bench/gateway_overhead.py
+	$(BIN)/python bench/train_step.py
+	$(BIN)/python bench/learning.py
 
 clean:
 	rm -rf $(VENV)
