@@ -81,7 +81,9 @@ def run_inprocess_grpo(
         model.train()
         full = torch.cat([batch["input_ids"], completions], dim=1)
         attention = torch.cat([batch["attention_mask"], mask.long()], dim=1)
-        logits = model(input_ids=full, attention_mask=attention).logits[
+        # left padding: positions count real tokens only, as `generate` did
+        positions = (attention.cumsum(-1) - 1).clamp(min=0)
+        logits = model(input_ids=full, attention_mask=attention, position_ids=positions).logits[
             :, batch["input_ids"].shape[1] - 1 : -1
         ]
         logprobs = torch.log_softmax(logits.float(), dim=-1).gather(2, completions[..., None])[

@@ -34,19 +34,45 @@ from swarm.tasks import learnable  # noqa: E402
 
 
 def run_stack(args, workdir: Path) -> tuple[list[float], float, dict]:
-    gateway = start_local_gateway(model="smollm2-135m", state_dir=workdir / "state", log_path=workdir / "gateway.log")
+    gateway = start_local_gateway(
+        model="smollm2-135m", state_dir=workdir / "state", log_path=workdir / "gateway.log"
+    )
     client = None
     try:
         started = time.perf_counter()
-        r = httpx.post(f"{gateway.url}/runs", timeout=300, json={
-            "name": "learning", "policies": {"policy": {"base_model": "smollm2-135m"}}, "algorithm": "grpo",
-            "lr": args.lr, "group_size": args.group_size, "batch_groups": args.prompts_per_step,
-            "max_steps": args.steps, "seed": args.seed, "max_staleness": args.max_staleness})
+        r = httpx.post(
+            f"{gateway.url}/runs",
+            timeout=300,
+            json={
+                "name": "learning",
+                "policies": {"policy": {"base_model": "smollm2-135m"}},
+                "algorithm": "grpo",
+                "lr": args.lr,
+                "group_size": args.group_size,
+                "batch_groups": args.prompts_per_step,
+                "max_steps": args.steps,
+                "seed": args.seed,
+                "max_staleness": args.max_staleness,
+            },
+        )
         r.raise_for_status()
         client = subprocess.Popen(
-            [sys.executable, "-m", "swarm.cli", "run", str(REPO / "examples" / "learnable.py"), "--gateway", gateway.url,
-             "--run", "learning", "--concurrency", str(args.concurrency)],
-            stdout=(workdir / "swarm.log").open("w"), stderr=subprocess.STDOUT)
+            [
+                sys.executable,
+                "-m",
+                "swarm.cli",
+                "run",
+                str(REPO / "examples" / "learnable.py"),
+                "--gateway",
+                gateway.url,
+                "--run",
+                "learning",
+                "--concurrency",
+                str(args.concurrency),
+            ],
+            stdout=(workdir / "swarm.log").open("w"),
+            stderr=subprocess.STDOUT,
+        )
         while True:
             info = httpx.get(f"{gateway.url}/runs/learning", timeout=30).json()
             if info["status"] in ("finished", "failed", "stopped"):
@@ -55,8 +81,14 @@ def run_stack(args, workdir: Path) -> tuple[list[float], float, dict]:
         elapsed = time.perf_counter() - started
         if info["status"] != "finished":
             raise SystemExit(f"stack run ended as {info['status']}: {info.get('error')}")
-        points = httpx.get(f"{gateway.url}/runs/learning/metrics", params={"name": "reward/mean"}, timeout=30).json()
-        curve = [p["value"] for p in sorted(points, key=lambda p: p["step"]) if p.get("policy") in (None, "policy")]
+        points = httpx.get(
+            f"{gateway.url}/runs/learning/metrics", params={"name": "reward/mean"}, timeout=30
+        ).json()
+        curve = [
+            p["value"]
+            for p in sorted(points, key=lambda p: p["step"])
+            if p.get("policy") in (None, "policy")
+        ]
         return curve[: args.steps], elapsed, info
     finally:
         if client is not None and client.poll() is None:
@@ -77,10 +109,18 @@ def run_baseline(args) -> tuple[list[float], float]:
 
     with torch.autocast("cpu", dtype=torch.bfloat16):
         result = run_inprocess_grpo(
-            loaded.model, loaded.tokenizer, prompts, lambda i, text: learnable.reward(text, tasks[i]),
-            steps=args.steps, group_size=args.group_size, prompts_per_step=args.prompts_per_step, lr=args.lr,
-            max_tokens=learnable.MAX_TOKENS, seed=args.seed,
-            on_step=lambda s, r: print(f"  in-process step {s + 1}: reward {r:.2f}", flush=True))
+            loaded.model,
+            loaded.tokenizer,
+            prompts,
+            lambda i, text: learnable.reward(text, tasks[i]),
+            steps=args.steps,
+            group_size=args.group_size,
+            prompts_per_step=args.prompts_per_step,
+            lr=args.lr,
+            max_tokens=learnable.MAX_TOKENS,
+            seed=args.seed,
+            on_step=lambda s, r: print(f"  in-process step {s + 1}: reward {r:.2f}", flush=True),
+        )
     return result.rewards, result.seconds
 
 
@@ -89,7 +129,9 @@ def first_at(curve: list[float], threshold: float = 0.9) -> int | None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--group-size", type=int, default=8)
     ap.add_argument("--prompts-per-step", type=int, default=4)
@@ -102,18 +144,24 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="swarmrl-learning-") as tmp:
         print("stack: gateway serve + swarm run examples/learnable.py …", flush=True)
         stack_curve, stack_seconds, info = run_stack(args, Path(tmp))
-    print(f"  episodes finished {info['episodes_finished']}, samples trained {info['samples_trained']}, "
-          f"dropped {info['samples_dropped']}")
+    print(
+        f"  episodes finished {info['episodes_finished']}, samples trained {info['samples_trained']}, "
+        f"dropped {info['samples_dropped']}"
+    )
     print("in-process GRPO loop …", flush=True)
     base_curve, base_seconds = run_baseline(args)
 
     fmt = lambda c: " ".join(f"{v:.2f}" for v in c)  # noqa: E731
-    print(f"\nreward/mean per step ({args.steps} steps, {args.prompts_per_step} prompts x group {args.group_size}, lr {args.lr})")
+    print(
+        f"\nreward/mean per step ({args.steps} steps, {args.prompts_per_step} prompts x group {args.group_size}, lr {args.lr})"
+    )
     print(f"  stack      : {fmt(stack_curve)}")
     print(f"  in-process : {fmt(base_curve)}")
     s90, b90 = first_at(stack_curve), first_at(base_curve)
     print(f"  first step with reward >= 0.9: stack {s90}, in-process {b90}")
-    print(f"wall time: stack {stack_seconds:.0f} s, in-process {base_seconds:.0f} s, ratio {stack_seconds / base_seconds:.2f}x")
+    print(
+        f"wall time: stack {stack_seconds:.0f} s, in-process {base_seconds:.0f} s, ratio {stack_seconds / base_seconds:.2f}x"
+    )
 
 
 if __name__ == "__main__":

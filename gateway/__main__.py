@@ -107,11 +107,12 @@ def serve(
     from trainer.engine import TorchEngine
     from trainer.engine.torch_engine import reserve_cores_for_engine
     from trainer.errors import ModelNotAvailable
-    from trainer.model import load_model
+    from trainer.model import load_model, resolve_dtype
     from trainer.tokenizer import HFChatTokenizer
     from trainer.types import ServedModel
 
     threads = reserve_cores_for_engine()  # only engine threads compute; see its docstring
+    dtype = str(resolve_dtype(dtype, device)).removeprefix("torch.")  # record what is used
     engine_config = EngineConfig(max_batch=max_batch, max_context=max_context, threads=threads)
     served: list[ServedModel] = []
     engines: list[TorchEngine] = []

@@ -63,11 +63,15 @@ async def bind_openai_call(
     if settings.api_key is not None and key_episode_id is None and not admin:
         raise Unauthorized("A valid API key (the admin key or an episode key) is required.")
     if path_episode_id is None:
-        return CallBinding(episode_id=key_episode_id) if key_episode_id else PLAIN_INFERENCE
+        if key_episode_id is None:
+            return PLAIN_INFERENCE
+        await anyio.to_thread.run_sync(recorder.ensure_open, key_episode_id)
+        return CallBinding(episode_id=key_episode_id)
     if not await anyio.to_thread.run_sync(recorder.has_episode, path_episode_id):
         raise EpisodeNotFound(f"No episode with id {path_episode_id!r}.", param="episode_id")
     if key_episode_id is not None and key_episode_id != path_episode_id:
         raise Unauthorized("This API key belongs to a different episode.")
+    await anyio.to_thread.run_sync(recorder.ensure_open, path_episode_id)
     return CallBinding(episode_id=path_episode_id)
 
 

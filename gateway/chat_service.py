@@ -308,7 +308,11 @@ class ChatService:
             yield ChatCompletionChunk(
                 id=request_id, object=CHUNK, created=created, model=model, choices=[], usage=usage
             ).model_dump_json(exclude_unset=True)
-        await self._record(chat, request_id, done, episode_id)
+        try:
+            await self._record(chat, request_id, done, episode_id)
+        except Exception as error:  # e.g. the episode finished meanwhile: say so, don't [DONE]
+            yield stream_error_event(error)
+            return
         yield DONE_EVENT
 
     def _token_chunk(

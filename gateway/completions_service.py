@@ -241,7 +241,11 @@ class CompletionsService:
         done = [c for c in completions if c is not None]
         if prepared.include_usage:
             yield chunk([], usage=_usage(prepared, done))
-        await self._record(prepared, request_id, done, episode_id)
+        try:
+            await self._record(prepared, request_id, done, episode_id)
+        except Exception as error:  # e.g. the episode finished meanwhile: say so, don't [DONE]
+            yield stream_error_event(error)
+            return
         yield DONE_EVENT
 
 

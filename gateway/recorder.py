@@ -249,6 +249,16 @@ class EpisodeRecorder:
             raise EpisodeNotFound(f"No episode with id {episode_id!r}.", param="episode_id")
         return EpisodeRecord.from_row(row)
 
+    def ensure_open(self, episode_id: str) -> None:
+        """Raise `EpisodeNotOpen` (409) unless the episode takes calls, so a call into a
+        finished or aborted episode is refused before anything is generated."""
+        with session_scope(self._db) as session:
+            row = crud.get_episode(session, episode_id=episode_id)
+        if row is None:
+            raise EpisodeNotFound(f"No episode with id {episode_id!r}.", param="episode_id")
+        if row.status != "open":
+            raise _not_open(row)
+
     def has_episode(self, episode_id: str) -> bool:
         if episode_id in self._next_call_index:
             return True

@@ -46,12 +46,12 @@ class LoadedModel:
 
 
 def swarmrl_home() -> Path:
-    return Path(os.environ.get("SWARMRL_HOME", Path.home() / ".swarmrl")).expanduser()
+    return Path(os.environ.get("SWARMRL_HOME") or Path.home() / ".swarmrl").expanduser()
 
 
 def model_cache_dir() -> Path:
     """Where converted models are kept (shared by every state dir of this user)."""
-    return Path(os.environ.get("SWARMRL_MODEL_CACHE", swarmrl_home() / "models")).expanduser()
+    return Path(os.environ.get("SWARMRL_MODEL_CACHE") or swarmrl_home() / "models").expanduser()
 
 
 def resolve_dtype(dtype: str, device: str) -> torch.dtype:

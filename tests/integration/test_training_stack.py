@@ -152,14 +152,28 @@ def test_a_workflow_that_fails_to_import_exits_non_zero_with_the_error(tiny_gate
 
 def test_the_real_smollm2_trains_for_two_steps_through_the_stack(smollm2_gateway):
     gw = smollm2_gateway
-    r = httpx.post(f"{gw.url}/runs", timeout=300, json={
-        "name": "smollm2-steps", "policies": {"policy": {"base_model": "smollm2-135m"}}, "lr": 2e-5,
-        "group_size": 4, "batch_groups": 1, "max_steps": 2, "max_staleness": 2})
+    r = httpx.post(
+        f"{gw.url}/runs",
+        timeout=300,
+        json={
+            "name": "smollm2-steps",
+            "policies": {"policy": {"base_model": "smollm2-135m"}},
+            "lr": 2e-5,
+            "group_size": 4,
+            "batch_groups": 1,
+            "max_steps": 2,
+            "max_staleness": 2,
+        },
+    )
     assert r.status_code == 201, r.text
-    done = swarm_run(gw, "smollm2-steps", WORKFLOWS / "length_reward.py", "--concurrency", "4", timeout=600)
+    done = swarm_run(
+        gw, "smollm2-steps", WORKFLOWS / "length_reward.py", "--concurrency", "4", timeout=600
+    )
     assert done.returncode == 0, done.stdout + done.stderr  # exits by itself once the run finishes
     run = httpx.get(f"{gw.url}/runs/smollm2-steps").json()
     assert run["status"] == "finished" and run["step"] == 2
     assert run["policies"]["policy"]["version"] >= 1 and run["samples_trained"] > 0
-    losses = [m for m in httpx.get(f"{gw.url}/runs/smollm2-steps/metrics", params={"name": "loss"}).json()]
+    losses = [
+        m for m in httpx.get(f"{gw.url}/runs/smollm2-steps/metrics", params={"name": "loss"}).json()
+    ]
     assert losses and all(m["value"] == m["value"] for m in losses)  # finite, not NaN

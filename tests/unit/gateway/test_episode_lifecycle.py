@@ -10,6 +10,7 @@ from tests.unit.gateway.conftest import (
     assert_openai_error,
     bearer,
     chat_as,
+    chat_body,
     create_run,
     finish,
     open_episode,
@@ -243,3 +244,20 @@ def test_aborting_a_finished_episode_is_a_409(trainer_client):
 
 def test_aborting_an_unknown_episode_is_a_404(trainer_client):
     assert_openai_error(abort(trainer_client, {"episode_id": "ep-nope"}), 404)
+
+
+def test_calls_into_a_finished_episode_are_refused_before_anything_is_generated(trainer_client):
+    create_run(trainer_client)
+    episode = open_episode(trainer_client)
+    assert finish(trainer_client, episode).status_code == 200
+    engine = trainer_client.app.state.gateway.models.get(episode["model"]).engine
+    generated_before = len(engine.requests)
+    headers = bearer(episode["api_key"])
+    for stream in (False, True):
+        body = chat_body("hi") | {"model": episode["model"], "stream": stream}
+        r = trainer_client.post("/v1/chat/completions", json=body, headers=headers)
+        assert_openai_error(r, 409, "episode_not_open")
+    path = f"/episodes/{episode['episode_id']}/v1/completions"
+    r = trainer_client.post(path, json={"model": episode["model"], "prompt": "x", "stream": True})
+    assert_openai_error(r, 409, "episode_not_open")
+    assert len(engine.requests) == generated_before
