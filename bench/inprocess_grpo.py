@@ -77,7 +77,10 @@ def run_inprocess_grpo(
         # completion mask: tokens up to and including the first EOS
         is_pad = completions == pad
         after_eos = torch.cumsum(is_pad.int(), dim=1) - is_pad.int() > 0
-        mask = (~after_eos).float()
+        # like the stack's default (zero_variance_groups="drop"): groups whose rewards are
+        # all equal carry no signal and leave the token-mean's denominator
+        informative = (grouped.std(1) > 0).repeat_interleave(group_size)
+        mask = (~after_eos).float() * informative[:, None].float()
         model.train()
         full = torch.cat([batch["input_ids"], completions], dim=1)
         attention = torch.cat([batch["attention_mask"], mask.long()], dim=1)

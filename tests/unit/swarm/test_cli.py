@@ -96,4 +96,7 @@ def test_a_run_that_stops_taking_episodes_ends_the_client_with_exit_0(served):
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 0, stderr
     assert "run stopped" in stderr and "takes no more episodes" in stderr
-    assert len(fake.with_status("finished")) == 6
+    # the episode another worker still has in flight when the 409 comes is aborted (the
+    # real gateway aborts a stopped run's open episodes anyway), so 5 or 6 finish
+    finished, aborted = len(fake.with_status("finished")), len(fake.with_status("aborted"))
+    assert finished + aborted == 6 and finished >= 5
