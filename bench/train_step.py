@@ -27,6 +27,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import subprocess
+import sys
 import tempfile
 import time
 
@@ -150,7 +153,7 @@ async def our_grpo_step(policy: Policy, args) -> tuple[float, float, float]:
 
 
 async def our_update_alone(policy: Policy) -> float:
-    """One train_step on 8 rows of exactly 256 tokens (prompt + generated completion)."""
+    """A warm train_step on 8 rows of exactly 256 tokens (prompt + generated completion)."""
     prompts = [
         policy.served.tokenizer.render_chat([{"role": "user", "content": q}]).token_ids
         for q in QUESTIONS[:UPDATE_ROWS]
@@ -160,9 +163,32 @@ async def our_update_alone(policy: Policy) -> float:
     groups = await rollout_groups(policy, prompts, 1, completion_tokens)
     # one group of 8 so GRPO has a baseline; each row is 256 tokens
     merged = [Group("all", [e for g in groups for e in g.episodes])]
-    result = await policy.trainer.train_step(merged, TrainSettings(lr=1e-6))
+    # the first step pays one-time costs (optimizer state, allocator warm-up): time the second
+    settings = TrainSettings(lr=1e-6, max_staleness=4)
+    await policy.trainer.train_step(merged, settings)
+    result = await policy.trainer.train_step(merged, settings)
     assert result.samples_trained == UPDATE_ROWS, result.samples_dropped
     return result.metrics["step_seconds"]
+
+
+def _child(args, part: str):
+    """Run one part of this benchmark in a fresh process; its last stdout line is JSON."""
+    cmd = [
+        sys.executable,
+        __file__,
+        "--part",
+        part,
+        "--prompts",
+        str(args.prompts),
+        "--group-size",
+        str(args.group_size),
+        "--completion-tokens",
+        str(args.completion_tokens),
+    ]
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"benchmark part {part!r} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
@@ -171,19 +197,35 @@ def main() -> None:
     parser.add_argument("--group-size", type=int, default=4)
     parser.add_argument("--completion-tokens", type=int, default=128)
     parser.add_argument("--skip-trl", action="store_true")
+    parser.add_argument(
+        "--part", choices=["all", "peak", "trl"], default="all", help=argparse.SUPPRESS
+    )
     args = parser.parse_args()
 
     model_dir = str(bundled_model_dir())
     compute = resolve_dtype("auto", "cpu")
     bf16 = compute == torch.bfloat16
-    torch.set_num_threads(DEFAULT_THREADS)
-    peak = {dt: peak_matmul_flops(dt) for dt in (torch.bfloat16, torch.float32)}
+    if args.part == "peak":  # child process: print the peaks as JSON
+        torch.set_num_threads(DEFAULT_THREADS)
+        print(
+            json.dumps({str(dt): peak_matmul_flops(dt) for dt in (torch.bfloat16, torch.float32)})
+        )
+        return
+    if args.part == "trl":  # child process: print TRL's step seconds as JSON
+        torch.set_num_threads(DEFAULT_THREADS)
+        print(json.dumps(trl_step_seconds(args, model_dir, bf16)))
+        return
+    # The peak matmul and TRL run in child processes: a thread that has run torch ops keeps
+    # an OpenMP team that slows every other thread's team (~1.7x here), so this process
+    # computes only on the engine's thread, as `gateway serve` does.
+    peak_json = _child(args, "peak")
+    peak = {torch.bfloat16: peak_json["torch.bfloat16"], torch.float32: peak_json["torch.float32"]}
     print(f"threads {DEFAULT_THREADS}; compute dtype {compute}; model {model_dir}")
     for dt, flops in peak.items():
         print(f"peak matmul 2048² {str(dt):>15}: {flops / 1e9:8.1f} GFLOP/s")
 
     batch = f"{args.prompts} prompts × group {args.group_size} × {args.completion_tokens} tokens"
-    trl = "skipped" if args.skip_trl else trl_step_seconds(args, model_dir, bf16)
+    trl = "skipped" if args.skip_trl else _child(args, "trl")
 
     engine_threads = reserve_cores_for_engine()  # from here on, one compute thread: the engine's
     rows: list[tuple[str, float, torch.dtype]] = []
