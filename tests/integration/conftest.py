@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import os
-import socket
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import pytest
+
+from researcher.local_gateway import start_local_gateway
 
 
 @dataclass
@@ -31,49 +28,18 @@ class RunningGateway:
         return self.log_path.read_text(errors="replace")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def start_gateway(
     tmp: Path, *args: str, model: str = "smollm2-135m", timeout: float = 240.0
 ) -> RunningGateway:
-    port = free_port()
     state_dir = tmp / "state"
-    log_path = tmp / "gateway.log"
-    cmd = [
-        sys.executable,
-        "-m",
-        "gateway",
-        "serve",
-        "--model",
-        model,
-        "--port",
-        str(port),
-        "--state-dir",
-        str(state_dir),
-        "--log-level",
-        "warning",
-        *args,
-    ]
-    process = subprocess.Popen(
-        cmd, stdout=log_path.open("w"), stderr=subprocess.STDOUT, env=dict(os.environ)
+    local = start_local_gateway(
+        model=model,
+        state_dir=state_dir,
+        log_path=tmp / "gateway.log",
+        extra_args=list(args),
+        timeout=timeout,
     )
-    gw = RunningGateway(f"http://127.0.0.1:{port}", process, state_dir, log_path, model)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"gateway exited with {process.returncode}:\n{gw.log()}")
-        try:
-            if httpx.get(gw.url + "/healthz", timeout=1).status_code == 200:
-                return gw
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.3)
-    process.kill()
-    raise RuntimeError(f"gateway did not become healthy in {timeout}s:\n{gw.log()}")
+    return RunningGateway(local.url, local.process, state_dir, local.log_path, model)
 
 
 def stop_gateway(gw: RunningGateway) -> None:
