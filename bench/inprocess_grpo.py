@@ -64,6 +64,7 @@ def run_inprocess_grpo(
                 do_sample=True,
                 temperature=temperature,
                 top_p=1.0,
+                top_k=0,  # transformers defaults to 50; the stack samples the full distribution
                 max_new_tokens=max_tokens,
                 pad_token_id=pad,
             )

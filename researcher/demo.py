@@ -55,6 +55,7 @@ def save_curve(steps: list[int], rewards: list[float], path: Path, title: str) -
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     fig, ax = plt.subplots(figsize=(6, 3.5))
     ax.plot(steps, rewards, marker="o")
@@ -62,6 +63,7 @@ def save_curve(steps: list[int], rewards: list[float], path: Path, title: str) -
         xlabel="training step", ylabel="mean reward of the batch", title=title, ylim=(-0.05, 1.05)
     )
     ax.grid(alpha=0.3)
+    ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
