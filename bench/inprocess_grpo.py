@@ -16,6 +16,10 @@ from dataclasses import dataclass
 import torch
 
 
+def _autocast(dtype: torch.dtype | None):
+    return torch.autocast("cpu", dtype=dtype, enabled=dtype is not None and dtype != torch.float32)
+
+
 @dataclass
 class LoopResult:
     rewards: list[float]  # mean reward of each step's batch
@@ -35,6 +39,7 @@ def run_inprocess_grpo(
     max_tokens: int,
     temperature: float = 1.0,
     seed: int = 0,
+    compute_dtype: torch.dtype | None = None,
     on_step: Callable[[int, float], None] | None = None,
 ) -> LoopResult:
     """`score(prompt_index, completion_text)` is the task's verifier."""
@@ -58,7 +63,10 @@ def run_inprocess_grpo(
         tokenizer.padding_side = "left"
         batch = tokenizer.pad({"input_ids": rows}, return_tensors="pt")
         model.eval()
-        with torch.no_grad():
+        # autocast is entered per forward, never around the whole loop: autocast caches the
+        # low-precision copies of the weights until its outermost context exits, so one
+        # context around the loop would keep sampling and training the step-0 weights
+        with torch.no_grad(), _autocast(compute_dtype):
             out = model.generate(
                 **batch,
                 do_sample=True,
@@ -87,9 +95,10 @@ def run_inprocess_grpo(
         attention = torch.cat([batch["attention_mask"], mask.long()], dim=1)
         # left padding: positions count real tokens only, as `generate` did
         positions = (attention.cumsum(-1) - 1).clamp(min=0)
-        logits = model(input_ids=full, attention_mask=attention, position_ids=positions).logits[
-            :, batch["input_ids"].shape[1] - 1 : -1
-        ]
+        with _autocast(compute_dtype):
+            logits = model(input_ids=full, attention_mask=attention, position_ids=positions).logits[
+                :, batch["input_ids"].shape[1] - 1 : -1
+            ]
         logprobs = torch.log_softmax(logits.float(), dim=-1).gather(2, completions[..., None])[
             ..., 0
         ]

@@ -107,20 +107,20 @@ def run_baseline(args) -> tuple[list[float], float]:
 
     import torch
 
-    with torch.autocast("cpu", dtype=torch.bfloat16):
-        result = run_inprocess_grpo(
-            loaded.model,
-            loaded.tokenizer,
-            prompts,
-            lambda i, text: learnable.reward(text, tasks[i]),
-            steps=args.steps,
-            group_size=args.group_size,
-            prompts_per_step=args.prompts_per_step,
-            lr=args.lr,
-            max_tokens=learnable.MAX_TOKENS,
-            seed=args.seed,
-            on_step=lambda s, r: print(f"  in-process step {s + 1}: reward {r:.2f}", flush=True),
-        )
+    result = run_inprocess_grpo(
+        loaded.model,
+        loaded.tokenizer,
+        prompts,
+        lambda i, text: learnable.reward(text, tasks[i]),
+        steps=args.steps,
+        group_size=args.group_size,
+        prompts_per_step=args.prompts_per_step,
+        lr=args.lr,
+        max_tokens=learnable.MAX_TOKENS,
+        seed=args.seed,
+        compute_dtype=torch.bfloat16,
+        on_step=lambda s, r: print(f"  in-process step {s + 1}: reward {r:.2f}", flush=True),
+    )
     return result.rewards, result.seconds
 
 
