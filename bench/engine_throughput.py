@@ -17,6 +17,7 @@ import asyncio
 import time
 
 import torch
+from chat_prompts import QUESTIONS  # sibling module: run as `python bench/...`
 
 from trainer.config import EngineConfig, ModelConfig
 from trainer.engine import TorchEngine
@@ -24,17 +25,6 @@ from trainer.engine.torch_engine import reserve_cores_for_engine
 from trainer.model import load_model
 from trainer.tokenizer import HFChatTokenizer
 from trainer.types import SamplingParams
-
-QUESTIONS = [
-    "Explain why the sky is blue.",
-    "Write a short poem about the sea.",
-    "What is reinforcement learning?",
-    "Give me three tips for learning Python.",
-    "Describe the water cycle.",
-    "Why do cats purr?",
-    "What makes a good breakfast?",
-    "How does a bicycle stay upright?",
-]
 
 
 def main() -> None:

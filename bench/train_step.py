@@ -34,6 +34,7 @@ import tempfile
 import time
 
 import torch
+from chat_prompts import QUESTIONS  # sibling module: run as `python bench/...`
 
 from trainer.config import EngineConfig, TrainSettings
 from trainer.engine.torch_engine import DEFAULT_THREADS, reserve_cores_for_engine
@@ -41,16 +42,6 @@ from trainer.model import bundled_model_dir, resolve_dtype
 from trainer.policy import TorchPolicyFactory
 from trainer.types import EpisodeSamples, Group, Policy, Sample, SamplingParams
 
-QUESTIONS = [
-    "Explain why the sky is blue.",
-    "Write a short poem about the sea.",
-    "What is reinforcement learning?",
-    "Give me three tips for learning Python.",
-    "Describe the water cycle.",
-    "Why do cats purr?",
-    "What makes a good breakfast?",
-    "How does a bicycle stay upright?",
-]
 UPDATE_ROWS, UPDATE_ROW_TOKENS = 8, 256
 
 
