@@ -4,7 +4,8 @@ Prompts like "Reply with the word banana." (a few phrasings × a few words); the
 1.0 when the reply contains the word (whole word, case-insensitive), else 0.0. Completions
 are capped at `MAX_TOKENS` so training stays cheap. A similar "says banana" reward took
 SmolLM2-135M-Instruct from 0.06 to 1.0 in ~17 steps of a hand-written GRPO loop (the
-project's field notes); this task has not been measured through the gateway yet.
+project's field notes); through the gateway and `swarm run` this task went from ~0.35
+to ≥ 0.9 by step 13–18 of 20 (`bench/learning.py`, group 8 × 4 prompts, lr 2e-5).
 
 Must not know about the gateway: the rollout uses only `Episode`.
 """
