@@ -164,6 +164,10 @@ class RunSettings(BaseModel):
     max_staleness: int = Field(1, ge=0)
     zero_variance_groups: Literal["drop", "keep"] = "drop"
     micro_batch_tokens: int = Field(4096, ge=64)
+    # how an episode's calls are laid out for training: one sequence per call ("none"),
+    # merged timelines ("timeline"), or timelines packed as prefix trees ("tree", fastest)
+    merge: Literal["none", "timeline", "tree"] = "tree"
+    max_sequence_tokens: int | None = Field(None, ge=16)  # longer calls are dropped, counted
     task_mix: dict[str, float] | None = None
     max_steps: int | None = Field(None, ge=1)
     checkpoint_every: int | None = Field(None, ge=1)  # steps; None: only on request and at the end
@@ -189,6 +193,7 @@ class RunPatch(BaseModel):
     batch_groups: int | None = Field(None, ge=1, le=4096)
     max_staleness: int | None = Field(None, ge=0)
     zero_variance_groups: Literal["drop", "keep"] | None = None
+    merge: Literal["none", "timeline", "tree"] | None = None
     task_mix: dict[str, float] | None = None
     max_steps: int | None = Field(None, ge=1)
     checkpoint_every: int | None = Field(None, ge=1)

@@ -63,3 +63,9 @@ class TrainSettings(BaseModel):
     max_staleness: int = Field(1, ge=0)  # drop samples more than this many versions old
     zero_variance_groups: Literal["drop", "keep"] = "drop"
     micro_batch_tokens: int = Field(4096, ge=64)  # tokens per forward/backward chunk
+    # how an episode's calls are laid out for the update (trainer.context): one sequence per
+    # call, merged timelines, or timelines packed as prefix trees (fastest; see docs/context.md)
+    merge: Literal["none", "timeline", "tree"] = "tree"
+    # the longest call the update takes (None: the engine's context); longer calls are
+    # dropped and counted as `too_long`, never cut
+    max_sequence_tokens: int | None = Field(None, ge=16)

@@ -203,8 +203,9 @@ class Sample:
     """One training sequence: a prompt and the completion the policy sampled for it.
 
     `loss_mask` marks the completion tokens that are trained (1) or only context (0); None
-    means all of them. Today one recorded call is one sample; timeline merging (issue 4)
-    will put several calls into one sample by extending the completion with masked context.
+    means all of them. A recorded call is one sample; `trainer.context` merges the calls of
+    an episode into timeline samples whose completion interleaves sampled tokens (mask 1)
+    with context the policy did not sample (tool results, user turns; mask 0, logprob 0).
     """
 
     episode_id: str
@@ -218,6 +219,18 @@ class Sample:
     temperature: float = (
         1.0  # behaviour logprobs are of logits / temperature; the trainer matches it
     )
+    # per completion token when a merged sample's calls were sampled at different temperatures
+    completion_temperatures: list[float] | None = None
+    # the earlier call of the same conversation this call continues (the gateway's drift
+    # tracker sets it); a continuing call that cannot extend that call's timeline is a "snap"
+    continues: int | None = None
+    call_indices: list[int] | None = None  # the calls a merged sample holds (None: call_index)
+
+    def temperature_at(self, j: int) -> float:
+        """The temperature completion token `j`'s behaviour logprob was taken at."""
+        if self.completion_temperatures is not None:
+            return self.completion_temperatures[j]
+        return self.temperature
 
 
 @dataclass

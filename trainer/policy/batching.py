@@ -1,10 +1,20 @@
-"""From scored episodes to padded micro-batches: which samples train, and their tensors.
+"""From scored episodes to micro-batches: which samples train, and their tensors.
 
 `select_samples` drops what must not train (samples of zero-variance groups, samples more
 than `max_staleness` versions old, malformed ones, ones with no trained token) and counts
-each reason. `build_micro_batches` packs the rest into right-padded rows of at most
-`micro_batch_tokens` (rows × longest row) and lists, flat over the trained tokens, where
-each trained completion token sits and what it needs for the loss.
+each reason. `merge_items` turns the surviving per-call samples into timelines
+(`trainer.context.timelines`) unless the layout is `none`. `build_micro_batches` lays
+them out in one of the three layouts:
+
+- `none` and `timeline`: right-padded rows, rows × longest row ≤ `micro_batch_tokens`,
+  plain causal attention (no mask tensor at all: sdpa keeps its fast causal path);
+- `tree`: prefix-tree rows (`trainer.context.trees`) of ≤ `micro_batch_tokens` nodes, with
+  position ids (each node's depth) and each node's subtree end, from which
+  `trainer.policy.logprobs` builds the tree attention mask.
+
+Every layout lists, flat over the N trained tokens, where each one is predicted (row and
+position of the token before it) and what the loss needs about it, so the loss code is
+the same for all three.
 
 Knows nothing of models or optimizers; only `Sample` records and tensors.
 """
@@ -12,12 +22,18 @@ Knows nothing of models or optimizers; only `Sample` records and tensors.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 import torch
 
 from trainer.advantages import EpisodeAdvantages
+from trainer.context.timelines import merge_timelines
+from trainer.context.trees import pack_trees
 from trainer.types import Sample
+
+Layout = Literal["none", "timeline", "tree"]
 
 
 @dataclass
@@ -74,9 +90,10 @@ def select_samples(
 
 @dataclass
 class MicroBatch:
-    """Right-padded token rows plus, flat over the N trained tokens, where each one is
-    predicted (`rows_N`, `positions_N`: the position whose output predicts it) and what
-    the loss needs about it."""
+    """Token rows plus, flat over the N trained tokens, where each one is predicted
+    (`rows_N`, `positions_N`: the position whose output predicts it) and what the loss
+    needs about it. Tree rows also carry `position_ids_BT` and `subtree_end_BT` (the
+    exclusive end of each node's subtree); padded rows carry neither."""
 
     input_ids_BT: torch.Tensor
     rows_N: torch.Tensor
@@ -84,7 +101,9 @@ class MicroBatch:
     targets_N: torch.Tensor
     behaviour_logprobs_N: torch.Tensor
     advantages_N: torch.Tensor
-    temperatures_B: torch.Tensor  # per row: the temperature its behaviour logprobs were taken at
+    temperatures_N: torch.Tensor  # the temperature each behaviour logprob was taken at
+    position_ids_BT: torch.Tensor | None = None
+    subtree_end_BT: torch.Tensor | None = None
 
     @property
     def trained_tokens(self) -> int:
@@ -93,6 +112,44 @@ class MicroBatch:
     @property
     def padded_tokens(self) -> int:
         return int(self.input_ids_BT.numel())
+
+
+@dataclass
+class _Targets:
+    """Flat per-trained-token lists, filled row by row."""
+
+    rows: list[int] = field(default_factory=list)
+    positions: list[int] = field(default_factory=list)
+    targets: list[int] = field(default_factory=list)
+    behaviour: list[float] = field(default_factory=list)
+    advantages: list[float] = field(default_factory=list)
+    temperatures: list[float] = field(default_factory=list)
+
+    def add_item(self, row: int, item: TrainItem, predictor_of) -> None:
+        """`predictor_of(k)`: the row position of the token at index k of the sequence."""
+        s = item.sample
+        start = len(s.prompt_token_ids)
+        mask = s.loss_mask or [1] * len(s.completion_token_ids)
+        for j, (token, keep) in enumerate(zip(s.completion_token_ids, mask, strict=True)):
+            if keep:
+                self.rows.append(row)
+                self.positions.append(predictor_of(start + j - 1))
+                self.targets.append(token)
+                self.behaviour.append(s.behaviour_logprobs[j])
+                self.advantages.append(item.advantage)
+                self.temperatures.append(s.temperature_at(j))
+
+    def micro_batch(self, input_ids_BT: torch.Tensor, **tree) -> MicroBatch:
+        return MicroBatch(
+            input_ids_BT=input_ids_BT,
+            rows_N=torch.tensor(self.rows, dtype=torch.long),
+            positions_N=torch.tensor(self.positions, dtype=torch.long),
+            targets_N=torch.tensor(self.targets, dtype=torch.long),
+            behaviour_logprobs_N=torch.tensor(self.behaviour, dtype=torch.float32),
+            advantages_N=torch.tensor(self.advantages, dtype=torch.float32),
+            temperatures_N=torch.tensor(self.temperatures, dtype=torch.float32),
+            **tree,
+        )
 
 
 def group_rows(items: list[TrainItem], micro_batch_tokens: int) -> list[list[TrainItem]]:
@@ -113,32 +170,59 @@ def group_rows(items: list[TrainItem], micro_batch_tokens: int) -> list[list[Tra
 def to_micro_batch(items: list[TrainItem], pad_id: int) -> MicroBatch:
     longest = max(i.length for i in items)
     input_ids_BT = torch.full((len(items), longest), pad_id, dtype=torch.long)
-    rows, positions, targets, behaviour, advantages = [], [], [], [], []
+    flat = _Targets()
     for row, item in enumerate(items):
         s = item.sample
         tokens = s.prompt_token_ids + s.completion_token_ids
         input_ids_BT[row, : len(tokens)] = torch.tensor(tokens, dtype=torch.long)
-        start = len(s.prompt_token_ids)
-        mask = s.loss_mask or [1] * len(s.completion_token_ids)
-        for j, (token, keep) in enumerate(zip(s.completion_token_ids, mask, strict=True)):
-            if keep:
-                rows.append(row)
-                positions.append(start + j - 1)
-                targets.append(token)
-                behaviour.append(s.behaviour_logprobs[j])
-                advantages.append(item.advantage)
-    return MicroBatch(
-        input_ids_BT=input_ids_BT,
-        rows_N=torch.tensor(rows, dtype=torch.long),
-        positions_N=torch.tensor(positions, dtype=torch.long),
-        targets_N=torch.tensor(targets, dtype=torch.long),
-        behaviour_logprobs_N=torch.tensor(behaviour, dtype=torch.float32),
-        advantages_N=torch.tensor(advantages, dtype=torch.float32),
-        temperatures_B=torch.tensor([i.sample.temperature for i in items], dtype=torch.float32),
-    )
+        flat.add_item(row, item, lambda k: k)
+    return flat.micro_batch(input_ids_BT)
+
+
+def tree_micro_batches(items: list[TrainItem], micro_batch_tokens: int) -> list[MicroBatch]:
+    """One prefix-tree row per micro-batch."""
+    sequences = [i.sample.prompt_token_ids + i.sample.completion_token_ids for i in items]
+    batches = []
+    for packed in pack_trees(sequences, micro_batch_tokens):
+        flat = _Targets()
+        for member, path in zip(packed.members, packed.paths, strict=True):
+            flat.add_item(0, items[member], path.__getitem__)
+        batches.append(
+            flat.micro_batch(
+                torch.tensor([packed.token_ids], dtype=torch.long),
+                position_ids_BT=torch.tensor([packed.position_ids], dtype=torch.long),
+                subtree_end_BT=torch.tensor([packed.subtree_end], dtype=torch.long),
+            )
+        )
+    return batches
 
 
 def build_micro_batches(
-    items: list[TrainItem], micro_batch_tokens: int, pad_id: int
+    items: list[TrainItem], micro_batch_tokens: int, pad_id: int, layout: Layout = "none"
 ) -> list[MicroBatch]:
+    if layout == "tree":
+        return tree_micro_batches(items, micro_batch_tokens)
     return [to_micro_batch(chunk, pad_id) for chunk in group_rows(items, micro_batch_tokens)]
+
+
+def merge_items(
+    items: Sequence[TrainItem],
+    layout: Layout,
+    max_tokens: int | None = None,
+    vocab_size: int | None = None,
+) -> tuple[list[TrainItem], Counter[str]]:
+    """Per-call items → one item per timeline (each episode's advantage carried over).
+    `none` keeps the calls as they are. Counts are `trainer.context.MergeResult`'s."""
+    if layout == "none":
+        return list(items), Counter(calls=len(items), timelines=len(items))
+    by_episode: dict[tuple[str, str], list[TrainItem]] = {}
+    for item in items:
+        by_episode.setdefault((item.sample.episode_id, item.sample.policy), []).append(item)
+    merged: list[TrainItem] = []
+    counts: Counter[str] = Counter()
+    for members in by_episode.values():
+        result = merge_timelines([m.sample for m in members], max_tokens, vocab_size)
+        counts.update(result.counts)
+        advantage = members[0].advantage
+        merged.extend(TrainItem(t.to_sample(), advantage) for t in result.timelines)
+    return merged, counts

@@ -3,10 +3,12 @@
 One `train_step`:
 1. on the event loop (plain Python, cheap): advantages per episode, then the samples that
    train — zero-variance groups, stale (> `max_staleness` versions old) and malformed
-   samples are dropped and counted. Nothing left: no step, the version stays.
+   samples are dropped and counted; then (off the loop) the surviving calls are merged
+   into timelines per episode (`settings.merge`; calls longer than the training window
+   are dropped as `too_long`). Nothing left: no step, the version stays.
 2. in ONE `engine.run_exclusive` call (the engine's worker is the process's only torch
    compute thread; decoding pauses between two decode steps): micro-batches of at most
-   `micro_batch_tokens`, per-token logprobs of the master model (bf16 autocast on the
+   `micro_batch_tokens` in the run's layout (padded rows or prefix-tree rows), per-token logprobs of the master model (bf16 autocast on the
    float32 master where the hardware is fast at it), PPO-clip loss (token mean over the
    whole batch), backward and gradient accumulation, clip to `max_grad_norm`, one AdamW
    step with the lr / betas / weight decay read from this step's settings, then the new
@@ -23,6 +25,7 @@ import copy
 import math
 import statistics
 import time
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -33,13 +36,15 @@ from trainer.checkpoint import CheckpointContents, write_checkpoint
 from trainer.config import TrainSettings
 from trainer.engine.torch_engine import TorchEngine
 from trainer.losses import ppo_clip_loss
-from trainer.policy.batching import TrainItem, build_micro_batches, select_samples
+from trainer.policy.batching import TrainItem, build_micro_batches, merge_items, select_samples
 from trainer.policy.logprobs import completion_logprobs
 from trainer.policy.master import FullMaster, LoraMaster, autocast_context
 from trainer.policy.threads import single_threaded
 from trainer.types import Group, StepResult
 
 Master = FullMaster | LoraMaster
+# calls that merging leaves out (trainer.context.timelines), counted as dropped samples
+UNTRAINABLE_CALLS = ("too_long", "malformed", "empty")
 
 
 def _std(values: Sequence[float]) -> float:
@@ -83,6 +88,7 @@ class TorchPolicyTrainer:
         if optimizer_state is not None:
             self.optimizer.load_state_dict(optimizer_state)
         self._pad_id = hf_tokenizer.pad_token_id if hf_tokenizer.pad_token_id is not None else 0
+        self._vocab_size = master.model.get_input_embeddings().num_embeddings
         self._lock = asyncio.Lock()
 
     @property
@@ -106,15 +112,24 @@ class TorchPolicyTrainer:
                 "samples": float(len(selection.items)),
                 "lr": settings.lr,
             }
-            if selection.items:
-                metrics |= await self.engine.run_exclusive(
-                    lambda: self._update(selection.items, settings)
-                )
+            # calls → timelines (plain Python, off the event loop and off the engine thread)
+            window = settings.max_sequence_tokens or self.engine.max_context
+            merged, context = await asyncio.to_thread(
+                merge_items, selection.items, settings.merge, window, self._vocab_size
+            )
+            metrics |= {f"context/{name}": float(value) for name, value in context.items()}
+            dropped = Counter(selection.dropped)
+            left_out = 0
+            for reason in UNTRAINABLE_CALLS:
+                dropped[reason] += context.get(reason, 0)
+                left_out += context.get(reason, 0)
+            if merged:
+                metrics |= await self.engine.run_exclusive(lambda: self._update(merged, settings))
             return StepResult(
                 version=self.engine.version,
                 metrics=metrics,
-                samples_trained=len(selection.items),
-                samples_dropped=dict(selection.dropped),
+                samples_trained=len(selection.items) - left_out,
+                samples_dropped={k: v for k, v in dropped.items() if v},
             )
 
     async def save_checkpoint(self, directory: str) -> None:
@@ -129,7 +144,9 @@ class TorchPolicyTrainer:
     # -- on the engine's worker thread ------------------------------------------------------
     def _update(self, items: list[TrainItem], settings: TrainSettings) -> dict[str, float]:
         started = time.perf_counter()
-        batches = build_micro_batches(items, settings.micro_batch_tokens, self._pad_id)
+        batches = build_micro_batches(
+            items, settings.micro_batch_tokens, self._pad_id, settings.merge
+        )
         total_tokens = sum(b.trained_tokens for b in batches)
         use_reference = settings.kl_coef > 0
         loss = clip_fraction = ratio_mean = kl = 0.0
