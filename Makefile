@@ -34,6 +34,7 @@ bench: install
 	$(BIN)/python bench/engine_throughput.py
 	$(BIN)/python bench/gateway_overhead.py
 	$(BIN)/python bench/train_step.py
+	$(BIN)/python bench/merging.py
 	$(BIN)/python bench/learning.py
 
 clean:
