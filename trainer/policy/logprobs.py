@@ -6,11 +6,12 @@ predict a trained token (N × V logits instead of B × T × V).
 - Padded rows (`none`, `timeline` layouts): no attention mask is passed. Under the causal
   mask a real token never attends to the padding after it, so right padding changes
   nothing, and sdpa keeps its fast causal path.
-- Tree rows: position ids are each node's depth and the attention mask lets a node see
-  itself and its ancestors only (`tree_attention_mask`). The mask is the 4D *additive
-  float* form (0 allowed, dtype-min elsewhere): transformers uses a 4D mask as given, and
-  the float form is right under every attention implementation (a 4D boolean mask is
-  silently wrong under `eager`).
+- Tree rows: position ids are each node's depth, and a node sees itself and its
+  ancestors only. That runs as segment-batched SDPA (`trainer.policy.tree_attention`),
+  which computes what the dense mask `tree_attention_mask` describes without its T×T
+  work; the dense mask stays as the reference the tests compare against. (Its form, if
+  you pass it to a model yourself: 4D *additive float*, 0 allowed and dtype-min elsewhere
+  — a 4D boolean mask is silently wrong under `eager`.)
 
 Knows nothing of losses or optimizers.
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 import torch
 
 from trainer.policy.batching import MicroBatch
+from trainer.policy.tree_attention import build_plan, tree_attention
 
 
 def tree_attention_mask(subtree_end_BT: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
@@ -34,28 +36,25 @@ def tree_attention_mask(subtree_end_BT: torch.Tensor, dtype: torch.dtype) -> tor
     return mask[:, None]
 
 
-def _attention_dtype(model: torch.nn.Module) -> torch.dtype:
-    """The dtype attention scores are computed in (autocast's when it is on)."""
-    device_type = next(model.parameters()).device.type
-    if torch.is_autocast_enabled(device_type):
-        return torch.get_autocast_dtype(device_type)
-    return next(model.parameters()).dtype
-
-
 def completion_logprobs(model: torch.nn.Module, batch: MicroBatch) -> torch.Tensor:
     """float32 `logprobs_N` of `batch.targets_N` (with grad when grad is enabled)."""
     device = next(model.parameters()).device
     decoder = model.get_decoder()
-    kwargs = {}
-    if batch.subtree_end_BT is not None:
+    input_ids_BT = batch.input_ids_BT.to(device)
+    if batch.subtree_end_BT is None:
+        hidden_BTH = decoder(input_ids=input_ids_BT, use_cache=False).last_hidden_state
+    else:
         assert batch.position_ids_BT is not None
-        kwargs["position_ids"] = batch.position_ids_BT.to(device)
-        kwargs["attention_mask"] = tree_attention_mask(
-            batch.subtree_end_BT.to(device), _attention_dtype(model)
+        plan = build_plan(
+            batch.subtree_end_BT[0].tolist(), batch.position_ids_BT[0].tolist(), device
         )
-    hidden_BTH = decoder(
-        input_ids=batch.input_ids_BT.to(device), use_cache=False, **kwargs
-    ).last_hidden_state
+        with tree_attention(model):
+            hidden_BTH = decoder(
+                input_ids=input_ids_BT,
+                position_ids=batch.position_ids_BT.to(device),
+                use_cache=False,
+                tree_plan=plan,
+            ).last_hidden_state
     hidden_NH = hidden_BTH[batch.rows_N.to(device), batch.positions_N.to(device)]
     logits_NV = model.get_output_embeddings()(hidden_NH).float()
     # score under the distribution the engine sampled from, so ratios start at 1
