@@ -34,6 +34,12 @@ class PackedRow:
     def __len__(self) -> int:
         return len(self.token_ids)
 
+    @property
+    def is_chain(self) -> bool:
+        """One path from the root (every sequence a prefix of the longest): the tree
+        mask is then the plain causal mask."""
+        return all(end == len(self.token_ids) for end in self.subtree_end)
+
 
 def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
     n = min(len(a), len(b))

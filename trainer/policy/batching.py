@@ -187,9 +187,13 @@ def tree_micro_batches(items: list[TrainItem], micro_batch_tokens: int) -> list[
         flat = _Targets()
         for member, path in zip(packed.members, packed.paths, strict=True):
             flat.add_item(0, items[member], path.__getitem__)
+        input_ids_BT = torch.tensor([packed.token_ids], dtype=torch.long)
+        if packed.is_chain:  # nothing shared: plain causal attention is the same, and faster
+            batches.append(flat.micro_batch(input_ids_BT))
+            continue
         batches.append(
             flat.micro_batch(
-                torch.tensor([packed.token_ids], dtype=torch.long),
+                input_ids_BT,
                 position_ids_BT=torch.tensor([packed.position_ids], dtype=torch.long),
                 subtree_end_BT=torch.tensor([packed.subtree_end], dtype=torch.long),
             )
