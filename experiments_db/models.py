@@ -68,6 +68,12 @@ class CallRow(SQLModel, table=True):
     messages: list[dict[str, Any]] | None = Field(default=None, sa_column=Column(JSON))
     temperature: float | None = None  # None in rows written before it was recorded: 1.0
     tools: list[dict[str, Any]] | None = Field(default=None, sa_column=Column(JSON))
+    # chat calls bound to an episode: how the prompt was built (token-drift repair: fresh |
+    # exact | repaired | unrepaired), the earlier call it continues, the forced tool-call
+    # opening (part of the prompt); `prompt_text` then holds the rendered chat
+    drift: str | None = None
+    continues: int | None = None
+    completion_prefix: str | None = None
 
 
 class ClientRow(SQLModel, table=True):
@@ -138,6 +144,7 @@ class SampleRow(SQLModel, table=True):
     loss_mask: list[int] | None = Field(default=None, sa_column=Column(JSON))
     version: int
     temperature: float | None = None  # of the behaviour logprobs; None means 1.0
+    continues: int | None = None  # the call of the same conversation this one continues
     reward: float
     group_id: str | None = None
     status: str = Field(default="buffered", index=True)  # buffered | trained | dropped

@@ -29,6 +29,7 @@ class FinishedEpisode:
     rewards: dict[str, float]  # per policy
     samples: dict[str, list[BufferedSample]] = field(default_factory=dict)  # per policy
     metrics: dict[str, float] = field(default_factory=dict)  # as the client reported them
+    drift: dict[str, int] = field(default_factory=dict)  # its chat calls per drift status
 
     @property
     def sample_count(self) -> int:

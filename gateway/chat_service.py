@@ -2,12 +2,16 @@
 
 Owns: the request → prompt → engine → response path, for whole responses and for SSE
 chunk streams, and recording the call into its episode before the answer goes out.
+A chat bound to an episode is rendered with the episode's earlier chat calls
+(`gateway.drift`), so replies the agent sends back keep the token ids the model sampled;
+each such call's drift status is recorded, tallied, and logged when it is "unrepaired".
 Streamed tool calls are buffered and sent as one `tool_calls` delta at the end. Raises
 `GatewayError`s only; knows nothing about routes, auth, or torch.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -15,6 +19,7 @@ from typing import Any
 
 import anyio
 
+from gateway.drift import DriftTracker
 from gateway.errors import InvalidRequest, stream_error_event
 from gateway.fanout import generate_all, merge_streams
 from gateway.openai_api import (
@@ -45,7 +50,6 @@ from gateway.service_common import (
     DONE_EVENT,
     new_request_id,
     now_s,
-    record_calls,
     top_alternatives,
     usage_of,
 )
@@ -58,6 +62,8 @@ from trainer.types import (
     ServedModel,
     StreamEnd,
 )
+
+log = logging.getLogger(__name__)
 
 ChunkEncoder = Callable[[ChatChunkChoice], str]
 CHUNK = "chat.completion.chunk"
@@ -128,11 +134,18 @@ def _check_chat_semantics(request: ChatCompletionRequest) -> None:
 
 
 class ChatService:
-    def __init__(self, models: ModelRegistry, recorder: EpisodeRecorder):
+    def __init__(
+        self, models: ModelRegistry, recorder: EpisodeRecorder, drift: DriftTracker | None = None
+    ):
         self._models = models
         self._recorder = recorder
+        self._drift = drift or DriftTracker(recorder, models)
 
-    async def prepare(self, request: ChatCompletionRequest) -> PreparedChat:
+    async def prepare(
+        self, request: ChatCompletionRequest, episode_id: str | None = None
+    ) -> PreparedChat:
+        """Validate and render the chat; `episode_id`: the episode it is recorded into,
+        whose earlier calls may be continued (drift repair)."""
         log_unknown_fields(request)
         served = self._models.get(request.model)
         _check_chat_semantics(request)
@@ -142,6 +155,11 @@ class ChatService:
         if isinstance(tool_choice, NamedToolChoice):
             tool_choice = tool_choice.model_dump()
         render = partial(served.tokenizer.render_chat, messages, tools, tool_choice)
+        if episode_id is not None:
+            history = self._drift.cached(episode_id)
+            if history is None:
+                history = await anyio.to_thread.run_sync(self._drift.load, episode_id)
+            render = partial(render, history=history, model=served.name)
         if _render_on_the_loop(messages, tools):
             prompt = render()
         else:
@@ -243,8 +261,9 @@ class ChatService:
         completions: Sequence[Completion],
         episode_id: str | None,
     ) -> None:
-        if episode_id is None:
+        if episode_id is None or not completions:
             return
+        prompt = chat.prompt
         calls = [
             CallRecord.from_completion(
                 completion,
@@ -253,12 +272,32 @@ class ChatService:
                 kind="chat",
                 model=chat.served.name,
                 finish_reason=completion.finish_reason,  # the engine's: stop/length/abort
+                prompt_text=prompt.text or None,
                 messages=chat.messages,
                 tools=chat.tools,
+                drift=prompt.drift,
+                continues=prompt.continues,
+                completion_prefix=prompt.completion_prefix,
             )
             for i, completion in enumerate(completions)
         ]
-        await record_calls(self._recorder, episode_id, calls)
+        replies = [self._parse(chat, completion) for completion in completions]
+
+        def persist() -> None:  # the answer goes out only once later calls can continue it
+            self._recorder.record_calls(episode_id, calls)
+            self._drift.remember(episode_id, calls, replies)
+
+        await anyio.to_thread.run_sync(persist)
+        self._drift.count(chat.served.name, prompt.drift)
+        if prompt.drift == "unrepaired":
+            log.info(
+                "episode %s call %d: token drift unrepaired; it continues call %s, but the "
+                "chat template rewrote that turn or the agent changed it, so it opens a new "
+                "timeline",
+                episode_id,
+                calls[0].index,
+                prompt.continues,
+            )
 
     # ---- SSE streams --------------------------------------------------------------------
 

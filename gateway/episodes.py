@@ -4,7 +4,8 @@ Owns: `EpisodeService` — which run an episode belongs to and whether that run 
 episodes now (unknown run 404, paused or starting 429 with `retry_after`, stopped /
 finished / failed 409), what a reward means (a float is every policy's reward; a dict
 names each policy of the run exactly), and turning a finished episode's calls into
-samples that are persisted before `finish` returns and then buffered for training.
+samples that are persisted before `finish` returns and then buffered for training, with
+the episode's token-drift counts (run-wide training metrics).
 
 An episode of run "default" while no run has that name is *recording-only* (issue 2):
 its calls are recorded, its reward stored, no samples made; its "policies" are the
@@ -19,6 +20,7 @@ import anyio
 
 from gateway.buffer import BufferedSample, FinishedEpisode
 from gateway.clients import ClientRegistry
+from gateway.drift import drift_counts
 from gateway.errors import RateLimited, RunNotAccepting, RunNotFound, Unprocessable
 from gateway.recorder import EpisodeRecord, EpisodeRecorder, episode_not_open
 from gateway.registry import ModelRegistry
@@ -132,7 +134,10 @@ class EpisodeService:
         policies = list(run.policies) if run is not None else self._models.base_names()
         rewards = rewards_per_policy(body.reward, policies)
 
+        drift: dict[str, int] = {}
+
         def make_samples(record, calls):
+            drift.update(drift_counts(calls))
             return sample_rows(record, calls, rewards) if run is not None else []
 
         record, rows = await anyio.to_thread.run_sync(
@@ -154,6 +159,7 @@ class EpisodeService:
                     rewards=rewards,
                     samples=samples,
                     metrics=dict(body.metrics),
+                    drift=drift,
                 )
             )
         return EpisodeResult(

@@ -8,7 +8,8 @@ Methods are synchronous and thread-safe; the HTTP layer calls them off the event
 Episode lifecycle: an episode is created "open", then finished (with its reward, its
 samples written in the same transaction) or aborted, once. Calls are recorded only into
 open episodes. Which calls become samples, and what a reward means, is decided by the
-caller (`gateway.episodes`); the recorder only makes each transition atomic.
+caller (`gateway.episodes`); the recorder only makes each transition atomic, and tells
+its close listeners (`on_close`: the drift tracker) when an episode stops taking calls.
 """
 
 from __future__ import annotations
@@ -93,10 +94,13 @@ class CallRecord:
     finished_at: float
     choice_index: int = 0
     top_logprobs: list[list[tuple[int, float]]] | None = None
-    prompt_text: str | None = None  # the prompt as sent, for /v1/completions
+    prompt_text: str | None = None  # completions: as sent; chat: the rendered chat
     messages: list[dict[str, Any]] | None = None  # as the client sent them (chat)
     tools: list[dict[str, Any]] | None = None
     temperature: float = 1.0  # what `logprobs` were computed at (see trainer.types.Completion)
+    drift: str | None = None  # chat: fresh | exact | repaired | unrepaired (trainer.context.drift)
+    continues: int | None = None  # chat: the earlier call of this episode it continues
+    completion_prefix: str | None = None  # chat: the forced tool-call opening, in the prompt
     index: int = field(default=-1)
 
     @classmethod
@@ -112,6 +116,9 @@ class CallRecord:
         prompt_text: str | None = None,
         messages: list[dict[str, Any]] | None = None,
         tools: list[dict[str, Any]] | None = None,
+        drift: str | None = None,
+        continues: int | None = None,
+        completion_prefix: str | None = None,
     ) -> CallRecord:
         top = completion.top_logprobs
         return cls(
@@ -137,6 +144,9 @@ class CallRecord:
             prompt_text=prompt_text,
             messages=messages,
             tools=tools,
+            drift=drift,
+            continues=continues,
+            completion_prefix=completion_prefix,
         )
 
     def to_row(self, episode_id: str) -> CallRow:
@@ -176,6 +186,20 @@ def _not_open(row: EpisodeRow) -> EpisodeNotOpen:
     return episode_not_open(row.id, row.status, row.abort_reason)
 
 
+def episode_trace(episode: EpisodeRecord, calls: Sequence[CallRecord]) -> EpisodeTrace:
+    """The episode and its calls (the gateway adds timelines: `gateway.traces`)."""
+    return EpisodeTrace(
+        episode_id=episode.episode_id,
+        status=episode.status,
+        run=episode.run,
+        task_id=episode.task_id,
+        task_family=episode.task_family,
+        group_id=episode.group_id,
+        client_id=episode.client_id,
+        calls=[call.to_trace() for call in calls],
+    )
+
+
 class EpisodeRecorder:
     """Creates episodes and records calls into them, persisted in `experiments_db`."""
 
@@ -183,7 +207,8 @@ class EpisodeRecorder:
         self._db = db
         self._lock = threading.Lock()
         self._episode_by_key_hash: dict[str, str] = {}
-        self._next_call_index: dict[str, int] = {}
+        self._next_call_index: dict[str, int] = {}  # open episodes this process recorded into
+        self._close_listeners: list[Callable[[str], None]] = []
 
     @classmethod
     def open(cls, database_url: str) -> EpisodeRecorder:
@@ -199,6 +224,20 @@ class EpisodeRecorder:
     def db(self) -> Engine:
         """The database engine, shared with the other stores of the gateway."""
         return self._db
+
+    def on_close(self, listener: Callable[[str], None]) -> None:
+        """Call `listener(episode_id)` after an episode is finished or aborted here."""
+        self._close_listeners.append(listener)
+
+    def known_call_count(self, episode_id: str) -> int | None:
+        """How many calls the open episode holds, if this process knows without the
+        database (it created the episode or recorded into it); None otherwise, or once it
+        is closed."""
+        return self._next_call_index.get(episode_id)
+
+    def _closed(self, episode_id: str) -> None:
+        for listener in self._close_listeners:
+            listener(episode_id)
 
     def create_episode(
         self,
@@ -292,18 +331,7 @@ class EpisodeRecorder:
         return [CallRecord.from_row(row) for row in rows]
 
     def get_trace(self, episode_id: str) -> EpisodeTrace:
-        episode = self.get_episode(episode_id)
-        calls = self.get_calls(episode_id)
-        return EpisodeTrace(
-            episode_id=episode.episode_id,
-            status=episode.status,
-            run=episode.run,
-            task_id=episode.task_id,
-            task_family=episode.task_family,
-            group_id=episode.group_id,
-            client_id=episode.client_id,
-            calls=[call.to_trace() for call in calls],
-        )
+        return episode_trace(self.get_episode(episode_id), self.get_calls(episode_id))
 
     def finish_episode(
         self,
@@ -330,6 +358,7 @@ class EpisodeRecorder:
                     session, run_id=row.run, episodes_finished=1, samples_buffered=len(samples)
                 )
             self._next_call_index.pop(episode_id, None)
+        self._closed(episode_id)
         return EpisodeRecord.from_row(row), samples
 
     def abort_episode(self, episode_id: str, *, reason: str) -> tuple[EpisodeRecord, bool]:
@@ -348,6 +377,7 @@ class EpisodeRecorder:
                 session.add(row)
                 crud.bump_run_counters(session, run_id=row.run, episodes_aborted=1)
             self._next_call_index.pop(episode_id, None)
+        self._closed(episode_id)
         return EpisodeRecord.from_row(row), True
 
     def open_episode_ids(

@@ -2,7 +2,8 @@
 
 Owns: which calls train which policy — a call to the model `<run>/<policy>` of the
 episode's own run is one `Sample` of that policy (prompt ids, completion ids, the
-engine's behaviour logprobs, the weights version it started with, its call index).
+engine's behaviour logprobs, the weights version it started with, its call index, the
+earlier call it continues).
 Calls to base models or to other runs' policies train nothing. Knows nothing about HTTP.
 """
 
@@ -50,6 +51,7 @@ def sample_rows(
                 behaviour_logprobs=list(call.logprobs),
                 version=call.version,
                 temperature=call.temperature,
+                continues=call.continues,
                 reward=rewards[policy],
                 group_id=episode.group_id,
                 created_at=now,
@@ -69,4 +71,5 @@ def sample_of_row(row: SampleRow) -> Sample:
         loss_mask=list(row.loss_mask) if row.loss_mask is not None else None,
         call_index=row.call_index,
         temperature=row.temperature or 1.0,
+        continues=row.continues,
     )

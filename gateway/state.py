@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from gateway.chat_service import ChatService
 from gateway.clients import ClientRegistry
 from gateway.completions_service import CompletionsService
+from gateway.drift import DriftTracker
 from gateway.episodes import EpisodeService
 from gateway.recorder import EpisodeRecorder
 from gateway.registry import ModelRegistry
@@ -31,6 +32,7 @@ class GatewayState:
     runs: RunManager
     episodes: EpisodeService
     telemetry: Telemetry
+    drift: DriftTracker
 
     @classmethod
     def build(
@@ -53,14 +55,16 @@ class GatewayState:
         episodes = EpisodeService(
             settings=settings, models=models, recorder=recorder, runs=runs, clients=clients
         )
+        drift = DriftTracker(recorder, models)
         return cls(
             settings=settings,
             models=models,
             recorder=recorder,
-            chat=ChatService(models, recorder),
+            chat=ChatService(models, recorder, drift),
             completions=CompletionsService(models, recorder),
             clients=clients,
             runs=runs,
             episodes=episodes,
-            telemetry=Telemetry(runs, store, clients),
+            telemetry=Telemetry(runs, store, clients, drift),
+            drift=drift,
         )

@@ -3,9 +3,10 @@
 Owns: one `CollectorRegistry` per app (never the global one, so many apps can live in one
 process), a counter of HTTP requests by method, route template and status, and a collector
 that reads each run's state when scraped: status, step, policy versions, the last step's
-reward mean, episode and sample counters, and the number of active clients. The run
-counters come from the database, so `render` runs in a worker thread. Knows nothing about
-torch.
+reward mean, episode and sample counters, the number of active clients, and the
+token-drift repairs (and drifts left unrepaired) of episode-bound chat calls per served
+model. The run counters come from the database, so `render` runs in a worker thread.
+Knows nothing about torch.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from prometheus_client.registry import Collector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.clients import ClientRegistry
+from gateway.drift import DriftTracker
 from gateway.run_store import RunStore
 from gateway.runs import RunManager
 
@@ -26,10 +28,17 @@ RUN_STATUSES = ("starting", "running", "paused", "stopped", "finished", "failed"
 
 
 class GatewayCollector(Collector):
-    def __init__(self, runs: RunManager, store: RunStore, clients: ClientRegistry):
+    def __init__(
+        self,
+        runs: RunManager,
+        store: RunStore,
+        clients: ClientRegistry,
+        drift: DriftTracker | None = None,
+    ):
         self._runs = runs
         self._store = store
         self._clients = clients
+        self._drift = drift
 
     def collect(self) -> Iterator[Metric]:
         rows = {row.id: row for row in self._store.rows()}
@@ -72,10 +81,38 @@ class GatewayCollector(Collector):
         clients = GaugeMetricFamily("swarmrl_clients_active", "Registered, unexpired clients.")
         clients.add_metric([], self._clients.active_count)
         yield from (step, status, version, reward, episodes, buffered, samples, clients)
+        if self._drift is not None:
+            yield from self._drift_metrics(self._drift.totals())
+
+    def _drift_metrics(self, totals: dict[tuple[str, str], int]) -> Iterator[Metric]:
+        repairs = CounterMetricFamily(
+            "swarmrl_drift_repairs",
+            "Episode chat calls whose prompt reuses generated token ids that re-tokenizing "
+            "would have changed.",
+            labels=["model"],
+        )
+        unrepaired = CounterMetricFamily(
+            "swarmrl_drift_unrepaired",
+            "Episode chat calls that continue an earlier call whose turn was rewritten, so "
+            "its generated ids could not be reused.",
+            labels=["model"],
+        )
+        for (model, status), count in sorted(totals.items()):
+            if status == "repaired":
+                repairs.add_metric([model], count)
+            elif status == "unrepaired":
+                unrepaired.add_metric([model], count)
+        yield from (repairs, unrepaired)
 
 
 class Telemetry:
-    def __init__(self, runs: RunManager, store: RunStore, clients: ClientRegistry):
+    def __init__(
+        self,
+        runs: RunManager,
+        store: RunStore,
+        clients: ClientRegistry,
+        drift: DriftTracker | None = None,
+    ):
         self.registry = CollectorRegistry(auto_describe=False)
         self.requests = Counter(
             "swarmrl_http_requests",
@@ -83,7 +120,7 @@ class Telemetry:
             ["method", "route", "status"],
             registry=self.registry,
         )
-        self.registry.register(GatewayCollector(runs, store, clients))
+        self.registry.register(GatewayCollector(runs, store, clients, drift))
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

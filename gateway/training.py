@@ -108,7 +108,8 @@ def step_metrics(
     batch: Sequence[BufferedGroup], results: dict[str, StepResult]
 ) -> dict[tuple[str | None, str], float]:
     """(policy, name) → value: the trainer's metrics, reward mean/std when it gave none,
-    sample counts, and run-wide means of the episodes' own metrics."""
+    sample counts, run-wide means of the episodes' own metrics, and run-wide sums of the
+    episodes' token-drift repairs and unrepaired drifts."""
     episodes = [episode for group in batch for episode in group.episodes]
     values: dict[tuple[str | None, str], float] = {}
     for policy, result in results.items():
@@ -121,6 +122,8 @@ def step_metrics(
             values[(policy, f"samples/dropped/{reason}")] = float(count)
     values[(None, "episodes")] = float(len(episodes))
     values[(None, "groups")] = float(len(batch))
+    for status in ("repaired", "unrepaired"):
+        values[(None, f"drift/{status}")] = float(sum(e.drift.get(status, 0) for e in episodes))
     reported: dict[str, list[float]] = {}
     for episode in episodes:
         for name, value in episode.metrics.items():

@@ -62,10 +62,39 @@ class CallTrace(BaseModel):
     started_at: float
     first_token_at: float
     finished_at: float
+    # chat: how the prompt was built from the episode's earlier calls (token-drift repair):
+    # "fresh" (continues none), "exact", "repaired" (generated ids reused where re-tokenizing
+    # differs), "unrepaired" (continues `continues` but that turn was rewritten)
+    drift: str | None = None
+    continues: int | None = None  # the index of the earlier call it continues
+
+
+class TimelineCallTrace(BaseModel):
+    """Where one call sits in its timeline: its new prompt tokens are
+    `[prompt_start, completion_start)`, its completion `[completion_start, completion_end)`."""
+
+    call_index: int
+    prompt_start: int
+    completion_start: int
+    completion_end: int
+    version: int
+
+
+class TimelineTrace(BaseModel):
+    """One training sequence merged from an episode's calls to one policy: loss mask 1 on
+    sampled tokens, 0 on context; logprobs of sampled tokens (0.0 on context)."""
+
+    token_ids: list[int]
+    loss_mask: list[int]
+    logprobs: list[float]
+    calls: list[TimelineCallTrace]
 
 
 class EpisodeTrace(BaseModel):
-    """`GET /swarm/episodes/{id}`: an episode and every call recorded into it."""
+    """`GET /swarm/episodes/{id}`: an episode, every call recorded into it, the calls
+    merged into timelines per policy (or per model, for calls to models the run does not
+    train), and its token-drift counts (per status, plus `snaps`: calls that continue an
+    earlier call but open a new timeline)."""
 
     episode_id: str
     status: EpisodeStatus
@@ -75,6 +104,8 @@ class EpisodeTrace(BaseModel):
     group_id: str | None = None
     client_id: str | None = None
     calls: list[CallTrace]
+    timelines: dict[str, list[TimelineTrace]] = Field(default_factory=dict)
+    drift: dict[str, int] = Field(default_factory=dict)
 
 
 # -- clients ------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 `CharTokenizer` is one token per character plus BOS/EOS, with a tiny chat format and
 `<tool_call>{...}</tool_call>` tool-call syntax. `EchoEngine` "generates" a deterministic
 reply (by default: echo the last user message) token by token, with fake logprobs,
-honouring max_tokens and stop strings. `FakePolicyTrainer` / `FakePolicyFactory` implement
+honouring max_tokens and stop strings; `ScriptedEngine` generates the ids it is told to. `FakePolicyTrainer` / `FakePolicyFactory` implement
 the training interfaces: the trainer records the groups it is given, drops samples by the
 documented rules (zero-variance groups, stale versions), bumps its engine's version and
 returns plausible metrics; switches make it (or the factory) raise. None knows about HTTP
@@ -69,6 +69,9 @@ class CharTokenizer:
         messages: Sequence[dict[str, Any]],
         tools: Sequence[dict[str, Any]] | None = None,
         tool_choice: str | dict[str, Any] | None = None,
+        *,
+        history: Sequence[Any] | None = None,  # ignored: prompts are always "fresh"
+        model: str | None = None,
     ) -> RenderedPrompt:
         text = ""
         if tools:
@@ -84,7 +87,9 @@ class CharTokenizer:
         prefix = ""
         if isinstance(tool_choice, dict):
             prefix = f'<tool_call>{{"name": "{tool_choice["function"]["name"]}", "arguments": '
-        return RenderedPrompt([BOS_ID, *self.encode(text + prefix)], completion_prefix=prefix)
+        return RenderedPrompt(
+            [BOS_ID, *self.encode(text + prefix)], completion_prefix=prefix, text=text + prefix
+        )
 
     def parse_assistant(self, text: str, tools_offered: bool) -> ParsedAssistant:
         if not tools_offered:
@@ -198,7 +203,8 @@ class EchoEngine:
     def _token(self, position: int, token_id: int, params: SamplingParams) -> GeneratedToken:
         logprob = -0.1 - 0.01 * position
         alternatives = [TokenLogprob(token_id + k, logprob - k) for k in range(params.top_logprobs)]
-        text = "" if token_id == EOS_ID else self.tokenizer.token_text(token_id)
+        eos = token_id in self.tokenizer.eos_token_ids
+        text = "" if eos else self.tokenizer.token_text(token_id)
         return GeneratedToken(token_id, logprob, text, self.weights_version, alternatives)
 
     async def generate(self, prompt_token_ids: Sequence[int], params: SamplingParams) -> Completion:
@@ -206,6 +212,22 @@ class EchoEngine:
             if isinstance(item, StreamEnd):
                 return item.completion
         raise AssertionError("the stream ended without a StreamEnd")
+
+
+class ScriptedEngine(EchoEngine):
+    """Generates exactly the token ids it is given, one list per request in order (for
+    tests that need chosen ids, e.g. a word sampled in pieces that re-tokenize as one);
+    works with any `ChatTokenizer`. A list ending in an EOS id finishes with "stop"."""
+
+    def __init__(self, tokenizer: Any, replies: Sequence[Sequence[int]] = (), **options: Any):
+        super().__init__(tokenizer, **options)
+        self.replies = [list(reply) for reply in replies]
+
+    def _plan(self, prompt_token_ids: Sequence[int], params: SamplingParams):
+        assert self.replies, "ScriptedEngine: no scripted reply left"
+        token_ids = self.replies.pop(0)
+        stopped = bool(token_ids) and token_ids[-1] in self.tokenizer.eos_token_ids
+        return token_ids, "stop" if stopped else "length"
 
 
 def fake_served_model(name: str = "fake-model", **engine_options: Any) -> ServedModel:

@@ -1,18 +1,22 @@
 """`HFChatTokenizer`: a transformers tokenizer behind the `ChatTokenizer` interface.
 
 Renders OpenAI messages with the model's own chat template (tools through
-`trainer.chat_format` when the template has no tool support), and decodes generated ids
-incrementally for streaming.
+`trainer.chat_format` when the template has no tool support), reusing the ids the model
+generated for replies an agent sends back (`trainer.context.drift`), and decodes
+generated ids incrementally for streaming.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cached_property
 from typing import Any
 
 import jinja2
 
 from trainer import chat_format
+from trainer.context import drift
+from trainer.context.drift import PriorCall
 from trainer.errors import ChatFormatError
 from trainer.types import ParsedAssistant, RenderedPrompt
 
@@ -48,25 +52,75 @@ class HFChatTokenizer:
     def is_special(self, token_id: int) -> bool:
         return token_id in self._special_ids
 
+    def render_text(
+        self,
+        messages: Sequence[dict[str, Any]],
+        tools: Sequence[dict[str, Any]] | None = None,
+        add_generation_prompt: bool = True,
+    ) -> str:
+        """The chat as the model's template writes it (`tools`: the ones offered)."""
+        flat = chat_format.normalize_messages(messages, tools, self.native_tools)
+        kwargs: dict[str, Any] = {"tools": list(tools)} if tools and self.native_tools else {}
+        try:
+            return self.hf.apply_chat_template(
+                flat, tokenize=False, add_generation_prompt=add_generation_prompt, **kwargs
+            )
+        except jinja2.TemplateError as e:
+            raise ChatFormatError(f"the model's chat template rejected the messages: {e}") from e
+
     def render_chat(
         self,
         messages: Sequence[dict[str, Any]],
         tools: Sequence[dict[str, Any]] | None = None,
         tool_choice: str | dict[str, Any] | None = None,
+        *,
+        history: Sequence[PriorCall] | None = None,
+        model: str | None = None,
     ) -> RenderedPrompt:
         offered = list(tools or []) if tool_choice != "none" else []
-        flat = chat_format.normalize_messages(messages, offered, self.native_tools)
-        kwargs: dict[str, Any] = (
-            {"tools": [t for t in offered]} if offered and self.native_tools else {}
-        )
-        try:
-            text = self.hf.apply_chat_template(
-                flat, tokenize=False, add_generation_prompt=True, **kwargs
-            )
-        except jinja2.TemplateError as e:
-            raise ChatFormatError(f"the model's chat template rejected the messages: {e}") from e
         prefix = chat_format.forced_prefix(tool_choice) if offered else ""
-        return RenderedPrompt(token_ids=self.encode(text + prefix), completion_prefix=prefix)
+        text = self.render_text(messages, offered) + prefix
+        if not history or self._turn_end is None:
+            return RenderedPrompt(self.encode(text), completion_prefix=prefix, text=text)
+        assert model is not None, "render_chat: `history` needs the served `model` name"
+        splice = drift.splice_prompt(
+            messages=list(messages),
+            model=model,
+            prompt_text=text,
+            history=history,
+            render=lambda chat, generation: self.render_text(chat, offered, generation),
+            encode=self.encode,
+            eos_texts=self._eos_texts,
+            eos_token_ids=self._eos,
+            turn_end=self._turn_end,
+        )
+        return RenderedPrompt(
+            splice.token_ids,
+            completion_prefix=prefix,
+            text=text,
+            drift=splice.status,
+            continues=splice.continues,
+        )
+
+    @cached_property
+    def _turn_end(self) -> str | None:
+        """What the template writes after an assistant turn's content; None when the
+        template cannot render a plain user/assistant exchange (then nothing is spliced)."""
+
+        def render(chat: list[dict[str, Any]], generation: bool) -> str:
+            return self.render_text(chat, None, generation)
+
+        probe = [{"role": "user", "content": "x"}, {"role": "assistant", "content": drift.SENTINEL}]
+        try:
+            if drift.SENTINEL not in render(probe, False):
+                return None
+            return drift.turn_end_text(render)
+        except ChatFormatError:
+            return None
+
+    @cached_property
+    def _eos_texts(self) -> list[str]:
+        return [self.token_text(i) for i in sorted(self._eos)]
 
     def parse_assistant(self, text: str, tools_offered: bool) -> ParsedAssistant:
         if not tools_offered:

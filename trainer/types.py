@@ -1,16 +1,20 @@
 """Torch-free records and interfaces that the trainer shares with the gateway.
 
-The gateway may import this module (and `trainer.chat_format`, `trainer.errors`) but never
-the torch side of the trainer. Everything here is plain Python: dataclasses for records,
-`Protocol`s for the two things the gateway needs from a served model — a tokenizer that
-knows the chat format, and an inference engine that turns prompt token ids into tokens.
+The gateway may import this module (and `trainer.chat_format`, `trainer.errors`,
+`trainer.context`) but never the torch side of the trainer. Everything here is plain
+Python: dataclasses for records, `Protocol`s for the two things the gateway needs from a
+served model — a tokenizer that knows the chat format, and an inference engine that turns
+prompt token ids into tokens.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from trainer.context.drift import PriorCall
 
 FinishReason = Literal["stop", "length", "abort"]
 
@@ -129,10 +133,18 @@ class RenderedPrompt:
     `completion_prefix` is text the chat format forced at the start of the assistant turn
     (e.g. the opening of a tool call when `tool_choice` names a function); it is already
     part of `token_ids` and must be prepended to the generated text before parsing.
+
+    `text` is the rendered chat (prefix included). When the chat continues an earlier call
+    of the same episode (`history` given to `render_chat`), `drift` says how its prompt
+    was built (`trainer.context.drift`: fresh, exact, repaired, unrepaired) and
+    `continues` names the earlier call's index.
     """
 
     token_ids: list[int]
     completion_prefix: str = ""
+    text: str = ""
+    drift: str = "fresh"
+    continues: int | None = None
 
 
 @dataclass
@@ -172,9 +184,15 @@ class ChatTokenizer(Protocol):
         messages: Sequence[dict[str, Any]],
         tools: Sequence[dict[str, Any]] | None = None,
         tool_choice: str | dict[str, Any] | None = None,
+        *,
+        history: Sequence[PriorCall] | None = None,
+        model: str | None = None,
     ) -> RenderedPrompt:
         """OpenAI-style messages (dicts) to prompt token ids with the generation prompt.
 
+        `history`: the episode's earlier calls; when the chat answers one of them to
+        `model` (the served name), its generated ids are reused (token-drift repair).
+        Implementations may ignore it (the prompt is then "fresh").
         Raises `trainer.errors.ChatFormatError` when the chat template rejects them."""
         ...
 

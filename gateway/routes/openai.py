@@ -51,7 +51,7 @@ async def retrieve_model(model: str, state: State, _binding: Binding) -> Respons
 
 @router.post("/chat/completions", response_model=ChatCompletionResponse)
 async def chat_completions(body: ChatCompletionRequest, state: State, binding: Binding) -> Response:
-    prepared = await state.chat.prepare(body)
+    prepared = await state.chat.prepare(body, binding.episode_id)
     if body.stream:
         events = state.chat.stream(prepared, binding.episode_id)
         return EventSourceResponse(events, sep="\n", headers=_SSE_HEADERS)

@@ -14,6 +14,7 @@ from fastapi import APIRouter, Request, Response
 from gateway.auth import require_admin, require_admin_or_episode_key
 from gateway.routes.deps import State, Token
 from gateway.state import GatewayState
+from gateway.traces import build_trace
 from swarm.protocol import (
     ClientPublic,
     ClientRegister,
@@ -93,14 +94,6 @@ async def abort_episode(
 @router.get("/episodes/{episode_id}", response_model=EpisodeTrace)
 async def get_episode_trace(episode_id: str, state: State, token: Token) -> EpisodeTrace:
     await require_admin_or_episode_key(token, episode_id, state.recorder, state.settings)
-    return await anyio.to_thread.run_sync(_trace_with_prompt_text, state, episode_id)
-
-
-def _trace_with_prompt_text(state: GatewayState, episode_id: str) -> EpisodeTrace:
-    """The trace, with each chat prompt spelled out token by token (specials included)."""
-    trace = state.recorder.get_trace(episode_id)
-    for call in trace.calls:
-        served = state.models.find(call.model)
-        if call.prompt_text is None and served is not None:
-            call.prompt_text = "".join(map(served.tokenizer.token_text, call.prompt_token_ids))
-    return trace
+    return await anyio.to_thread.run_sync(
+        build_trace, state.recorder, state.models, state.runs, episode_id
+    )

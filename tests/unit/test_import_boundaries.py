@@ -18,6 +18,7 @@ GATEWAY_MAY_USE = {
     "trainer.chat_format",
     "trainer.errors",
     "trainer.config",  # torch-free pydantic settings (TrainSettings)
+    "trainer.context",  # torch-free timeline merging and token-drift splicing
 }
 # package → (allowed modules of ours outside itself; a module may be named with its submodules)
 ALLOWED = {
@@ -106,7 +107,7 @@ class BlockTorch:
         return None
 
 sys.meta_path.insert(0, BlockTorch())
-import gateway.app, gateway.recorder, swarm, swarm.protocol
+import gateway.app, gateway.recorder, gateway.drift, gateway.traces, swarm, swarm.protocol
 assert "torch" not in sys.modules
 print("ok")
 """
