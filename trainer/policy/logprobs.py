@@ -1,7 +1,8 @@
 """Per-token log-probabilities of trained completion tokens under a causal LM.
 
 Runs the decoder over a micro-batch and applies the LM head only at the positions that
-predict a trained token (N × V logits instead of B × T × V).
+predict a trained token (N × V logits instead of B × T × V), chunked and fused with the
+log-softmax (`trainer.policy.lm_head`) so the N × V logits are never kept.
 
 - Padded rows (`none`, `timeline` layouts): no attention mask is passed. Under the causal
   mask a real token never attends to the padding after it, so right padding changes
@@ -21,6 +22,7 @@ from __future__ import annotations
 import torch
 
 from trainer.policy.batching import MicroBatch
+from trainer.policy.lm_head import chunked_token_logprobs
 from trainer.policy.tree_attention import build_plan, tree_attention
 
 
@@ -56,9 +58,12 @@ def completion_logprobs(model: torch.nn.Module, batch: MicroBatch) -> torch.Tens
                 tree_plan=plan,
             ).last_hidden_state
     hidden_NH = hidden_BTH[batch.rows_N.to(device), batch.positions_N.to(device)]
-    logits_NV = model.get_output_embeddings()(hidden_NH).float()
+    head = model.get_output_embeddings()
     # score under the distribution the engine sampled from, so ratios start at 1
-    logits_NV = logits_NV / batch.temperatures_N.to(device)[:, None]
+    temperatures_N = batch.temperatures_N.to(device)
     targets_N = batch.targets_N.to(device)
+    if type(head) is torch.nn.Linear and head.bias is None:
+        return chunked_token_logprobs(hidden_NH, head.weight, targets_N, temperatures_N)
+    logits_NV = head(hidden_NH).float() / temperatures_N[:, None]  # e.g. a LoRA-wrapped head
     picked_N = logits_NV.gather(1, targets_N[:, None])[:, 0]
     return picked_N - torch.logsumexp(logits_NV, dim=-1)
