@@ -1,6 +1,7 @@
 """Learning through the whole stack vs a minimal in-process GRPO loop, in one run.
 
     .venv/bin/python bench/learning.py [--steps 20] [--group-size 8] [--prompts-per-step 4] [--lr 2e-5]
+        [--merge none|timeline|tree]
 
 Stack: `gateway serve` (bundled SmolLM2-135M-Instruct) + `swarm run examples/learnable.py`
 as a separate process; a GRPO run with the given settings; wall time from `POST /runs`
@@ -53,6 +54,8 @@ def run_stack(args, workdir: Path) -> tuple[list[float], float, dict]:
                 "max_steps": args.steps,
                 "seed": args.seed,
                 "max_staleness": args.max_staleness,
+                # None: the run's default layout (swarm.protocol.RunSettings.merge)
+                **({"merge": args.merge} if args.merge else {}),
             },
         )
         r.raise_for_status()
@@ -139,6 +142,12 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--concurrency", type=int, default=32)
     ap.add_argument("--max-staleness", type=int, default=1)
+    ap.add_argument(
+        "--merge",
+        choices=["none", "timeline", "tree"],
+        default=None,
+        help="how the stack lays out an episode's calls for training (default: the run's default)",
+    )
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="swarmrl-learning-") as tmp:
@@ -153,7 +162,7 @@ def main() -> None:
 
     fmt = lambda c: " ".join(f"{v:.2f}" for v in c)  # noqa: E731
     print(
-        f"\nreward/mean per step ({args.steps} steps, {args.prompts_per_step} prompts x group {args.group_size}, lr {args.lr})"
+        f"\nreward/mean per step ({args.steps} steps, {args.prompts_per_step} prompts x group {args.group_size}, lr {args.lr}, merge {args.merge or 'the run default'})"
     )
     print(f"  stack      : {fmt(stack_curve)}")
     print(f"  in-process : {fmt(base_curve)}")
