@@ -179,6 +179,17 @@ def loss_and_grads(model, batch: Batch, items: list[TrainItem], layout: str):
     return loss, grads
 
 
+@pytest.fixture(scope="module", autouse=True)
+def one_torch_thread():
+    """These shapes are tiny: an OpenMP team only adds a barrier per op, and on a busy
+    2-core machine each barrier can wait a whole scheduler slice (one example measured
+    6 s with two threads, 0.03 s with one)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 def with_attention(model, implementation: str):
     model.set_attn_implementation(implementation)
     assert model.config._attn_implementation == implementation

@@ -36,6 +36,7 @@ def test_a_shared_prefix_is_laid_out_once():
     assert row.subtree_end == [5, 5, 3, 5, 5]
     assert row.members == [1, 0]
     assert row.paths == [[0, 1, 2], [0, 1, 3, 4]]
+    assert not row.is_chain
 
 
 def test_identical_sequences_share_every_node_and_keep_their_own_paths():
@@ -49,6 +50,7 @@ def test_identical_sequences_share_every_node_and_keep_their_own_paths():
         1: [0, 1, 2],
         2: [0, 1],
     }
+    assert row.is_chain  # nothing branches: plain causal attention is the tree mask
 
 
 def test_a_sequence_that_is_a_prefix_of_another_adds_no_nodes():
@@ -57,6 +59,7 @@ def test_a_sequence_that_is_a_prefix_of_another_adds_no_nodes():
     assert row.position_ids == [0, 1, 2, 3]
     assert row.subtree_end == [4, 4, 4, 4]
     assert row.members == [1, 0] and row.paths == [[0, 1], [0, 1, 2, 3]]
+    assert row.is_chain
 
 
 def test_disjoint_trees_in_one_row_never_see_each_other():
@@ -67,6 +70,7 @@ def test_disjoint_trees_in_one_row_never_see_each_other():
     assert row.subtree_end == [3, 2, 3, 7, 7, 6, 7]
     assert ancestors_by_subtree_end(row, 3) == [3]  # the second root sees only itself
     assert ancestors_by_subtree_end(row, 6) == [3, 4, 6]
+    assert not row.is_chain
     check_row(row, sequences)
 
 
@@ -105,6 +109,8 @@ def test_one_row_holds_one_node_per_distinct_prefix(seed):
     (row,) = pack_trees(sequences, max_row_tokens=10_000)
     assert len(row) == distinct_prefixes(sequences)
     check_row(row, sequences)
+    longest = max(sequences, key=len)
+    assert row.is_chain == all(s == longest[: len(s)] for s in sequences)
 
 
 @pytest.mark.parametrize("seed", range(40))
