@@ -11,8 +11,11 @@ queries attend to `ancestors + own nodes` with a bottom-right causal mask:
 
     query t of a segment with d ancestors may see key slot j  iff  j <= d + t
 
-Segments are batched (padded) in groups of similar size, one SDPA call per group, and
-the outputs are put back at their nodes. The result is exactly the dense tree mask's.
+A long segment is cut into pieces of ≤ `PIECE_NODES` queries whose "ancestors" include
+the segment's earlier nodes, so a long branch costs about n²/2 scores, like causal
+attention, not n². Pieces are batched (padded) in groups of similar size, one SDPA call
+per group, and the outputs are put back at their nodes. The result is exactly the dense
+tree mask's.
 
 The function is registered as a transformers attention implementation and used only
 while a tree row runs (`tree_attention`); any other call falls through to sdpa.
@@ -33,6 +36,7 @@ from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
 IMPLEMENTATION = "swarmrl_tree"
 PADDING_WASTE = 1.5  # a group's padded score count may be at most this × its real one
+PIECE_NODES = 256  # longest run of queries one segment piece holds
 
 
 @dataclass
@@ -79,8 +83,21 @@ def _segments(subtree_end: list[int], depth: list[int]) -> list[tuple[int, int, 
     return segments
 
 
+def _pieces(segments, piece: int) -> list[tuple[int, int, list[int]]]:
+    """Long segments cut into pieces whose ancestors include the segment's earlier nodes,
+    so a long branch pays close to causal attention (≈ n²/2) rather than n²."""
+    out = []
+    for start, end, ancestors in segments:
+        for cut in range(start, end, piece):
+            out.append((cut, min(cut + piece, end), ancestors + list(range(start, cut))))
+    return out
+
+
 def build_plan(subtree_end: list[int], position_ids: list[int], device=None) -> TreePlan:
-    segments = sorted(_segments(subtree_end, position_ids), key=lambda s: len(s[2]) + s[1] - s[0])
+    segments = sorted(
+        _pieces(_segments(subtree_end, position_ids), PIECE_NODES),
+        key=lambda s: len(s[2]) + s[1] - s[0],
+    )
     groups: list[SegmentGroup] = []
     batch: list[tuple[int, int, list[int]]] = []
     real = 0
