@@ -5,8 +5,9 @@ The G members of a GRPO group share their prompt; the timelines of an episode th
 branched share their trunk; every chat shares the template's system header. Sorted
 lexicographically, a sequence shares with the row's trie exactly its longest common
 prefix with the sequence before it, so rows are filled greedily in sorted order: a
-sequence costs its length minus that prefix, and a row holds at most `max_row_tokens`
-nodes (a longer sequence goes alone). Nodes are laid out in depth-first preorder, which
+sequence costs its length minus that prefix, a row holds at most `max_row_tokens`
+nodes (a longer sequence goes alone), and a sequence that would share less than
+`min_shared` of its tokens starts a new row. Nodes are laid out in depth-first preorder, which
 makes every subtree a contiguous range: node i may attend to node j exactly when
 `j <= i < subtree_end[j]` (j is i or an ancestor of i), and node i's position id is its
 depth. Different trees in one row never see each other.
@@ -79,14 +80,21 @@ class _RowBuilder:
         return self.row
 
 
-def pack_trees(sequences: Sequence[Sequence[int]], max_row_tokens: int) -> list[PackedRow]:
-    """Pack `sequences` into prefix-tree rows of at most `max_row_tokens` nodes each."""
+def pack_trees(
+    sequences: Sequence[Sequence[int]], max_row_tokens: int, min_shared: float = 0.0
+) -> list[PackedRow]:
+    """Pack `sequences` into prefix-tree rows of at most `max_row_tokens` nodes each. A
+    sequence joins the row only if it shares at least `min_shared` of its tokens with it
+    (sharing a sliver saves less than tree attention costs over plain causal rows)."""
     order = sorted(range(len(sequences)), key=lambda i: tuple(sequences[i]))
     rows: list[PackedRow] = []
     builder: _RowBuilder | None = None
     for index in order:
         seq = sequences[index]
-        if builder is not None and len(builder.row) + builder.cost(seq) > max_row_tokens:
+        if builder is not None and (
+            len(builder.row) + builder.cost(seq) > max_row_tokens
+            or len(seq) - builder.cost(seq) < min_shared * len(seq)
+        ):
             rows.append(builder.finish())
             builder = None
         if builder is None:

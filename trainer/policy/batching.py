@@ -10,7 +10,8 @@ them out in one of the three layouts:
   plain causal attention (no mask tensor at all: sdpa keeps its fast causal path);
 - `tree`: prefix-tree rows (`trainer.context.trees`) of ≤ `micro_batch_tokens` nodes, with
   position ids (each node's depth) and each node's subtree end, from which
-  `trainer.policy.logprobs` builds the tree attention mask.
+  `trainer.policy.tree_attention` plans the tree attention; sequences that share less
+  than `MIN_SHARED_FRACTION` with any other go into padded rows as in `timeline`.
 
 Every layout lists, flat over the N trained tokens, where each one is predicted (row and
 position of the token before it) and what the loss needs about it, so the loss code is
@@ -34,6 +35,10 @@ from trainer.context.trees import pack_trees
 from trainer.types import Sample
 
 Layout = Literal["none", "timeline", "tree"]
+# a sequence joins a prefix-tree row only if it shares at least this much of itself with
+# it: measured on SmolLM2's shape (bench/merging.py), tree attention over a row beats
+# plain causal rows when the shared prefix is a quarter or more of a sequence
+MIN_SHARED_FRACTION = 0.25
 
 
 @dataclass
@@ -179,16 +184,23 @@ def to_micro_batch(items: list[TrainItem], pad_id: int) -> MicroBatch:
     return flat.micro_batch(input_ids_BT)
 
 
-def tree_micro_batches(items: list[TrainItem], micro_batch_tokens: int) -> list[MicroBatch]:
-    """One prefix-tree row per micro-batch."""
+def tree_micro_batches(
+    items: list[TrainItem], micro_batch_tokens: int, pad_id: int
+) -> list[MicroBatch]:
+    """One prefix-tree row per micro-batch for sequences that share enough; the rest
+    (rows that came out as one chain) go into padded causal rows like `timeline`'s."""
     sequences = [i.sample.prompt_token_ids + i.sample.completion_token_ids for i in items]
     batches = []
-    for packed in pack_trees(sequences, micro_batch_tokens):
+    unshared: list[TrainItem] = []
+    for packed in pack_trees(sequences, micro_batch_tokens, MIN_SHARED_FRACTION):
+        if packed.is_chain and len(packed.members) == 1:
+            unshared.append(items[packed.members[0]])  # batched with the others below
+            continue
         flat = _Targets()
         for member, path in zip(packed.members, packed.paths, strict=True):
             flat.add_item(0, items[member], path.__getitem__)
         input_ids_BT = torch.tensor([packed.token_ids], dtype=torch.long)
-        if packed.is_chain:  # nothing shared: plain causal attention is the same, and faster
+        if packed.is_chain:  # e.g. identical sequences: the tree mask is the causal one
             batches.append(flat.micro_batch(input_ids_BT))
             continue
         batches.append(
@@ -198,14 +210,14 @@ def tree_micro_batches(items: list[TrainItem], micro_batch_tokens: int) -> list[
                 subtree_end_BT=torch.tensor([packed.subtree_end], dtype=torch.long),
             )
         )
-    return batches
+    return batches + [to_micro_batch(c, pad_id) for c in group_rows(unshared, micro_batch_tokens)]
 
 
 def build_micro_batches(
     items: list[TrainItem], micro_batch_tokens: int, pad_id: int, layout: Layout = "none"
 ) -> list[MicroBatch]:
     if layout == "tree":
-        return tree_micro_batches(items, micro_batch_tokens)
+        return tree_micro_batches(items, micro_batch_tokens, pad_id)
     return [to_micro_batch(chunk, pad_id) for chunk in group_rows(items, micro_batch_tokens)]
 
 

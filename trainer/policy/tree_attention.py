@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F
@@ -35,7 +35,7 @@ from transformers import AttentionInterface
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
 IMPLEMENTATION = "swarmrl_tree"
-PADDING_WASTE = 1.5  # a group's padded score count may be at most this × its real one
+PADDING_WASTE = 1.25  # a group's padded scores: at most this × its pieces' own
 PIECE_NODES = 256  # longest run of queries one segment piece holds
 
 
@@ -45,9 +45,17 @@ class SegmentGroup:
     key_index_SK: torch.Tensor  # ancestors then own nodes (padding: 0)
     ancestors_S: torch.Tensor  # d per segment
     valid_SL: torch.Tensor  # which query slots are real nodes
+    _masks: dict = field(default_factory=dict, repr=False)
 
     def mask(self, dtype: torch.dtype) -> torch.Tensor:
-        """S×1×L×K additive mask: slot t sees key slot j iff j <= d + t."""
+        """S×1×L×K additive mask: slot t sees key slot j iff j <= d + t (built once per
+        dtype: every layer uses the same)."""
+        cached = self._masks.get(dtype)
+        if cached is None:
+            cached = self._masks[dtype] = self._build_mask(dtype)
+        return cached
+
+    def _build_mask(self, dtype: torch.dtype) -> torch.Tensor:
         L, K = self.query_index_SL.shape[1], self.key_index_SK.shape[1]
         device = self.query_index_SL.device
         limit_SL1 = self.ancestors_S[:, None, None] + torch.arange(L, device=device)[None, :, None]
@@ -128,7 +136,7 @@ def build_plan(subtree_end: list[int], position_ids: list[int], device=None) -> 
 
     for segment in segments:
         start, end, anc = segment
-        cost = (end - start) * (len(anc) + end - start)
+        cost = (end - start) * (len(anc) + end - start)  # its scores, were it alone
         if batch:
             trial = [*batch, segment]
             L = max(e - s for s, e, _ in trial)
@@ -164,11 +172,14 @@ def tree_attention_forward(
         q = q_HTD[:, group.query_index_SL].transpose(0, 1)  # S × H × L × D
         k = k_HTD[:, group.key_index_SK].transpose(0, 1)  # S × KVH × K × D
         v = v_HTD[:, group.key_index_SK].transpose(0, 1)
-        if kv_heads != heads:
-            k = k.repeat_interleave(heads // kv_heads, dim=1)
-            v = v.repeat_interleave(heads // kv_heads, dim=1)
         o = F.scaled_dot_product_attention(
-            q, k, v, attn_mask=group.mask(q.dtype), dropout_p=dropout, scale=scaling
+            q,
+            k,
+            v,
+            attn_mask=group.mask(q.dtype),
+            dropout_p=dropout,
+            scale=scaling,
+            enable_gqa=kv_heads != heads,  # no repeated K/V copies
         )  # S × H × L × D
         o_SLHD = o.transpose(1, 2)
         if out_THD is None:
