@@ -8,7 +8,8 @@ One `train_step`:
    are dropped as `too_long`). Nothing left: no step, the version stays.
 2. in ONE `engine.run_exclusive` call (the engine's worker is the process's only torch
    compute thread; decoding pauses between two decode steps): micro-batches of at most
-   `micro_batch_tokens` in the run's layout (padded rows or prefix-tree rows), per-token logprobs of the master model (bf16 autocast on the
+   `micro_batch_tokens` in the run's layout (padded rows or prefix-tree rows), per-token
+   logprobs of the master model (bf16 autocast on the
    float32 master where the hardware is fast at it), PPO-clip loss (token mean over the
    whole batch), backward and gradient accumulation, clip to `max_grad_norm`, one AdamW
    step with the lr / betas / weight decay read from this step's settings, then the new
