@@ -25,7 +25,7 @@ import swarm.tasks, swarm.tasks.answers, swarm.tasks.splits
 import swarm.tasks.arithmetic, swarm.tasks.calculator, swarm.tasks.guess_number, swarm.tasks.learnable
 from swarm import Episode, SwarmClient
 from swarm.workflow import load_workflow
-for example in ("learnable", "arithmetic", "calculator", "guess_number"):
+for example in ("learnable", "arithmetic", "calculator", "guess_number", "team"):
     load_workflow(f"examples/{example}.py")
 ours = {"trainer", "gateway", "experiments_db", "researcher", "prompts", "tests"}
 leaked = sorted(name for name in sys.modules if name.split(".")[0] in ours | {"torch"})
