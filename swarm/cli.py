@@ -3,9 +3,11 @@
 Owns: argument parsing (typer), loading the workflow *before* touching the network (a
 broken file exits 2 at once), signals (first Ctrl-C/SIGTERM: abort open episodes,
 deregister, exit 130/143; a second one: leave at once), logging to the console, and turning
-the runner's `RunSummary` into an exit code.
+the runner's `RunSummary` into an exit code. With `--watch` it hands the run to
+`swarm.watch.WatchedRun`, which restarts the workflow when its code changes.
 
-Must not know how episodes are scheduled (`swarm.runner`) or sent (`swarm.client`).
+Must not know how episodes are scheduled (`swarm.runner`) or sent (`swarm.client`), nor how
+files are watched (`swarm.watch`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from swarm.workflow import Workflow, load_workflow
 
 if TYPE_CHECKING:
     from swarm.runner import Outcome, RunnerSettings, WorkflowRunner
+    from swarm.watch import WatchedRun
 
 DEFAULT_GATEWAY = "http://127.0.0.1:8400"
 
@@ -100,12 +103,26 @@ def run_command(
             show_default=False,
         ),
     ] = None,
+    watch: Annotated[
+        bool,
+        typer.Option(
+            "--watch",
+            "-w",
+            help="Restart with the new code when WORKFLOW, or a .py file beside it, changes: "
+            'the open episodes are aborted (reason "workflow changed"), the client '
+            "deregisters and registers again with the new code_version. An edit that does "
+            "not load is printed and the old code keeps running until one does.",
+        ),
+    ] = False,
 ) -> None:
     """Run WORKFLOW's rollouts as training episodes of RUN until done or stopped.
 
     Cycles through `tasks(split)` (again from the start when they run out), G episodes per
     task. A rollout that raises is aborted and its traceback printed at once; a return value
     that is not a float or a {policy: float} dict is aborted too.
+
+    With --watch, the files are polled twice a second; --max-episodes counts over every
+    code version, and a workflow error at run time waits for the next edit.
 
     Exit codes: 0 when --max-episodes ran or the run stopped taking episodes; 1 on a
     gateway error (unreachable after retries, refused key, unknown run); 2 when the
@@ -127,12 +144,20 @@ def run_command(
     )
     name = name or f"{loaded.path.stem}@{socket.gethostname()}"
     raise typer.Exit(
-        asyncio.run(_run(loaded, settings, gateway=gateway, api_key=api_key, name=name))
+        asyncio.run(
+            _run(loaded, settings, gateway=gateway, api_key=api_key, name=name, watch=watch)
+        )
     )
 
 
 async def _run(
-    workflow: Workflow, settings: RunnerSettings, *, gateway: str, api_key: str | None, name: str
+    workflow: Workflow,
+    settings: RunnerSettings,
+    *,
+    gateway: str,
+    api_key: str | None,
+    name: str,
+    watch: bool = False,
 ) -> int:
     from rich.console import Console
     from rich.logging import RichHandler
@@ -148,6 +173,29 @@ async def _run(
         handlers=[RichHandler(console=console, show_time=False, show_path=False, markup=False)],
     )
     labels = {"workflow": workflow.path.name, "host": socket.gethostname(), "pid": str(os.getpid())}
+    if watch:
+        from swarm.watch import WatchedRun
+
+        sys.dont_write_bytecode = True  # a helper edited twice in a second must not load stale
+
+        def make_client(loaded: Workflow) -> SwarmClient:
+            return SwarmClient(
+                gateway,
+                api_key=api_key or None,
+                name=name,
+                code_version=loaded.code_version,
+                labels=labels,
+            )
+
+        watched = WatchedRun(workflow, settings, make_client, console)
+        _stop_on_signals(
+            watched, {signal.SIGINT: Outcome.INTERRUPTED, signal.SIGTERM: Outcome.TERMINATED}
+        )
+        summary = await watched.run()
+        console.print(
+            f"swarm run: {summary.describe()}", markup=False, highlight=False, soft_wrap=True
+        )
+        return summary.exit_code
     async with SwarmClient(
         gateway,
         api_key=api_key or None,
@@ -165,7 +213,9 @@ async def _run(
     return summary.exit_code
 
 
-def _stop_on_signals(runner: WorkflowRunner, outcomes: dict[signal.Signals, Outcome]) -> None:
+def _stop_on_signals(
+    runner: WorkflowRunner | WatchedRun, outcomes: dict[signal.Signals, Outcome]
+) -> None:
     """First signal: stop cleanly. Then the default handlers apply, so a second one leaves."""
     loop = asyncio.get_running_loop()
 

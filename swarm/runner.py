@@ -6,8 +6,9 @@ Owns: the run loop — register the client, resolve the group size (flag, else t
 lease/3, turn each rollout's outcome into `finish` or `abort` (a raised exception is
 printed at once and sent as the reason; a return value that is not a reward is refused),
 and stop cleanly: on `max_episodes`, when the run stops taking episodes (409), on a
-signal (`stop()`), or on an error it cannot get past — aborting the open episodes and
-deregistering on the way out. `RunSummary.exit_code` is what the CLI exits with.
+signal or a reload (`stop()`, whose `abort_reason` the open episodes are aborted with), or
+on an error it cannot get past — aborting the open episodes and deregistering on the way
+out. `RunSummary.exit_code` is what the CLI exits with.
 
 Must not know about argument parsing or signals (`swarm.cli`), nor how requests are sent
 and retried (`swarm.client`).
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from swarm.client import SwarmClient
-from swarm.episode import Episode, Reward, validate_reward
+from swarm.episode import ABORT_ON_CANCEL_RETRY_S, Episode, Reward, validate_reward
 from swarm.errors import (
     ClientNotFound,
     EpisodeNotOpen,
@@ -62,6 +63,7 @@ class Outcome(enum.Enum):
     TERMINATED = ("terminated", 143)  # SIGTERM
     GATEWAY_FAILED = ("gateway error", 1)
     WORKFLOW_FAILED = ("workflow error", 2)
+    RELOADING = ("workflow changed", 0)  # `swarm run --watch` goes on with the new code
 
     def __init__(self, label: str, exit_code: int):
         self.label = label
@@ -137,12 +139,16 @@ class WorkflowRunner:
         self._stopping = asyncio.Event()
         self._registering = asyncio.Lock()
         self._outcome: tuple[Outcome, str] | None = None
+        self._abort_reason: str | None = None
         self._failures_seen: Counter[tuple[str, str]] = Counter()
 
-    def stop(self, outcome: Outcome, message: str) -> None:
-        """Ask the run to end; the first reason given is the one reported."""
+    def stop(self, outcome: Outcome, message: str, *, abort_reason: str | None = None) -> None:
+        """Ask the run to end; the first reason given is the one reported. Rollouts still
+        running are cancelled and their episodes aborted with `abort_reason` (default:
+        "client stopped while the rollout ran")."""
         if self._outcome is None:
             self._outcome = (outcome, message)
+            self._abort_reason = abort_reason
         self._stopping.set()
 
     async def run(self) -> RunSummary:
@@ -324,7 +330,12 @@ class WorkflowRunner:
             await episode.open()
         self.progress.saw_policy_versions(episode.policy_versions)
         async with episode:
-            await self._roll_out(task, episode)
+            try:
+                await self._roll_out(task, episode)
+            except asyncio.CancelledError:
+                if episode.is_open and self._abort_reason is not None:
+                    await self._abort_cancelled(episode, self._abort_reason)
+                raise
 
     async def _roll_out(self, task: Task, episode: Episode) -> None:
         try:
@@ -370,6 +381,17 @@ class WorkflowRunner:
             await episode.abort(reason)
         except (EpisodeNotOpen, NotFound) as error:
             log.debug("episode %s was already closed: %s", episode.episode_id, error)
+        self.progress.episode_aborted()
+
+    async def _abort_cancelled(self, episode: Episode, reason: str) -> None:
+        """Abort an episode whose rollout was cancelled by `stop()`, without waiting long on
+        a gateway that is away (deregistering aborts it there anyway)."""
+        try:
+            await episode.abort(reason, retry_for_s=ABORT_ON_CANCEL_RETRY_S)
+        except (EpisodeNotOpen, NotFound) as error:
+            log.debug("episode %s was already closed: %s", episode.episode_id, error)
+        except GatewayError as error:
+            log.warning("could not abort episode %s: %s", episode.episode_id, error)
         self.progress.episode_aborted()
 
     def _print_failure(self, task: Task, episode: Episode, error: Exception, text: str) -> None:

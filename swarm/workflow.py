@@ -3,8 +3,10 @@
 Owns: the workflow contract's checks — a file that defines `tasks(split)` and
 `async def rollout(task, episode)` — turned into `WorkflowError`s with messages a user can
 act on (the file and line of a syntax error, the traceback of an exception at import, what
-is missing), the file's `code_version`, and `TaskCycle`, which re-iterates `tasks(split)`
-when it runs out and checks that every task is a dict with an "id".
+is missing), the workflow's `code_version` (its file, and the modules it imported from
+beside it), which modules count as the user's own (`local_modules`: what `swarm run
+--watch` watches and reloads), and `TaskCycle`, which re-iterates `tasks(split)` when it
+runs out and checks that every task is a dict with an "id".
 
 Must not know about the gateway, episodes' wire types or concurrency (`swarm.runner`).
 """
@@ -15,8 +17,9 @@ import hashlib
 import importlib.util
 import inspect
 import sys
+import sysconfig
 import traceback
-from collections.abc import Awaitable, Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -27,6 +30,7 @@ from swarm.errors import WorkflowError
 Task = dict[str, Any]
 TasksFunction = Callable[..., Iterable[Task]]
 RolloutFunction = Callable[[Task, Any], Awaitable[Any]]
+WORKFLOW_MODULE_PREFIX = "swarm_workflow_"
 
 
 @dataclass(frozen=True)
@@ -36,17 +40,72 @@ class Workflow:
     rollout: RolloutFunction
     code_version: str
     module: ModuleType
+    helper_files: tuple[Path, ...] = ()  # the modules it imported from beside it
 
 
-def code_version(source: bytes) -> str:
-    """The first 12 hex digits of the sha256 of a workflow file's bytes."""
-    return hashlib.sha256(source).hexdigest()[:12]
+def code_version(source: bytes, helpers: Mapping[str, bytes] | None = None) -> str:
+    """The first 12 hex digits of the sha256 of a workflow file's bytes, followed by each
+    helper module's relative path and bytes (sorted by path) when it imported any from
+    beside it: an edit to `rewards.py` next to the workflow is a new code version too."""
+    digest = hashlib.sha256(source)
+    for name in sorted(helpers or {}):
+        digest.update(b"\0" + name.encode() + b"\0" + helpers[name])
+    return digest.hexdigest()[:12]
+
+
+def source_version(path: Path, helper_files: Iterable[Path]) -> str:
+    """`code_version` of the workflow at `path` and `helper_files` as they are on disk now
+    (a file that went away counts as empty)."""
+    return code_version(_read(path), {_relative(f, path.parent): _read(f) for f in helper_files})
+
+
+def local_modules(directory: Path) -> dict[str, ModuleType]:
+    """The modules in `sys.modules` loaded from files under `directory`: the user's own,
+    which `swarm run --watch` reloads. Never `swarm` itself, a workflow file loaded by
+    `load_workflow`, nor anything installed (a virtualenv or site-packages inside the
+    directory) or under a hidden folder."""
+    directory = directory.resolve()
+    installed = _installed_dirs()
+    found = {}
+    for name, module in list(sys.modules.items()):
+        if name in ("__main__", "swarm") or name.startswith(("swarm.", WORKFLOW_MODULE_PREFIX)):
+            continue
+        file = getattr(module, "__file__", None)
+        if not isinstance(file, str):
+            continue
+        resolved = Path(file).resolve()
+        if not resolved.is_relative_to(directory):
+            continue
+        parts = resolved.relative_to(directory).parts
+        if any(p.startswith(".") or p in ("site-packages", "dist-packages") for p in parts):
+            continue
+        if any(resolved.is_relative_to(d) and not directory.is_relative_to(d) for d in installed):
+            continue
+        found[name] = module
+    return found
+
+
+def _installed_dirs() -> list[Path]:
+    paths = sysconfig.get_paths()
+    return [Path(paths[key]).resolve() for key in ("stdlib", "purelib", "platlib") if key in paths]
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""
+
+
+def _relative(path: Path, directory: Path) -> str:
+    return path.resolve().relative_to(directory.resolve()).as_posix()
 
 
 def load_workflow(path: str | Path) -> Workflow:
     """Import the workflow file at `path` and check its two functions.
 
-    The file's directory goes first on `sys.path`, so it may import modules beside it.
+    The file's directory goes first on `sys.path`, so it may import modules beside it;
+    those (`local_modules`) are its `helper_files` and count in its `code_version`.
     """
     path = Path(path).expanduser().resolve()
     if not path.is_file():
@@ -77,17 +136,30 @@ def load_workflow(path: str | Path) -> Workflow:
         raise WorkflowError(
             f"{path}: `rollout` is {kind}; it must be `async def rollout(task, episode)`"
         )
+    helper_files = tuple(
+        sorted(Path(helper.__file__).resolve() for helper in local_modules(path.parent).values())
+    )
     return Workflow(
         path=path,
         tasks=tasks,
         rollout=rollout,
-        code_version=code_version(source),
+        code_version=code_version(
+            source, {_relative(f, path.parent): _read(f) for f in helper_files}
+        ),
         module=module,
+        helper_files=helper_files,
+    )
+
+
+def workflow_module_name(path: Path) -> str:
+    """The `sys.modules` name the workflow file at `path` (resolved) is imported under."""
+    return (
+        f"{WORKFLOW_MODULE_PREFIX}{hashlib.sha256(str(path).encode()).hexdigest()[:8]}_{path.stem}"
     )
 
 
 def _execute(path: Path, code: Any) -> ModuleType:
-    name = f"swarm_workflow_{hashlib.sha256(str(path).encode()).hexdigest()[:8]}_{path.stem}"
+    name = workflow_module_name(path)
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None
     module = importlib.util.module_from_spec(spec)
