@@ -3,13 +3,16 @@
 Owns: `GroupBuffer` — finished episodes by `group_id` until a group is complete (it holds
 `group_size` episodes; an episode without a group_id is a complete group of one), then
 complete groups oldest first until the training loop takes a batch. An episode that joins
-a group id whose group is already complete starts a new group with that id. Every sample
-here is also a "buffered" `SampleRow` in the database, so a restart can rebuild the buffer.
-Plain Python: knows nothing about HTTP, the database, or torch.
+a group id whose group is already complete starts a new group with that id. An open group
+whose first episode finished before a deadline can be closed (`close_expired`): partial
+groups big enough become complete (marked `partial`), the others are handed back to be
+dropped. Every sample here is also a "buffered" `SampleRow` in the database, so a restart
+can rebuild the buffer. Plain Python: knows nothing about HTTP, the database, or torch.
 """
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -40,24 +43,36 @@ class FinishedEpisode:
 class BufferedGroup:
     group_id: str
     episodes: list[FinishedEpisode]
+    partial: bool = False  # closed before it held group_size episodes
+
+    @property
+    def sample_count(self) -> int:
+        return sum(episode.sample_count for episode in self.episodes)
+
+
+@dataclass
+class _OpenGroup:
+    episodes: list[FinishedEpisode]
+    opened_at: float  # time.monotonic() when its first episode finished
 
 
 class GroupBuffer:
     def __init__(self) -> None:
-        self._open: dict[str, list[FinishedEpisode]] = {}
+        self._open: dict[str, _OpenGroup] = {}
         self._complete: deque[BufferedGroup] = deque()
 
-    def add(self, episode: FinishedEpisode, group_size: int) -> bool:
+    def add(self, episode: FinishedEpisode, group_size: int, *, now: float | None = None) -> bool:
         """Buffer a finished episode; True when it completed its group."""
         if episode.group_id is None:
             self._complete.append(BufferedGroup(episode.episode_id, [episode]))
             return True
-        members = self._open.setdefault(episode.group_id, [])
-        members.append(episode)
-        if len(members) < group_size:
+        opened_at = time.monotonic() if now is None else now
+        group = self._open.setdefault(episode.group_id, _OpenGroup([], opened_at))
+        group.episodes.append(episode)
+        if len(group.episodes) < group_size:
             return False
         del self._open[episode.group_id]
-        self._complete.append(BufferedGroup(episode.group_id, members))
+        self._complete.append(BufferedGroup(episode.group_id, group.episodes))
         return True
 
     @property
@@ -68,10 +83,28 @@ class GroupBuffer:
     def open_groups(self) -> int:
         return len(self._open)
 
+    def oldest_open_at(self) -> float | None:
+        """When the first episode of the oldest open group finished (None: no open group)."""
+        return min((group.opened_at for group in self._open.values()), default=None)
+
+    def close_expired(self, opened_before: float, min_size: int | None) -> list[BufferedGroup]:
+        """Close every open group opened before `opened_before`: one holding at least
+        `min_size` episodes becomes a complete partial group (None: none does); the others
+        are removed and returned, for the caller to drop."""
+        expired = [gid for gid, group in self._open.items() if group.opened_at < opened_before]
+        dropped = []
+        for group_id in expired:
+            group = BufferedGroup(group_id, self._open.pop(group_id).episodes, partial=True)
+            if min_size is not None and len(group.episodes) >= min_size:
+                self._complete.append(group)
+            else:
+                dropped.append(group)
+        return dropped
+
     def take(self, count: int) -> list[BufferedGroup]:
         """The `count` oldest complete groups (fewer if fewer are complete), removed."""
         return [self._complete.popleft() for _ in range(min(count, len(self._complete)))]
 
     def episodes(self) -> int:
-        groups = [*self._complete, *(BufferedGroup(g, m) for g, m in self._open.items())]
-        return sum(len(group.episodes) for group in groups)
+        complete = sum(len(group.episodes) for group in self._complete)
+        return complete + sum(len(group.episodes) for group in self._open.values())

@@ -38,6 +38,7 @@ class Client:
     last_heartbeat_at: float
     status: str = "active"
     deadline: float = field(default=0.0)  # time.monotonic() after which the lease lapsed
+    leaving: bool = False  # deleted; its open episodes are being aborted (then "gone")
 
 
 class ClientRegistry:
@@ -84,7 +85,7 @@ class ClientRegistry:
 
     def active(self, client_id: str) -> Client:
         client = self._clients.get(client_id)
-        if client is None or client.status != "active":
+        if client is None or client.status != "active" or client.leaving:
             raise ClientNotFound(
                 f"No active client {client_id!r} (deleted, or its lease lapsed); register again.",
                 param="client_id",
@@ -98,11 +99,15 @@ class ClientRegistry:
         return ClientRegistered(client_id=client_id, lease_s=self.lease_s)
 
     async def delete(self, client_id: str, *, reason: str = "client deleted") -> None:
-        """The client is gone; its open episodes are aborted with `reason`."""
+        """The client is gone; its open episodes are aborted with `reason`. It answers 404
+        at once, and is listed as gone once its episodes are aborted."""
         client = self.active(client_id)
-        client.status = "gone"
+        client.leaving = True
         log.info("client %s gone: %s", client_id, reason)
-        await anyio.to_thread.run_sync(self._depart, client_id, reason)
+        try:
+            await anyio.to_thread.run_sync(self._depart, client_id, reason)
+        finally:
+            client.status = "gone"
 
     def _depart(self, client_id: str, reason: str) -> None:
         with session_scope(self._db) as session:
@@ -135,7 +140,9 @@ class ClientRegistry:
         """Treat every client whose lease lapsed as deleted; their ids."""
         now = time.monotonic()
         lapsed = [
-            c.client_id for c in self._clients.values() if c.status == "active" and c.deadline < now
+            c.client_id
+            for c in self._clients.values()
+            if c.status == "active" and not c.leaving and c.deadline < now
         ]
         for client_id in lapsed:
             await self.delete(client_id, reason="client lease lapsed")

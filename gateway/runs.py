@@ -153,14 +153,17 @@ class RunManager:
         except BaseException:
             del self._runs[run.name]
             raise
-        try:
-            for name, plan in plans.items():
+        for name, plan in plans.items():
+            try:
                 run.policies[name] = await self._create_policy(run, name, plan)
-        except Exception as error:
-            log.exception("run %s: creating its policies failed", run.name)
-            await self._close_policies(run)
-            await self._set_status(run, "failed", error=f"{type(error).__name__}: {error}")
-            return await self.public(run.name)
+            except Exception as error:
+                log.exception("run %s: creating policy %s failed", run.name, name)
+                await self._close_policies(run)
+                why = f"policy {name!r} (base_model {plan.base_model!r}): "
+                await self._set_status(
+                    run, "failed", error=why + f"{type(error).__name__}: {error}"
+                )
+                return await self.public(run.name)
         await anyio.to_thread.run_sync(
             self._store.set_policy_versions, run.name, run.policy_versions()
         )

@@ -1,13 +1,16 @@
 """The training loop of one run: complete groups in, one optimizer step per policy out.
 
 Owns: `TrainingLoop` — an asyncio task per run that sleeps on the run's wake event (set
-by each finished episode, resume, patch and stop), and whenever the run is running, below
-`max_steps`, and holds `batch_groups` complete groups, takes the oldest ones, hands each
-policy its view of them (`Group`s of `EpisodeSamples` with that policy's reward and
-samples) and records what the step did: metrics, which samples trained or were dropped,
-the new weights versions, the step number and counters — one transaction. It checkpoints
-every `checkpoint_every` steps and ends the run at `max_steps` (final checkpoint). An
-exception fails the run (logged with its traceback); the gateway keeps serving.
+by each finished episode, resume, patch and stop) or until the oldest open group times
+out, and whenever the run is running, below `max_steps`, and holds `batch_groups`
+complete groups, takes the oldest ones, hands each policy its view of them (`Group`s of
+`EpisodeSamples` with that policy's reward and samples) and records what the step did:
+metrics, which samples trained or were dropped, the new weights versions, the step number
+and counters — one transaction. While running it closes open groups older than
+`group_timeout_s` (partial groups: trained or dropped per `partial_groups` and
+`min_group_size`; a drop is recorded at once). It checkpoints every `checkpoint_every`
+steps and ends the run at `max_steps` (final checkpoint). An exception fails the run
+(logged with its traceback); the gateway keeps serving.
 
 Row statuses follow the trainer's documented rules (zero-variance groups, samples more
 than `max_staleness` versions old) for the reasons the trainer reports; the counters are
@@ -33,6 +36,8 @@ from trainer.config import TrainSettings
 from trainer.types import EpisodeSamples, Group, StepResult
 
 log = logging.getLogger(__name__)
+
+PARTIAL_GROUP = "partial_group"  # the drop reason of groups closed below min_group_size
 
 
 class RunLifecycle(Protocol):
@@ -122,6 +127,7 @@ def step_metrics(
             values[(policy, f"samples/dropped/{reason}")] = float(count)
     values[(None, "episodes")] = float(len(episodes))
     values[(None, "groups")] = float(len(batch))
+    values[(None, "groups/partial")] = float(sum(group.partial for group in batch))
     for status in ("repaired", "unrepaired"):
         values[(None, f"drift/{status}")] = float(sum(e.drift.get(status, 0) for e in episodes))
     reported: dict[str, list[float]] = {}
@@ -138,6 +144,7 @@ class TrainingLoop:
         self.run = run
         self.store = store
         self.lifecycle = lifecycle
+        self.partial_groups_dropped = 0  # since the last step (its metric)
 
     async def __call__(self) -> None:
         run = self.run
@@ -146,6 +153,8 @@ class TrainingLoop:
                 if run.max_steps_reached:
                     await self.lifecycle.finish(run)
                     return
+                if run.status == "running":
+                    await self.close_partial_groups()
                 batch_groups = run.settings.batch_groups
                 if run.status == "running" and run.buffer.complete_groups >= batch_groups:
                     async with run.lock:
@@ -154,11 +163,64 @@ class TrainingLoop:
                     if every and run.step % every == 0 and not run.max_steps_reached:
                         await self.lifecycle.checkpoint(run)
                     continue
-                await run.wake.wait()
-                run.wake.clear()
+                await self.sleep()
         except Exception as error:
             log.exception("run %s failed at step %d", run.name, run.step + 1)
             await self.lifecycle.fail(run, f"{type(error).__name__}: {error}")
+
+    async def sleep(self) -> None:
+        """Until the wake event, or (while running) until the oldest open group times out."""
+        run = self.run
+        timeout = None
+        oldest = run.buffer.oldest_open_at()
+        if run.status == "running" and oldest is not None:
+            timeout = max(0.0, oldest + run.settings.group_timeout_s - time.monotonic())
+        try:
+            await asyncio.wait_for(run.wake.wait(), timeout)
+        except TimeoutError:
+            pass
+        run.wake.clear()
+
+    async def close_partial_groups(self) -> None:
+        """Close the open groups that waited `group_timeout_s` for their missing episodes;
+        record the ones that cannot train as dropped (`partial_group`)."""
+        run = self.run
+        settings = run.settings
+        min_size = None
+        if settings.partial_groups == "train":
+            min_size = min(settings.min_group_size, settings.group_size)
+        dropped = run.buffer.close_expired(time.monotonic() - settings.group_timeout_s, min_size)
+        if not dropped:
+            return
+        episodes = [episode for group in dropped for episode in group.episodes]
+        rows = [
+            buffered.row_id
+            for episode in episodes
+            for samples in episode.samples.values()
+            for buffered in samples
+        ]
+        # the drop is recorded at the run's current step (no optimizer step happens)
+        async with run.lock:
+            await anyio.to_thread.run_sync(
+                lambda: self.store.record_step(
+                    run.name,
+                    step=run.step,
+                    versions=run.policy_versions(),
+                    metrics=[],
+                    sample_outcomes=dict.fromkeys(rows, PARTIAL_GROUP),
+                    episode_ids=[episode.episode_id for episode in episodes],
+                    counters={"samples_buffered": -len(rows), "samples_dropped": len(rows)},
+                )
+            )
+        self.partial_groups_dropped += len(dropped)
+        log.info(
+            "run %s: dropped %d partial group(s) after %g s (%s): %s",
+            run.name,
+            len(dropped),
+            settings.group_timeout_s,
+            settings.partial_groups,
+            ", ".join(f"{g.group_id} ({len(g.episodes)}/{settings.group_size})" for g in dropped),
+        )
 
     async def step(self, batch: list[BufferedGroup]) -> None:
         """One optimizer step per policy on `batch`, then its record."""
@@ -173,6 +235,7 @@ class TrainingLoop:
         results = dict(zip(names, outputs, strict=True))
         step = run.step + 1
         values = step_metrics(batch, results)
+        values[(None, "groups/partial_dropped")] = float(self.partial_groups_dropped)
         values[(None, "step_seconds")] = time.monotonic() - started
         now = time.time()
         outcomes: dict[int, str | None] = {}
@@ -200,6 +263,7 @@ class TrainingLoop:
         )
         run.step = step
         run.last_metrics = values
+        self.partial_groups_dropped = 0
         log.info(
             "run %s step %d: %s",
             run.name,

@@ -6,9 +6,10 @@ the trainer, or the gateway's internals; only pydantic.
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
 CallKind = Literal["chat", "completions"]
 EpisodeStatus = Literal["open", "finished", "aborted"]
@@ -115,7 +116,7 @@ class ClientRegister(BaseModel):
     """`POST /swarm/clients` body."""
 
     name: str = Field(min_length=1, max_length=200)
-    code_version: str | None = None  # e.g. a hash of the workflow file
+    code_version: str | None = Field(None, max_length=256)  # e.g. a hash of the workflow file
     labels: dict[str, str] = Field(default_factory=dict)
 
 
@@ -166,6 +167,25 @@ class EpisodeResult(BaseModel):
 
 RunStatus = Literal["starting", "running", "paused", "stopped", "finished", "failed"]
 RUN_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+TASK_FAMILY_MAX_CHARS = 200
+
+
+def check_task_mix(mix: dict[str, float] | None) -> dict[str, float] | None:
+    """Task family → weight: names non-empty, weights finite and ≥ 0, with a positive sum.
+    (The gateway cannot know the families up front: clients choose tasks.)"""
+    if mix is None:
+        return None
+    for family, weight in mix.items():
+        if not family or len(family) > TASK_FAMILY_MAX_CHARS:
+            raise ValueError(
+                f"task family names must have 1 to {TASK_FAMILY_MAX_CHARS} characters "
+                f"(got {len(family)})"
+            )
+        if not math.isfinite(weight) or weight < 0:
+            raise ValueError(f"the weight of {family!r} must be finite and >= 0 (got {weight})")
+    if not sum(mix.values()) > 0:
+        raise ValueError("the weights must have a positive sum")
+    return mix
 
 
 class LoraSpec(BaseModel):
@@ -194,6 +214,12 @@ class RunSettings(BaseModel):
     batch_groups: int = Field(4, ge=1, le=4096)
     max_staleness: int = Field(1, ge=0)
     zero_variance_groups: Literal["drop", "keep"] = "drop"
+    # an open group (fewer than group_size finished episodes) whose first episode finished
+    # more than group_timeout_s ago is closed: "train" keeps it when it holds at least
+    # min_group_size episodes, "drop" drops it (and smaller ones are dropped either way)
+    partial_groups: Literal["train", "drop"] = "train"
+    min_group_size: int = Field(2, ge=1)  # ≤ group_size (ignored when group_size is 1)
+    group_timeout_s: float = Field(60.0, gt=0.0, allow_inf_nan=False)
     micro_batch_tokens: int = Field(4096, ge=64)
     # how an episode's calls are laid out for training: one sequence per call ("none"),
     # merged timelines ("timeline"), or timelines packed as prefix trees ("tree", fastest)
@@ -203,6 +229,16 @@ class RunSettings(BaseModel):
     max_steps: int | None = Field(None, ge=1)
     checkpoint_every: int | None = Field(None, ge=1)  # steps; None: only on request and at the end
     seed: int = 0
+
+    @field_validator("min_group_size")
+    @classmethod
+    def _at_most_group_size(cls, value: int, info: ValidationInfo) -> int:
+        group_size = info.data.get("group_size")  # absent when group_size itself is invalid
+        if group_size is not None and group_size > 1 and value > group_size:
+            raise ValueError(f"must be at most group_size ({group_size}), got {value}")
+        return value
+
+    _task_mix = field_validator("task_mix")(check_task_mix)
 
 
 class RunCreate(RunSettings):
@@ -224,10 +260,15 @@ class RunPatch(BaseModel):
     batch_groups: int | None = Field(None, ge=1, le=4096)
     max_staleness: int | None = Field(None, ge=0)
     zero_variance_groups: Literal["drop", "keep"] | None = None
+    partial_groups: Literal["train", "drop"] | None = None
+    min_group_size: int | None = Field(None, ge=1)
+    group_timeout_s: float | None = Field(None, gt=0.0, allow_inf_nan=False)
     merge: Literal["none", "timeline", "tree"] | None = None
     task_mix: dict[str, float] | None = None
     max_steps: int | None = Field(None, ge=1)
     checkpoint_every: int | None = Field(None, ge=1)
+
+    _task_mix = field_validator("task_mix")(check_task_mix)
 
 
 class PolicyPublic(BaseModel):
