@@ -5,7 +5,11 @@ episodes now (unknown run 404, paused or starting 429 with `retry_after`, stoppe
 finished / failed 409), what a reward means (a float is every policy's reward; a dict
 names each policy of the run exactly), and turning a finished episode's calls into
 samples that are persisted before `finish` returns and then buffered for training, with
-the episode's token-drift counts (run-wide training metrics).
+the episode's token-drift counts, task family and client's code version (run-wide
+training metrics). Admission by the run's task mix and back-pressure: a new group of a
+family beyond its quota of the next two batches waits (429 `task_mix_quota`), any new
+group while the run holds `max_buffered_groups` groups waits (429 `buffer_full`); an
+episode joining a group in progress is always admitted (it lets the group complete).
 
 An episode of run "default" while no run has that name is *recording-only* (issue 2):
 its calls are recorded, its reward stored, no samples made; its "policies" are the
@@ -14,6 +18,8 @@ gateway's base models. Raises `GatewayError`s; knows nothing about routes or tor
 
 from __future__ import annotations
 
+import math
+import secrets
 from collections.abc import Sequence
 
 import anyio
@@ -28,6 +34,7 @@ from gateway.run import Run
 from gateway.runs import RunManager
 from gateway.samples import sample_of_row, sample_rows
 from gateway.settings import GatewaySettings
+from gateway.task_mix import family_of, shares
 from swarm.protocol import EpisodeCreate, EpisodeCreated, EpisodeFinish, EpisodeResult
 
 RECORDING_ONLY_RUN = "default"
@@ -72,6 +79,47 @@ class EpisodeService:
         self._recorder = recorder
         self._runs = runs
         self._clients = clients
+        # open episodes of runs: episode id → (its run, its client's code version)
+        self._open: dict[str, tuple[Run, str | None]] = {}
+        recorder.on_close(self._closed)
+
+    def _closed(self, episode_id: str) -> None:
+        entry = self._open.pop(episode_id, None)
+        if entry is not None:
+            entry[0].in_flight.pop(episode_id, None)
+
+    def _admit(self, run: Run, family: str, group_id: str | None) -> None:
+        """Whether a new episode of `family` may start now (see the module docstring)."""
+        total, per_family, open_keys = run.groups_held()
+        if group_id is not None and group_id in open_keys:
+            return  # it joins a group in progress
+        mix = run.effective_task_mix()
+        if mix is not None and family not in mix:
+            raise Unprocessable(
+                f"task_family: {family!r} is not in run {run.name!r}'s task_mix; its families "
+                f"are: {', '.join(mix)} (an episode without task_family is "
+                f"{family_of(None)!r}).",
+                param="task_family",
+            )
+        retry_after = self._settings.paused_retry_after_s
+        limit = run.settings.buffered_groups_limit
+        if total >= limit:
+            raise RateLimited(
+                f"Run {run.name!r} holds {total} groups (max_buffered_groups {limit}); "
+                "retry when training has taken some.",
+                retry_after=retry_after,
+                code="buffer_full",
+            )
+        if mix is not None:
+            quota = math.ceil(shares(mix)[family] * 2 * run.settings.batch_groups)
+            held = per_family.get(family, 0)
+            if held >= quota:
+                raise RateLimited(
+                    f"Task family {family!r} of run {run.name!r} holds {held} groups, its "
+                    f"quota of the next two batches ({quota}); retry later.",
+                    retry_after=retry_after,
+                    code="task_mix_quota",
+                )
 
     def _accepting_run(self, name: str) -> Run | None:
         """The run a new episode joins (None: recording-only), or why it cannot."""
@@ -93,18 +141,31 @@ class EpisodeService:
         return run
 
     async def create(self, body: EpisodeCreate, base_url: str) -> EpisodeCreated:
+        code_version = None
         if body.client_id is not None:
-            self._clients.active(body.client_id)
+            code_version = self._clients.active(body.client_id).code_version
         run = self._accepting_run(body.run)
-        episode = await anyio.to_thread.run_sync(
-            lambda: self._recorder.create_episode(
-                run=body.run,
-                task_id=body.task_id,
-                task_family=body.task_family,
-                group_id=body.group_id,
-                client_id=body.client_id,
+        family = family_of(body.task_family)
+        reservation = "reserved-" + secrets.token_hex(8)
+        if run is not None:
+            self._admit(run, family, body.group_id)
+            run.in_flight[reservation] = (family, body.group_id or reservation)
+        try:
+            episode = await anyio.to_thread.run_sync(
+                lambda: self._recorder.create_episode(
+                    run=body.run,
+                    task_id=body.task_id,
+                    task_family=body.task_family,
+                    group_id=body.group_id,
+                    client_id=body.client_id,
+                )
             )
-        )
+        finally:
+            if run is not None:
+                run.in_flight.pop(reservation, None)
+        if run is not None:
+            run.in_flight[episode.episode_id] = (family, body.group_id or episode.episode_id)
+            self._open[episode.episode_id] = (run, code_version)
         assert episode.api_key is not None
         created = EpisodeCreated(
             episode_id=episode.episode_id,
@@ -133,6 +194,7 @@ class EpisodeService:
         run = self._training_run(episode)
         policies = list(run.policies) if run is not None else self._models.base_names()
         rewards = rewards_per_policy(body.reward, policies)
+        code_version = self._open.get(episode_id, (None, None))[1]
 
         drift: dict[str, int] = {}
 
@@ -160,6 +222,8 @@ class EpisodeService:
                     samples=samples,
                     metrics=dict(body.metrics),
                     drift=drift,
+                    task_family=record.task_family,
+                    code_version=code_version,
                 )
             )
         return EpisodeResult(

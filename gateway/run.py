@@ -1,8 +1,9 @@
 """One training run as the gateway holds it in memory while it serves.
 
 Owns: `Run` — the run's settings, status and step, its live policies, its group buffer,
-the event that wakes its training loop, and the lock that keeps one training step or
-checkpoint at a time. Counters live in the database (bumped in the transaction that
+its open (in-flight) episodes by task family and group, the effective task mix at the
+current step, the event that wakes its training loop, and the lock that keeps one
+training step or checkpoint at a time. Counters live in the database (bumped in the transaction that
 changes what they count). Knows nothing about HTTP or torch.
 """
 
@@ -14,6 +15,7 @@ from typing import Any
 
 from gateway.buffer import FinishedEpisode, GroupBuffer
 from gateway.samples import served_name
+from gateway.task_mix import effective_mix
 from swarm.protocol import LoraSpec, RunSettings, RunStatus
 from trainer.config import TrainSettings
 from trainer.types import Policy
@@ -49,6 +51,10 @@ class Run:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)  # one step or checkpoint at a time
     task: asyncio.Task[None] | None = None
     last_metrics: dict[tuple[str | None, str], float] = field(default_factory=dict)
+    # open episode id (or a reservation while one is created) → (task family, group key)
+    in_flight: dict[str, tuple[str, str]] = field(default_factory=dict)
+    _mix_set: tuple[object, object] | None = field(default=None, repr=False)
+    _mix_since: int = field(default=0, repr=False)  # the step task_mix/schedule were set at
 
     @property
     def is_terminal(self) -> bool:
@@ -72,6 +78,33 @@ class Run:
     def train_settings(self) -> TrainSettings:
         """The trainer's view of the current settings (read at each step: live edits apply)."""
         return TrainSettings(**self.settings.model_dump(include=set(_TRAIN_FIELDS)))
+
+    def effective_task_mix(self) -> dict[str, float] | None:
+        """The task mix at the current step: `task_mix`, moved along `task_mix_schedule`
+        by the steps taken since either was last set (None: no mix)."""
+        settings = self.settings
+        if settings.task_mix is None:
+            return None
+        key = (settings.task_mix, settings.task_mix_schedule)
+        if key != self._mix_set:
+            self._mix_set, self._mix_since = key, self.step
+        schedule = settings.task_mix_schedule
+        if schedule is None:
+            return dict(settings.task_mix)
+        return effective_mix(
+            settings.task_mix, schedule.to, schedule.steps, self.step - self._mix_since
+        )
+
+    def groups_held(self) -> tuple[int, dict[str, int], set[str]]:
+        """(all groups, groups per family, open group keys): complete and open groups in
+        the buffer, and the groups of open episodes not yet in it."""
+        per_family = self.buffer.complete_by_family()
+        open_groups = self.buffer.open_group_keys()
+        for family, key in list(self.in_flight.values()):
+            open_groups.setdefault(key, family)
+        for family in open_groups.values():
+            per_family[family] = per_family.get(family, 0) + 1
+        return sum(per_family.values()), per_family, set(open_groups)
 
     def add_finished(self, episode: FinishedEpisode) -> None:
         """Buffer a finished episode and wake the training loop."""

@@ -3,13 +3,22 @@
 Owns: `TrainingLoop` — an asyncio task per run that sleeps on the run's wake event (set
 by each finished episode, resume, patch and stop) or until the oldest open group times
 out, and whenever the run is running, below `max_steps`, and holds `batch_groups`
-complete groups, takes the oldest ones, hands each policy its view of them (`Group`s of
+complete groups, takes the oldest ones (with a task mix: each family's quota of the
+batch, see below), hands each policy its view of them (`Group`s of
 `EpisodeSamples` with that policy's reward and samples) and records what the step did:
 metrics, which samples trained or were dropped, the new weights versions, the step number
 and counters — one transaction. While running it closes open groups older than
 `group_timeout_s` (partial groups: trained or dropped per `partial_groups` and
 `min_group_size`; a drop is recorded at once). It checkpoints every `checkpoint_every`
-steps and ends the run at `max_steps` (final checkpoint). An exception fails the run
+steps and ends the run at `max_steps` (final checkpoint).
+
+With a task mix, a batch is `batch_groups` groups apportioned by the effective mix (each
+family within one group of its exact share, `task_mix.quotas`). While a family has fewer
+complete groups than its quota the step waits — for at most `group_timeout_s` after the
+oldest complete group completed, or not at all once the buffer's complete groups reach
+`max_buffered_groups` (nothing more could be admitted): then it takes what exists (the
+quotas it can meet, the oldest other groups for the rest, fewer than `batch_groups` when
+fewer are complete), so a family without clients never stalls the run. An exception fails the run
 (logged with its traceback); the gateway keeps serving.
 
 Row statuses follow the trainer's documented rules (zero-variance groups, samples more
@@ -29,15 +38,17 @@ from typing import Protocol
 import anyio
 
 from experiments_db.models import MetricRow
-from gateway.buffer import BufferedGroup
+from gateway.buffer import BufferedGroup, FinishedEpisode
 from gateway.run import Run
 from gateway.run_store import RunStore
+from gateway.task_mix import quotas, shares, short_families
 from trainer.config import TrainSettings
 from trainer.types import EpisodeSamples, Group, StepResult
 
 log = logging.getLogger(__name__)
 
 PARTIAL_GROUP = "partial_group"  # the drop reason of groups closed below min_group_size
+UNVERSIONED = "unversioned"  # the code version of episodes whose client gave none
 
 
 class RunLifecycle(Protocol):
@@ -136,6 +147,37 @@ def step_metrics(
             reported.setdefault(name, []).append(value)
     for name, series in reported.items():
         values[(None, f"episode/{name}")] = statistics.fmean(series)
+    values.update(breakdown_metrics(batch))
+    return values
+
+
+def _episode_reward(episode: FinishedEpisode) -> float:
+    """One number per episode for run-wide breakdowns: the mean over its policies."""
+    return statistics.fmean(episode.rewards.values()) if episode.rewards else 0.0
+
+
+def breakdown_metrics(batch: Sequence[BufferedGroup]) -> dict[tuple[str | None, str], float]:
+    """Run-wide `family/<name>/reward/mean` and `family/<name>/groups` (when any episode
+    names a task family), and `code/<version>/reward/mean` and `code/<version>/episodes`
+    (episodes whose client gave no code version count as "unversioned"); an episode's
+    reward is the mean of its policies' rewards."""
+    values: dict[tuple[str | None, str], float] = {}
+    episodes = [episode for group in batch for episode in group.episodes]
+    if any(episode.task_family is not None for episode in episodes):
+        by_family: dict[str, list[BufferedGroup]] = {}
+        for group in batch:
+            by_family.setdefault(group.family, []).append(group)
+        for family, groups in by_family.items():
+            rewards = [_episode_reward(e) for g in groups for e in g.episodes]
+            values[(None, f"family/{family}/reward/mean")] = statistics.fmean(rewards)
+            values[(None, f"family/{family}/groups")] = float(len(groups))
+    by_code: dict[str, list[float]] = {}
+    for episode in episodes:
+        version = episode.code_version or UNVERSIONED
+        by_code.setdefault(version, []).append(_episode_reward(episode))
+    for version, rewards in by_code.items():
+        values[(None, f"code/{version}/reward/mean")] = statistics.fmean(rewards)
+        values[(None, f"code/{version}/episodes")] = float(len(rewards))
     return values
 
 
@@ -145,6 +187,7 @@ class TrainingLoop:
         self.store = store
         self.lifecycle = lifecycle
         self.partial_groups_dropped = 0  # since the last step (its metric)
+        self.mix: dict[str, float] | None = None  # the effective task mix of the next batch
 
     async def __call__(self) -> None:
         run = self.run
@@ -155,10 +198,10 @@ class TrainingLoop:
                     return
                 if run.status == "running":
                     await self.close_partial_groups()
-                batch_groups = run.settings.batch_groups
-                if run.status == "running" and run.buffer.complete_groups >= batch_groups:
+                batch = self.take_batch() if run.status == "running" else None
+                if batch is not None:
                     async with run.lock:
-                        await self.step(run.buffer.take(batch_groups))
+                        await self.step(batch)
                     every = run.settings.checkpoint_every
                     if every and run.step % every == 0 and not run.max_steps_reached:
                         await self.lifecycle.checkpoint(run)
@@ -168,13 +211,42 @@ class TrainingLoop:
             log.exception("run %s failed at step %d", run.name, run.step + 1)
             await self.lifecycle.fail(run, f"{type(error).__name__}: {error}")
 
+    def take_batch(self) -> list[BufferedGroup] | None:
+        """The next batch, removed from the buffer, or None while it should wait."""
+        run = self.run
+        settings = run.settings
+        count = settings.batch_groups
+        mix = run.effective_task_mix()
+        self.mix = mix
+        if mix is None:
+            return run.buffer.take(count) if run.buffer.complete_groups >= count else None
+        want = quotas(mix, count)
+        if short_families(run.buffer.complete_by_family(), want):
+            if not self.mix_wait_over():
+                return None
+        return run.buffer.take_by_family(want, count) or None
+
+    def mix_wait_over(self) -> bool:
+        """A short family has been waited for long enough (or cannot come: buffer full)."""
+        run = self.run
+        oldest = run.buffer.oldest_complete_at()
+        if oldest is None:
+            return False
+        if run.buffer.complete_groups >= run.settings.buffered_groups_limit:
+            return True
+        return time.monotonic() >= oldest + run.settings.group_timeout_s
+
     async def sleep(self) -> None:
-        """Until the wake event, or (while running) until the oldest open group times out."""
+        """Until the wake event, or (while running) until the oldest open group times out
+        or (with a task mix) the wait for a short family ends."""
         run = self.run
         timeout = None
-        oldest = run.buffer.oldest_open_at()
-        if run.status == "running" and oldest is not None:
-            timeout = max(0.0, oldest + run.settings.group_timeout_s - time.monotonic())
+        deadlines = [run.buffer.oldest_open_at()]
+        if run.settings.task_mix is not None:
+            deadlines.append(run.buffer.oldest_complete_at())
+        known = [d for d in deadlines if d is not None]
+        if run.status == "running" and known:
+            timeout = max(0.0, min(known) + run.settings.group_timeout_s - time.monotonic())
         try:
             await asyncio.wait_for(run.wake.wait(), timeout)
         except TimeoutError:
@@ -237,6 +309,9 @@ class TrainingLoop:
         values = step_metrics(batch, results)
         values[(None, "groups/partial_dropped")] = float(self.partial_groups_dropped)
         values[(None, "step_seconds")] = time.monotonic() - started
+        if self.mix is not None:
+            for family, share in shares(self.mix).items():
+                values[(None, f"task_mix/{family}")] = share
         now = time.time()
         outcomes: dict[int, str | None] = {}
         for policy, result in results.items():

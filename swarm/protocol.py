@@ -188,6 +188,16 @@ def check_task_mix(mix: dict[str, float] | None) -> dict[str, float] | None:
     return mix
 
 
+class TaskMixSchedule(BaseModel):
+    """A linear schedule from the run's `task_mix` to `to` over `steps` training steps,
+    counted from the step at which the schedule or `task_mix` was last set."""
+
+    to: dict[str, float]
+    steps: int = Field(ge=1)
+
+    _to = field_validator("to")(check_task_mix)
+
+
 class LoraSpec(BaseModel):
     r: int = Field(16, ge=1)
     alpha: int = Field(32, ge=1)
@@ -226,9 +236,17 @@ class RunSettings(BaseModel):
     merge: Literal["none", "timeline", "tree"] = "tree"
     max_sequence_tokens: int | None = Field(None, ge=16)  # longer calls are dropped, counted
     task_mix: dict[str, float] | None = None
+    task_mix_schedule: TaskMixSchedule | None = None  # needs task_mix
+    # back-pressure: new groups wait (429 buffer_full) while the run holds this many
+    # complete, open and in-flight groups (None: 4 × batch_groups)
+    max_buffered_groups: int | None = Field(None, ge=1)
     max_steps: int | None = Field(None, ge=1)
     checkpoint_every: int | None = Field(None, ge=1)  # steps; None: only on request and at the end
     seed: int = 0
+
+    @property
+    def buffered_groups_limit(self) -> int:
+        return self.max_buffered_groups or 4 * self.batch_groups
 
     @field_validator("min_group_size")
     @classmethod
@@ -239,6 +257,15 @@ class RunSettings(BaseModel):
         return value
 
     _task_mix = field_validator("task_mix")(check_task_mix)
+
+    @field_validator("task_mix_schedule")
+    @classmethod
+    def _needs_task_mix(
+        cls, value: TaskMixSchedule | None, info: ValidationInfo
+    ) -> TaskMixSchedule | None:
+        if value is not None and info.data.get("task_mix") is None:
+            raise ValueError("a schedule starts from task_mix: set task_mix too")
+        return value
 
 
 class RunCreate(RunSettings):
@@ -265,6 +292,8 @@ class RunPatch(BaseModel):
     group_timeout_s: float | None = Field(None, gt=0.0, allow_inf_nan=False)
     merge: Literal["none", "timeline", "tree"] | None = None
     task_mix: dict[str, float] | None = None
+    task_mix_schedule: TaskMixSchedule | None = None
+    max_buffered_groups: int | None = Field(None, ge=1)
     max_steps: int | None = Field(None, ge=1)
     checkpoint_every: int | None = Field(None, ge=1)
 
