@@ -2,7 +2,8 @@
 
 Owns: the composition of routes, middleware and error handlers around the served models,
 the recorder, the settings and the policy factory it is given, and the app's lifespan
-(the client-lease reaper; on shutdown, the runs' training loops and policies). Must not
+(at startup, restoring the runs an earlier process left in the database; the client-lease
+reaper; on shutdown, the runs' training loops and policies). Must not
 import torch or the trainer's torch side: the composition root (`gateway/__main__.py`)
 builds the engines and the factory and passes them in, and tests pass fakes.
 """
@@ -29,6 +30,7 @@ from trainer.types import PolicyFactory, ServedModel
 @contextlib.asynccontextmanager
 async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     state: GatewayState = app.state.gateway
+    await state.runs.restore()  # the runs of an earlier process on this database
     reaper = asyncio.create_task(state.clients.reap_forever(), name="client-reaper")
     try:
         yield

@@ -15,7 +15,7 @@ from sqlalchemy.exc import IntegrityError
 
 from experiments_db import crud
 from experiments_db.db import session_scope
-from experiments_db.models import CheckpointRow, MetricRow, PolicyRow, RunRow
+from experiments_db.models import CheckpointRow, EpisodeRow, MetricRow, PolicyRow, RunRow, SampleRow
 from gateway.errors import Conflict
 
 
@@ -96,3 +96,49 @@ class RunStore:
     def checkpoints(self, run_id: str) -> list[CheckpointRow]:
         with session_scope(self._db) as session:
             return crud.list_checkpoints(session, run_id=run_id)
+
+    # -- restarts --------------------------------------------------------------------------
+
+    def policies(self, run_id: str) -> list[PolicyRow]:
+        with session_scope(self._db) as session:
+            return crud.list_policies(session, run_id=run_id)
+
+    def rewind(self, run_id: str, step: int) -> dict[str, int]:
+        """Undo, in one transaction, what the steps after `step` recorded (a restart from
+        the checkpoint at `step` lost their effect): their samples go back to "buffered",
+        their episodes to unconsumed, their metrics go, the counters and the run's step
+        follow. Returns the counter deltas applied."""
+        with session_scope(self._db) as session:
+            counts = crud.rebuffer_samples_after(session, run_id=run_id, step=step)
+            crud.unconsume_episodes_after(session, run_id=run_id, step=step)
+            crud.delete_metrics_after(session, run_id=run_id, step=step)
+            deltas = {
+                "samples_trained": -counts.get("trained", 0),
+                "samples_dropped": -counts.get("dropped", 0),
+                "samples_buffered": sum(counts.values()),
+            }
+            crud.bump_run_counters(session, run_id=run_id, **deltas)
+            crud.update_run(session, run_id=run_id, step=step, updated_at=time.time())
+        return deltas
+
+    def unconsumed(self, run_id: str) -> list[tuple[EpisodeRow, list[SampleRow], str | None]]:
+        """The run's finished episodes no step consumed, in finishing order, each with its
+        buffered samples and its client's code version (what the group buffer held)."""
+        with session_scope(self._db) as session:
+            episodes = crud.list_unconsumed_episodes(session, run_id=run_id)
+            samples = crud.list_samples(session, run_id=run_id, status="buffered")
+            code_versions: dict[str, str | None] = {}
+            for client_id in {e.client_id for e in episodes if e.client_id is not None}:
+                client = crud.get_client(session, client_id=client_id)
+                code_versions[client_id] = client.code_version if client else None
+        by_episode: dict[str, list[SampleRow]] = {}
+        for row in samples:
+            by_episode.setdefault(row.episode_id, []).append(row)
+        return [
+            (
+                episode,
+                by_episode.get(episode.id, []),
+                code_versions.get(episode.client_id) if episode.client_id else None,
+            )
+            for episode in episodes
+        ]

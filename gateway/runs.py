@@ -10,8 +10,9 @@ and the status transitions:
 `POST /runs` waits until every policy is created (the factory loads weights off the event
 loop) and answers "running"; a factory error leaves the run "failed" with its `error`.
 Stopping, finishing and failing abort the run's open episodes; the policies keep serving
-(for evaluation) until the gateway shuts down. Raises `GatewayError`s; knows nothing about
-routes or torch.
+(for evaluation) until the gateway shuts down. At startup `restore` brings back the runs
+an earlier gateway process left in the database (see its docstring). Raises
+`GatewayError`s; knows nothing about routes or torch.
 """
 
 from __future__ import annotations
@@ -27,15 +28,19 @@ import anyio
 from pydantic import ValidationError
 
 from experiments_db.models import PolicyRow, RunRow
+from gateway.buffer import BufferedSample, FinishedEpisode
+from gateway.drift import drift_counts
 from gateway.errors import Conflict, NotConfigured, RunNotFound, Unprocessable
 from gateway.recorder import EpisodeRecorder
 from gateway.registry import ModelRegistry
 from gateway.run import PolicyPlan, Run
 from gateway.run_store import RunStore
+from gateway.samples import sample_of_row
 from gateway.settings import GatewaySettings
 from gateway.training import TrainingLoop
 from swarm.protocol import (
     CheckpointPublic,
+    LoraSpec,
     MetricPoint,
     PolicyPublic,
     RunCounters,
@@ -47,6 +52,8 @@ from swarm.protocol import (
 from trainer.types import Policy, PolicyFactory
 
 log = logging.getLogger(__name__)
+
+RESTART_REASON = "gateway restarted"  # why episodes left open by a killed gateway end
 
 
 class RunManager:
@@ -65,6 +72,7 @@ class RunManager:
         self._store = store
         self._factory = factory
         self._runs: dict[str, Run] = {}
+        self._stored_versions: dict[str, dict[str, int]] = {}  # restored runs not loaded
 
     # -- lookup ----------------------------------------------------------------------------
 
@@ -91,7 +99,7 @@ class RunManager:
 
     def _public(self, run: Run, row: RunRow | None) -> RunPublic:
         counters = RunCounters.model_validate(row, from_attributes=True) if row else RunCounters()
-        versions = run.policy_versions()
+        versions = run.policy_versions() or self._stored_versions.get(run.name, {})
         return RunPublic(
             id=run.name,
             name=run.name,
@@ -199,7 +207,9 @@ class RunManager:
         (directory / "run.json").write_text(json.dumps(resolved, indent=2))
         log.info("run %s: %s", run.name, json.dumps(resolved))
 
-    async def _create_policy(self, run: Run, name: str, plan: PolicyPlan) -> Policy:
+    async def _create_policy(
+        self, run: Run, name: str, plan: PolicyPlan, *, resume_from: str | None = None
+    ) -> Policy:
         assert self._factory is not None
         model = run.model_of(name)
         policy = await self._factory.create(
@@ -207,12 +217,132 @@ class RunManager:
             base_model=plan.base_model,
             lora=plan.lora_dict(),
             seed=run.settings.seed,
-            resume_from=run.resume_from,
+            resume_from=resume_from or run.resume_from,
         )
         if policy.served.name != model:
             policy.served = dataclasses.replace(policy.served, name=model)
         self._models.add(model, policy.served)
         return policy
+
+    # -- restart ---------------------------------------------------------------------------
+
+    async def restore(self) -> None:
+        """Rebuild the runs of an earlier gateway process from the database (startup).
+
+        The runs' episodes left open are aborted ("gateway restarted"; recording-only
+        episodes, of no run, stay open: their calls are all in the database). Stopped,
+        finished and failed runs are listed, their policies not loaded. Each starting,
+        running or paused run resumes from its latest checkpoint (each policy from its own
+        directory; the base model, or the run's `resume_from`, when it has none): its step
+        is the checkpoint's,
+        the steps after it are rewound (their samples are trained again, their metrics
+        go), the group buffer is rebuilt from the finished episodes no step consumed, and
+        its training loop restarts; a paused run stays paused. Without a policy factory,
+        live runs are listed as failed here (the database keeps them for a gateway that
+        can train)."""
+        for row in await anyio.to_thread.run_sync(self._store.rows):
+            if row.id in self._runs:
+                continue
+            await self._abort_open_episodes(row.id, reason=RESTART_REASON)
+            policies = await anyio.to_thread.run_sync(self._store.policies, row.id)
+            run = Run(
+                name=row.id,
+                settings=RunSettings.model_validate(row.settings),
+                plans={
+                    p.name: PolicyPlan(
+                        base_model=p.base_model,
+                        lora=LoraSpec.model_validate(p.lora) if p.lora is not None else None,
+                    )
+                    for p in policies
+                },
+                created_at=row.created_at,
+                resume_from=row.resume_from,
+                status=row.status,  # type: ignore[arg-type]
+                step=row.step,
+                error=row.error,
+            )
+            self._runs[run.name] = run
+            self._stored_versions[run.name] = {p.name: p.version for p in policies}
+            if run.is_terminal:
+                continue
+            if self._factory is None:
+                run.status = "failed"
+                run.error = (
+                    f"not restored: this gateway has no policy factory (the run was {row.status})"
+                )
+                log.warning("run %s: %s", run.name, run.error)
+                continue
+            await self._restart(run)
+
+    async def _restart(self, run: Run) -> None:
+        checkpoints = await anyio.to_thread.run_sync(self._store.checkpoints, run.name)
+        latest = checkpoints[-1] if checkpoints else None
+        step = latest.step if latest is not None else 0
+        deltas = await anyio.to_thread.run_sync(self._store.rewind, run.name, step)
+        run.step = step
+        buffered = await anyio.to_thread.run_sync(self._buffered_episodes, run)
+        for episode in buffered:
+            run.buffer.add(episode, run.settings.group_size)
+        log.info(
+            "run %s: restarting at step %d from %s; %d sample(s) of later steps to train "
+            "again; %d finished episode(s) buffered",
+            run.name,
+            step,
+            latest.path if latest is not None else "its base model(s)",
+            deltas["samples_buffered"],
+            len(buffered),
+        )
+        for name, plan in run.plans.items():
+            resume_from = str(Path(latest.path) / name) if latest is not None else None
+            try:
+                run.policies[name] = await self._create_policy(
+                    run, name, plan, resume_from=resume_from
+                )
+            except Exception as error:
+                log.exception("run %s: restoring policy %s failed", run.name, name)
+                await self._close_policies(run)
+                why = f"restart: policy {name!r} (from {resume_from or plan.base_model!r}): "
+                await self._set_status(
+                    run, "failed", error=why + f"{type(error).__name__}: {error}"
+                )
+                return
+        await anyio.to_thread.run_sync(
+            self._store.set_policy_versions, run.name, run.policy_versions()
+        )
+        await self._set_status(run, "paused" if run.status == "paused" else "running")
+        run.task = asyncio.create_task(
+            TrainingLoop(run, self._store, self)(), name=f"train-{run.name}"
+        )
+
+    def _buffered_episodes(self, run: Run) -> list[FinishedEpisode]:
+        """The finished episodes the run's buffer held, as `gateway.episodes` built them."""
+        episodes = []
+        for row, samples, code_version in self._store.unconsumed(run.name):
+            by_policy: dict[str, list[BufferedSample]] = {}
+            for sample in samples:
+                assert sample.id is not None
+                by_policy.setdefault(sample.policy, []).append(
+                    BufferedSample(sample_of_row(sample), sample.id)
+                )
+            reward = row.reward if row.reward is not None else 0.0
+            rewards = (
+                {name: float(reward[name]) for name in run.plans}
+                if isinstance(reward, dict)
+                else dict.fromkeys(run.plans, float(reward))
+            )
+            episodes.append(
+                FinishedEpisode(
+                    episode_id=row.id,
+                    group_id=row.group_id,
+                    rewards=rewards,
+                    samples=by_policy,
+                    metrics=dict(row.metrics or {}),
+                    drift=drift_counts(self._recorder.get_calls(row.id)),
+                    task_family=row.task_family,
+                    code_version=code_version,
+                )
+            )
+        return episodes
 
     # -- control ---------------------------------------------------------------------------
 
@@ -276,12 +406,20 @@ class RunManager:
     async def _end(self, run: Run, status: str, *, reason: str, error: str | None = None) -> None:
         await self._set_status(run, status, error=error)
         run.wake.set()  # the loop sees the terminal status and returns
+        await self._abort_open_episodes(run.name, reason=reason)
+
+    async def _abort_open_episodes(self, run: str, *, reason: str) -> int:
+        aborted = 0
         for episode_id in await anyio.to_thread.run_sync(
-            lambda: self._recorder.open_episode_ids(run=run.name)
+            lambda: self._recorder.open_episode_ids(run=run)
         ):
-            await anyio.to_thread.run_sync(
+            _, changed = await anyio.to_thread.run_sync(
                 lambda e=episode_id: self._recorder.abort_episode(e, reason=reason)
             )
+            aborted += changed
+        if aborted and reason == RESTART_REASON:
+            log.info("run %s: aborted %d episode(s) left open by a killed gateway", run, aborted)
+        return aborted
 
     # -- the training loop's lifecycle hooks -----------------------------------------------
 

@@ -14,11 +14,14 @@ from experiments_db.crud.episodes import (
     insert_episode,
     list_calls,
     list_open_episode_ids,
+    list_unconsumed_episodes,
     mark_episodes_consumed,
+    unconsume_episodes_after,
 )
 from experiments_db.crud.runs import (
     RUN_COUNTERS,
     bump_run_counters,
+    delete_metrics_after,
     get_checkpoint,
     get_run,
     insert_checkpoint,
@@ -31,11 +34,17 @@ from experiments_db.crud.runs import (
     set_policy_versions,
     update_run,
 )
-from experiments_db.crud.samples import insert_samples, list_samples, mark_samples
+from experiments_db.crud.samples import (
+    insert_samples,
+    list_samples,
+    mark_samples,
+    rebuffer_samples_after,
+)
 
 __all__ = [
     "RUN_COUNTERS",
     "bump_run_counters",
+    "delete_metrics_after",
     "count_calls",
     "count_open_episodes_by_client",
     "find_episode_by_key_hash",
@@ -54,12 +63,15 @@ __all__ = [
     "list_checkpoints",
     "list_metrics",
     "list_open_episode_ids",
+    "list_unconsumed_episodes",
     "list_policies",
     "list_runs",
     "list_samples",
     "mark_client_gone",
     "mark_episodes_consumed",
     "mark_samples",
+    "rebuffer_samples_after",
     "set_policy_versions",
+    "unconsume_episodes_after",
     "update_run",
 ]

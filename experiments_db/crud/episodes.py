@@ -65,3 +65,18 @@ def list_calls(session: Session, *, episode_id: str) -> list[CallRow]:
 def count_calls(session: Session, *, episode_id: str) -> int:
     query = select(func.count()).select_from(CallRow).where(CallRow.episode_id == episode_id)
     return int(session.exec(query).one())
+
+
+def unconsume_episodes_after(session: Session, *, run_id: str, step: int) -> None:
+    """Forget that steps after `step` consumed the run's episodes (a restart rewinds)."""
+    session.exec(
+        update(EpisodeRow).where(EpisodeRow.run == run_id, EpisodeRow.step > step).values(step=None)
+    )
+
+
+def list_unconsumed_episodes(session: Session, *, run_id: str) -> list[EpisodeRow]:
+    """The run's finished episodes that no training step consumed, in finishing order."""
+    query = select(EpisodeRow).where(
+        EpisodeRow.run == run_id, EpisodeRow.status == "finished", EpisodeRow.step.is_(None)
+    )
+    return list(session.exec(query.order_by(EpisodeRow.finished_at, EpisodeRow.id)).all())

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import update
+from sqlalchemy import delete, update
 from sqlmodel import Session, select
 
 from experiments_db.models import CheckpointRow, MetricRow, PolicyRow, RunRow
@@ -76,6 +76,11 @@ def list_metrics(
     if name is not None:
         query = query.where(MetricRow.name == name)
     return list(session.exec(query.order_by(MetricRow.step, MetricRow.id)).all())
+
+
+def delete_metrics_after(session: Session, *, run_id: str, step: int) -> None:
+    """Remove the metrics of the run's steps after `step` (a restart redoes those steps)."""
+    session.exec(delete(MetricRow).where(MetricRow.run == run_id, MetricRow.step > step))
 
 
 def insert_checkpoint(session: Session, *, checkpoint: CheckpointRow) -> CheckpointRow:

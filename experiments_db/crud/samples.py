@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import update
+from sqlalchemy import func, update
 from sqlmodel import Session, select
 
 from experiments_db.models import SampleRow
@@ -41,3 +41,25 @@ def mark_samples(
             .where(SampleRow.id.in_(list(sample_ids)))
             .values(status=status, step_trained=step, drop_reason=reason)
         )
+
+
+def rebuffer_samples_after(session: Session, *, run_id: str, step: int) -> dict[str, int]:
+    """Put back to "buffered" every sample of the run that a step after `step` trained or
+    dropped (a restart from the checkpoint at `step` lost that step's effect); returns how
+    many were "trained" and "dropped"."""
+    query = select(SampleRow.status, func.count()).where(
+        SampleRow.run == run_id,
+        SampleRow.status != "buffered",
+        SampleRow.step_trained > step,
+    )
+    counts = {status: int(n) for status, n in session.exec(query.group_by(SampleRow.status))}
+    session.exec(
+        update(SampleRow)
+        .where(
+            SampleRow.run == run_id,
+            SampleRow.status != "buffered",
+            SampleRow.step_trained > step,
+        )
+        .values(status="buffered", step_trained=None, drop_reason=None)
+    )
+    return counts
