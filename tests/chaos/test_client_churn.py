@@ -1,0 +1,150 @@
+"""Clients die mid-episode (kill -9) and are replaced while a run trains: nothing a client
+was told is finished gets lost or trained twice, training keeps going, and the dead
+clients' open episodes are aborted once their lease lapses."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import Counter
+from pathlib import Path
+
+import httpx
+import pytest
+from sqlmodel import Session, select
+
+from tests.chaos.conftest import ClientFleet, churn, start_gateway_with_lease
+
+pytestmark = pytest.mark.slow
+
+WORKFLOW = Path(__file__).parent / "workflows" / "ledger_length.py"
+LEASE_S = 2.0
+CLIENTS = 4
+CHURN_S = 40.0
+KILL_EVERY_S = 4.0
+
+
+def wait_for(predicate, *, timeout: float, every: float = 0.5):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(every)
+    raise AssertionError(f"condition not met in {timeout:.0f}s")
+
+
+def test_killed_clients_lose_no_finished_episode_and_training_goes_on(tmp_path):
+    from experiments_db.db import make_engine
+    from experiments_db.models import EpisodeRow, SampleRow
+
+    gw = start_gateway_with_lease(tmp_path, lease_s=LEASE_S)
+    fleet = ClientFleet(gw.url, "churn", WORKFLOW, tmp_path, concurrency=2)
+    try:
+        created = httpx.post(
+            f"{gw.url}/runs",
+            timeout=60,
+            json={
+                "name": "churn",
+                "policies": {"policy": {"base_model": "tiny"}},
+                "lr": 1e-3,
+                "group_size": 2,
+                "batch_groups": 1,
+                "zero_variance_groups": "keep",
+                # a killed client leaves its group short: train it alone after a while
+                "partial_groups": "train",
+                "min_group_size": 1,
+                "group_timeout_s": 3.0,
+                "max_staleness": 10_000,  # nothing dropped as stale: trained or buffered
+                "max_steps": 100_000,
+            },
+        )
+        assert created.status_code == 201, created.text
+        step = lambda: httpx.get(f"{gw.url}/runs/churn", timeout=10).json()["step"]  # noqa: E731
+
+        for _ in range(CLIENTS):
+            fleet.start()
+        wait_for(lambda: step() >= 1, timeout=30)
+        step_before = step()
+        kills = churn(fleet, seconds=CHURN_S, every_s=KILL_EVERY_S, rng=random.Random(5))
+        step_after = step()
+        fleet.stop_all()
+        assert all(c.process.returncode == 143 for c in fleet.stopped), [
+            (c.number, c.process.returncode, c.log_path.read_text()[-2000:]) for c in fleet.stopped
+        ]
+
+        engine = make_engine(gw.database_url)
+        killed_pids = {str(c.process.pid) for c in fleet.killed}
+
+        def killed_episodes() -> list[EpisodeRow]:
+            with Session(engine) as session:
+                return killed_clients_episodes(session, killed_pids)
+
+        # the last one was killed a few seconds ago: give its lease time to lapse
+        wait_for(
+            lambda: all(e.status != "open" for e in killed_episodes()),
+            timeout=LEASE_S + 10,
+        )
+        ledger = fleet.ledger_episode_ids()
+        with Session(engine) as session:
+            episodes = {e.id: e for e in session.exec(select(EpisodeRow)).all()}
+            of_killed = killed_clients_episodes(session, killed_pids)
+            samples = session.exec(select(SampleRow).where(SampleRow.run == "churn")).all()
+    finally:
+        fleet.stop_all()
+        gw.stop()
+
+    by_episode: dict[str, list[SampleRow]] = {}
+    for sample in samples:
+        by_episode.setdefault(sample.episode_id, []).append(sample)
+    persisted = [i for i in ledger if i in episodes and episodes[i].status == "finished"]
+    statuses = Counter(s.status for i in ledger for s in by_episode.get(i, []))
+    lease_aborted = [e for e in of_killed if _lease_abort(e)]
+    print(
+        f"\nchurn: {kills} clients killed and replaced in {CHURN_S:.0f}s; "
+        f"steps {step_before} -> {step_after}; ledger: {len(ledger)} episodes finished by "
+        f"clients, {len(persisted)} persisted as finished "
+        f"({sum(e.status == 'finished' for e in episodes.values())} finished in the database); "
+        f"their samples: {dict(statuses)}; {len(lease_aborted)} episodes of killed clients "
+        f"aborted when their lease lapsed"
+    )
+
+    assert kills >= 5
+    assert len(ledger) == len(set(ledger)) and len(ledger) > 0
+    assert persisted == ledger  # every episode a client saw finish is in the database
+    for episode_id in ledger:
+        rows = by_episode.get(episode_id, [])
+        assert rows, f"finished episode {episode_id} has no samples"
+        assert {s.status for s in rows} <= {"trained", "buffered"}, [
+            (s.status, s.drop_reason) for s in rows
+        ]
+        trained_steps = {s.step_trained for s in rows if s.status == "trained"}
+        if trained_steps:  # trained: all of it, in exactly one step, the episode's step
+            assert all(s.status == "trained" for s in rows)
+            assert trained_steps == {episodes[episode_id].step}
+        else:
+            assert episodes[episode_id].step is None
+    assert step_after - step_before >= 2  # training went on through the churn
+    assert lease_aborted, "no killed client had an open episode aborted by its lease lapsing"
+    for episode in of_killed:
+        assert episode.status == "finished" or _lease_abort(episode), (
+            episode.status,
+            episode.abort_reason,
+        )
+
+
+def _lease_abort(episode) -> bool:
+    return episode.status == "aborted" and "lease" in (episode.abort_reason or "")
+
+
+def killed_clients_episodes(session: Session, killed_pids: set[str]) -> list:
+    """Episodes of the clients whose process was killed (clients label themselves with their
+    pid; a process that registered again has several client ids)."""
+    from experiments_db.models import ClientRow, EpisodeRow
+
+    killed_ids = [
+        row.id
+        for row in session.exec(select(ClientRow)).all()
+        if row.labels.get("pid") in killed_pids
+    ]
+    return session.exec(select(EpisodeRow).where(EpisodeRow.client_id.in_(killed_ids))).all()
