@@ -5,7 +5,6 @@ clients' open episodes are aborted once their lease lapses."""
 from __future__ import annotations
 
 import random
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import pytest
 from sqlmodel import Session, select
 
 from tests.chaos.conftest import ClientFleet, churn, start_gateway_with_lease
+from tests.integration.conftest import wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -22,16 +22,6 @@ LEASE_S = 2.0
 CLIENTS = 4
 CHURN_S = 40.0
 KILL_EVERY_S = 4.0
-
-
-def wait_for(predicate, *, timeout: float, every: float = 0.5):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(every)
-    raise AssertionError(f"condition not met in {timeout:.0f}s")
 
 
 def test_killed_clients_lose_no_finished_episode_and_training_goes_on(tmp_path):

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,3 +56,14 @@ def smollm2_gateway(tmp_path_factory) -> Iterator[RunningGateway]:
     gw = start_gateway(tmp_path_factory.mktemp("smollm2-gateway"), "--dtype", "float32")
     yield gw
     stop_gateway(gw)
+
+
+def wait_for(predicate: Callable[[], object], timeout: float = 120.0, every: float = 0.5):
+    """Poll `predicate` until it returns something truthy (returned), or fail after `timeout` s."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(every)
+    raise AssertionError(f"condition not met in {timeout:.0f} s")

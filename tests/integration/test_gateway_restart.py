@@ -9,24 +9,13 @@ the episode left open answers 409 "gateway restarted".
 from __future__ import annotations
 
 import signal
-import time
 
 import httpx
 import pytest
 
-from tests.integration.conftest import start_gateway, stop_gateway
+from tests.integration.conftest import start_gateway, stop_gateway, wait_for
 
 pytestmark = pytest.mark.slow
-
-
-def wait_for(predicate, timeout: float = 120.0, every: float = 0.2):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(every)
-    raise AssertionError("condition not met in time")
 
 
 def open_episode(http: httpx.Client) -> dict:

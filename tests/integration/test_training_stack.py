@@ -14,7 +14,7 @@ import pytest
 import torch
 from sqlmodel import Session, select
 
-from tests.integration.conftest import start_gateway, stop_gateway
+from tests.integration.conftest import start_gateway, stop_gateway, wait_for
 
 pytestmark = pytest.mark.slow
 WORKFLOWS = Path(__file__).parent / "workflows"
@@ -47,16 +47,6 @@ def swarm_run(
         text=True,
         timeout=timeout,
     )
-
-
-def wait_for(predicate, timeout: float = 120.0, every: float = 0.5):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(every)
-    raise AssertionError("condition not met in time")
 
 
 def test_swarm_run_trains_a_run_end_to_end(tiny_gateway):
