@@ -86,13 +86,25 @@ def serve(
         bool, typer.Option(help="Allow fetching hub models that are not cached locally.")
     ] = False,
     log_level: Annotated[str, typer.Option(help="debug | info | warning | error")] = "info",
+    client_lease_s: Annotated[
+        float,
+        typer.Option(
+            min=0.1,
+            help="Seconds a swarm client may go without a heartbeat before it counts as gone "
+            "(its open episodes are aborted).",
+        ),
+    ] = 30.0,
 ) -> None:
     """Load the models and serve the gateway until interrupted."""
     logging.basicConfig(
         level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     settings = GatewaySettings(
-        host=host, port=port, api_key=api_key, **({"state_dir": state_dir} if state_dir else {})
+        host=host,
+        port=port,
+        api_key=api_key,
+        client_lease_s=client_lease_s,
+        **({"state_dir": state_dir} if state_dir else {}),
     )
     if not is_loopback(host) and not settings.api_key:
         typer.echo(

@@ -1,11 +1,8 @@
 """Chaos-test machinery: a real `gateway serve` with a short client lease, and a fleet of
 `swarm run` processes that can be killed (SIGKILL) and replaced.
 
-`gateway serve` has no flag for the client lease (`GatewaySettings.client_lease_s`,
-default 30 s), so `start_gateway_with_lease` runs the real composition root with that one
-setting changed: `gateway.__main__.GatewaySettings` is swapped for a function that builds
-the same settings with `client_lease_s` set. Everything else is `gateway serve` as a user
-types it. `bench/churn.py` uses the same helpers.
+`start_gateway_with_lease` is `gateway serve --client-lease-s S` as a user types it
+(`researcher.local_gateway.start_local_gateway`). `bench/churn.py` uses the same helpers.
 """
 
 from __future__ import annotations
@@ -19,22 +16,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import httpx
-
-from researcher.local_gateway import GatewayStartError, LocalGateway, free_port
+from researcher.local_gateway import LocalGateway, start_local_gateway
 
 REPO = Path(__file__).resolve().parents[2]
-
-_SERVE_WITH_LEASE = """
-import sys
-import gateway.__main__ as serve
-from gateway.settings import GatewaySettings
-
-lease_s = float(sys.argv.pop(1))
-serve.GatewaySettings = lambda **kw: GatewaySettings(client_lease_s=lease_s, **kw)
-sys.argv[0] = "gateway"
-serve.main()
-"""
 
 
 @dataclass
@@ -51,28 +35,15 @@ def start_gateway_with_lease(
     tmp: Path, *, lease_s: float, model: str = "tiny", timeout: float = 120.0
 ) -> ChaosGateway:
     """`gateway serve --model MODEL` on a free loopback port, clients leased for `lease_s`."""
-    port = free_port()
     state_dir = tmp / "state"
-    state_dir.mkdir(parents=True, exist_ok=True)
-    log_path = tmp / "gateway.log"
-    cmd = [sys.executable, "-c", _SERVE_WITH_LEASE, str(lease_s), "serve", "--model", model]
-    cmd += ["--port", str(port), "--state-dir", str(state_dir), "--log-level", "warning"]
-    process = subprocess.Popen(
-        cmd, cwd=REPO, stdout=log_path.open("w"), stderr=subprocess.STDOUT, env=dict(os.environ)
+    started = start_local_gateway(
+        model=model,
+        state_dir=state_dir,
+        log_path=tmp / "gateway.log",
+        extra_args=["--client-lease-s", str(lease_s)],
+        timeout=timeout,
     )
-    gateway = ChaosGateway(f"http://127.0.0.1:{port}", process, log_path, state_dir, lease_s)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise GatewayStartError(f"gateway exited ({process.returncode}):\n{gateway.log_tail()}")
-        try:
-            if httpx.get(gateway.url + "/healthz", timeout=1).status_code == 200:
-                return gateway
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.3)
-    gateway.stop()
-    raise GatewayStartError(f"gateway did not answer /healthz in {timeout:.0f}s")
+    return ChaosGateway(started.url, started.process, started.log_path, state_dir, lease_s)
 
 
 @dataclass
