@@ -16,6 +16,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import httpx
+
 from researcher.local_gateway import LocalGateway, start_local_gateway
 
 REPO = Path(__file__).resolve().parents[2]
@@ -87,9 +89,20 @@ class ClientFleet:
         self.running.append(client)
         return client
 
+    def busy_pids(self) -> set[str]:
+        """Pids of the running clients that hold open episodes now (the gateway's view)."""
+        try:
+            listed = httpx.get(f"{self.gateway_url}/swarm/clients", timeout=5).json()
+        except (httpx.HTTPError, ValueError):
+            return set()
+        return {c["labels"].get("pid", "") for c in listed if c.get("episodes_open", 0) > 0}
+
     def kill_one(self, rng: random.Random) -> ClientProcess:
-        """SIGKILL a random running client (no goodbye to the gateway) and reap it."""
-        client = self.running.pop(rng.randrange(len(self.running)))
+        """SIGKILL a random running client (no goodbye to the gateway) and reap it; one
+        that holds open episodes when there is one, so the lease-lapse path is exercised."""
+        busy = self.busy_pids()
+        pool = [i for i, c in enumerate(self.running) if str(c.process.pid) in busy]
+        client = self.running.pop(rng.choice(pool) if pool else rng.randrange(len(self.running)))
         client.process.send_signal(signal.SIGKILL)
         client.process.wait(timeout=10)
         self.killed.append(client)
