@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 import anyio
 
-from gateway.buffer import BufferedSample, FinishedEpisode
+from gateway.buffer import FinishedEpisode
 from gateway.clients import ClientRegistry
 from gateway.drift import drift_counts
 from gateway.errors import RateLimited, RunNotAccepting, RunNotFound, Unprocessable
@@ -32,7 +32,7 @@ from gateway.recorder import EpisodeRecord, EpisodeRecorder, episode_not_open
 from gateway.registry import ModelRegistry
 from gateway.run import Run
 from gateway.runs import RunManager
-from gateway.samples import sample_of_row, sample_rows
+from gateway.samples import buffered_by_policy, sample_rows
 from gateway.settings import GatewaySettings
 from gateway.task_mix import family_of, shares
 from swarm.protocol import EpisodeCreate, EpisodeCreated, EpisodeFinish, EpisodeResult
@@ -208,12 +208,7 @@ class EpisodeService:
             )
         )
         if run is not None and not run.is_terminal:
-            samples: dict[str, list[BufferedSample]] = {}
-            for row in rows:
-                assert row.id is not None
-                samples.setdefault(row.policy, []).append(
-                    BufferedSample(sample_of_row(row), row.id)
-                )
+            samples = buffered_by_policy(rows)
             run.add_finished(
                 FinishedEpisode(
                     episode_id=record.episode_id,

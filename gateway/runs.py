@@ -28,14 +28,14 @@ import anyio
 from pydantic import ValidationError
 
 from experiments_db.models import PolicyRow, RunRow
-from gateway.buffer import BufferedSample, FinishedEpisode
+from gateway.buffer import FinishedEpisode
 from gateway.drift import drift_counts
 from gateway.errors import Conflict, NotConfigured, RunNotFound, Unprocessable
 from gateway.recorder import EpisodeRecorder
 from gateway.registry import ModelRegistry
 from gateway.run import PolicyPlan, Run
 from gateway.run_store import RunStore
-from gateway.samples import sample_of_row
+from gateway.samples import buffered_by_policy
 from gateway.settings import GatewaySettings
 from gateway.training import TrainingLoop
 from swarm.protocol import (
@@ -161,17 +161,8 @@ class RunManager:
         except BaseException:
             del self._runs[run.name]
             raise
-        for name, plan in plans.items():
-            try:
-                run.policies[name] = await self._create_policy(run, name, plan)
-            except Exception as error:
-                log.exception("run %s: creating policy %s failed", run.name, name)
-                await self._close_policies(run)
-                why = f"policy {name!r} (base_model {plan.base_model!r}): "
-                await self._set_status(
-                    run, "failed", error=why + f"{type(error).__name__}: {error}"
-                )
-                return await self.public(run.name)
+        if not await self._create_policies(run, lambda name, plan: None, "creating"):
+            return await self.public(run.name)
         await anyio.to_thread.run_sync(
             self._store.set_policy_versions, run.name, run.policy_versions()
         )
@@ -292,20 +283,12 @@ class RunManager:
             deltas["samples_buffered"],
             len(buffered),
         )
-        for name, plan in run.plans.items():
-            resume_from = str(Path(latest.path) / name) if latest is not None else None
-            try:
-                run.policies[name] = await self._create_policy(
-                    run, name, plan, resume_from=resume_from
-                )
-            except Exception as error:
-                log.exception("run %s: restoring policy %s failed", run.name, name)
-                await self._close_policies(run)
-                why = f"restart: policy {name!r} (from {resume_from or plan.base_model!r}): "
-                await self._set_status(
-                    run, "failed", error=why + f"{type(error).__name__}: {error}"
-                )
-                return
+
+        def checkpoint_of(name: str, plan: PolicyPlan) -> str | None:
+            return str(Path(latest.path) / name) if latest is not None else None
+
+        if not await self._create_policies(run, checkpoint_of, "restoring"):
+            return
         await anyio.to_thread.run_sync(
             self._store.set_policy_versions, run.name, run.policy_versions()
         )
@@ -314,16 +297,34 @@ class RunManager:
             TrainingLoop(run, self._store, self)(), name=f"train-{run.name}"
         )
 
+    async def _create_policies(self, run: Run, resume_from_of, doing: str) -> bool:
+        """Create every policy of `run` (`resume_from_of(name, plan)`: a checkpoint dir or
+        None); on the first failure close the ones made, fail the run, and answer False."""
+        for name, plan in run.plans.items():
+            resume_from = resume_from_of(name, plan)
+            try:
+                run.policies[name] = await self._create_policy(
+                    run, name, plan, resume_from=resume_from
+                )
+            except Exception as error:
+                log.exception("run %s: %s policy %s failed", run.name, doing, name)
+                await self._close_policies(run)
+                origin = (
+                    f"from {resume_from!r}" if resume_from else f"base_model {plan.base_model!r}"
+                )
+                prefix = "restart: " if doing == "restoring" else ""
+                why = f"{prefix}policy {name!r} ({origin}): "
+                await self._set_status(
+                    run, "failed", error=why + f"{type(error).__name__}: {error}"
+                )
+                return False
+        return True
+
     def _buffered_episodes(self, run: Run) -> list[FinishedEpisode]:
         """The finished episodes the run's buffer held, as `gateway.episodes` built them."""
         episodes = []
         for row, samples, code_version in self._store.unconsumed(run.name):
-            by_policy: dict[str, list[BufferedSample]] = {}
-            for sample in samples:
-                assert sample.id is not None
-                by_policy.setdefault(sample.policy, []).append(
-                    BufferedSample(sample_of_row(sample), sample.id)
-                )
+            by_policy = buffered_by_policy(samples)
             reward = row.reward if row.reward is not None else 0.0
             rewards = (
                 {name: float(reward[name]) for name in run.plans}

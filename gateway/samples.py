@@ -13,6 +13,7 @@ import time
 from collections.abc import Collection, Mapping, Sequence
 
 from experiments_db.models import SampleRow
+from gateway.buffer import BufferedSample
 from gateway.recorder import CallRecord, EpisodeRecord
 from trainer.types import Sample
 
@@ -73,3 +74,12 @@ def sample_of_row(row: SampleRow) -> Sample:
         temperature=row.temperature or 1.0,
         continues=row.continues,
     )
+
+
+def buffered_by_policy(rows: Sequence[SampleRow]) -> dict[str, list[BufferedSample]]:
+    """Persisted sample rows as the run buffer holds them: per policy, each with its row id."""
+    by_policy: dict[str, list[BufferedSample]] = {}
+    for row in rows:
+        assert row.id is not None
+        by_policy.setdefault(row.policy, []).append(BufferedSample(sample_of_row(row), row.id))
+    return by_policy
