@@ -113,7 +113,7 @@ def test_a_batch_takes_each_familys_share_and_waits_for_a_short_family(trainer_c
 
 def test_a_short_family_is_waited_for_at_most_group_timeout_s(trainer_client, factory):
     create_run(
-        trainer_client, group_size=1, batch_groups=2, task_mix={"a": 1, "b": 1}, group_timeout_s=0.3
+        trainer_client, group_size=1, batch_groups=2, task_mix={"a": 1, "b": 1}, group_timeout_s=1.0
     )
     play(trainer_client, "a")
     play(trainer_client, "a")
