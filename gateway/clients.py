@@ -2,7 +2,9 @@
 
 Owns: `ClientRegistry` — the clients of this gateway process. A client registers, then
 heartbeats at least every `lease_s` seconds; one that is deleted or whose lease lapses is
-gone: its id answers 404, and its open episodes are aborted (finished ones stay). Leases
+gone: its id answers 404, and its open episodes are aborted (finished ones stay). A client
+registering under the name of an active one supersedes it (the old one is gone at once,
+answering 404 `client_superseded`). Leases
 are checked by `reap_forever`, a task of the app's lifespan. Heartbeats are kept in
 memory; registrations and departures are persisted. Knows nothing about HTTP or torch.
 """
@@ -21,7 +23,7 @@ from sqlalchemy.engine import Engine
 from experiments_db import crud
 from experiments_db.db import session_scope
 from experiments_db.models import ClientRow
-from gateway.errors import ClientNotFound
+from gateway.errors import ClientNotFound, ClientSuperseded
 from gateway.recorder import EpisodeRecorder
 from swarm.protocol import ClientPublic, ClientRegister, ClientRegistered
 
@@ -39,6 +41,7 @@ class Client:
     status: str = "active"
     deadline: float = field(default=0.0)  # time.monotonic() after which the lease lapsed
     leaving: bool = False  # deleted; its open episodes are being aborted (then "gone")
+    superseded_by: str | None = None  # the client that registered later under the same name
 
 
 class ClientRegistry:
@@ -57,6 +60,9 @@ class ClientRegistry:
         self._clients: dict[str, Client] = {}
 
     async def register(self, body: ClientRegister) -> ClientRegistered:
+        """A new client. Active clients of the same name are superseded first: the name is
+        the client's identity, so one registering under it again is a restarted process
+        whose predecessor's open episodes must not wait for its lease to lapse."""
         now = time.time()
         client = Client(
             client_id="cl-" + secrets.token_hex(8),
@@ -74,6 +80,12 @@ class ClientRegistry:
             labels=client.labels,
             registered_at=now,
         )
+        for old in [c for c in self._clients.values() if c.name == body.name]:
+            if old.status == "active" and not old.leaving:
+                old.superseded_by = client.client_id  # before any await: it answers so now
+                await self._retire(
+                    old, reason=f"superseded by client {client.client_id} under the same name"
+                )
         await anyio.to_thread.run_sync(self._insert, row)
         self._clients[client.client_id] = client
         log.info("client %s registered (%s)", client.client_id, client.name)
@@ -85,6 +97,13 @@ class ClientRegistry:
 
     def active(self, client_id: str) -> Client:
         client = self._clients.get(client_id)
+        if client is not None and client.superseded_by is not None:
+            raise ClientSuperseded(
+                f"Client {client_id!r} was superseded: client {client.superseded_by!r} "
+                f"registered under the same name {client.name!r}. Clients that run at the "
+                "same time need distinct names.",
+                param="client_id",
+            )
         if client is None or client.status != "active" or client.leaving:
             raise ClientNotFound(
                 f"No active client {client_id!r} (deleted, or its lease lapsed); register again.",
@@ -101,11 +120,13 @@ class ClientRegistry:
     async def delete(self, client_id: str, *, reason: str = "client deleted") -> None:
         """The client is gone; its open episodes are aborted with `reason`. It answers 404
         at once, and is listed as gone once its episodes are aborted."""
-        client = self.active(client_id)
+        await self._retire(self.active(client_id), reason=reason)
+
+    async def _retire(self, client: Client, *, reason: str) -> None:
         client.leaving = True
-        log.info("client %s gone: %s", client_id, reason)
+        log.info("client %s gone: %s", client.client_id, reason)
         try:
-            await anyio.to_thread.run_sync(self._depart, client_id, reason)
+            await anyio.to_thread.run_sync(self._depart, client.client_id, reason)
         finally:
             client.status = "gone"
 

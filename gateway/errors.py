@@ -85,6 +85,13 @@ class ClientNotFound(GatewayError):
     code = "client_not_found"
 
 
+class ClientSuperseded(ClientNotFound):
+    """404 `client_superseded`: a newer client registered under this client's name, so the
+    gateway treats this one as gone (a client that comes back under its name is a new one)."""
+
+    code = "client_superseded"
+
+
 class Conflict(GatewayError):
     """409: the request clashes with the current state of what it names (an episode already
     finished, a stopped run, a duplicate name)."""

@@ -99,7 +99,12 @@ def run_command(
     name: Annotated[
         str | None,
         typer.Option(
-            help="This client's name on the gateway. Default: WORKFLOW-NAME@HOSTNAME.",
+            help=(
+                "This client's name on the gateway: its identity. A client registering under "
+                "the name of a live one supersedes it (the old one's open episodes are "
+                "aborted at once), so give a restarted client its old name and concurrent "
+                "clients distinct ones. Default: WORKFLOW-NAME@HOSTNAME:PID."
+            ),
             show_default=False,
         ),
     ] = None,
@@ -142,7 +147,7 @@ def run_command(
         max_episodes=max_episodes,
         split=split,
     )
-    name = name or f"{loaded.path.stem}@{socket.gethostname()}"
+    name = name or f"{loaded.path.stem}@{socket.gethostname()}:{os.getpid()}"
     raise typer.Exit(
         asyncio.run(
             _run(loaded, settings, gateway=gateway, api_key=api_key, name=name, watch=watch)

@@ -36,6 +36,7 @@ from tenacity import (
 from swarm.episode import Episode
 from swarm.errors import (
     ClientNotFound,
+    ClientSuperseded,
     Conflict,
     EpisodeNotOpen,
     GatewayError,
@@ -63,6 +64,7 @@ RETRIED_STATUSES = frozenset({502, 503, 504})
 DEFAULT_RETRY_AFTER_S = 1.0  # a 429 that names no wait
 NOT_FOUND_BY_CODE: dict[str, type[NotFound]] = {
     "client_not_found": ClientNotFound,
+    "client_superseded": ClientSuperseded,
     "run_not_found": RunNotFound,
 }
 

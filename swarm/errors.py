@@ -85,5 +85,10 @@ class ClientNotFound(NotFound):
     lapsed); registering again gives a new client id."""
 
 
+class ClientSuperseded(ClientNotFound):
+    """404 `client_superseded`: another client registered under this client's name, so the
+    gateway ended this one. Registering again would end that one in turn: stop instead."""
+
+
 class RunNotFound(NotFound):
     """404 `run_not_found`: no run of that name on the gateway (create it with `POST /runs`)."""

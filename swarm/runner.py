@@ -31,6 +31,7 @@ from swarm.client import SwarmClient
 from swarm.episode import ABORT_ON_CANCEL_RETRY_S, Episode, Reward, validate_reward
 from swarm.errors import (
     ClientNotFound,
+    ClientSuperseded,
     EpisodeNotOpen,
     GatewayError,
     GatewayUnavailable,
@@ -293,6 +294,9 @@ class WorkflowRunner:
             client_id = self.client.client_id
             try:
                 await self.client.heartbeat()
+            except ClientSuperseded as error:
+                self.stop(Outcome.GATEWAY_FAILED, str(error))
+                return
             except ClientNotFound:
                 try:
                     await self._register_again(stale_client_id=client_id)
@@ -325,6 +329,9 @@ class WorkflowRunner:
         client_id = self.client.client_id
         try:
             await episode.open()
+        except ClientSuperseded as error:
+            self.stop(Outcome.GATEWAY_FAILED, str(error))
+            return
         except ClientNotFound:
             await self._register_again(stale_client_id=client_id)
             await episode.open()

@@ -117,3 +117,36 @@ def test_a_client_whose_lease_lapses_is_deleted_with_its_open_episodes_aborted(
     assert_openai_error(finish(client, running), 409, "episode_not_open")
     error = assert_openai_error(finish(client, running), 409)
     assert "client lease lapsed" in error["message"]
+
+
+def test_a_client_registering_under_a_live_clients_name_supersedes_it(trainer_client):
+    create_run(trainer_client)
+    old_id = register(trainer_client, code_version="v1")["client_id"]
+    done = open_episode(trainer_client, client_id=old_id)
+    assert finish(trainer_client, done).status_code == 200
+    left_open = open_episode(trainer_client, client_id=old_id)
+    other = register(trainer_client, name="someone-else")["client_id"]
+
+    new_id = register(trainer_client, code_version="v2")["client_id"]
+    assert new_id != old_id
+    assert episode_status(trainer_client, left_open) == "aborted"  # cleaned at once
+    assert episode_status(trainer_client, done) == "finished"  # what it finished stays
+    active = {c["client_id"]: c for c in trainer_client.get("/swarm/clients").json()}
+    assert set(active) == {new_id, other} and active[new_id]["code_version"] == "v2"
+    error = assert_openai_error(
+        trainer_client.post(f"/swarm/clients/{old_id}/heartbeat"), 404, "client_superseded"
+    )
+    assert new_id in error["message"] and "distinct names" in error["message"]
+    assert trainer_client.post(f"/swarm/clients/{new_id}/heartbeat").status_code == 200
+
+
+def test_a_deleted_clients_name_can_be_registered_again_without_superseding_anyone(
+    trainer_client,
+):
+    old_id = register(trainer_client)["client_id"]
+    assert trainer_client.delete(f"/swarm/clients/{old_id}").status_code == 204
+    new_id = register(trainer_client)["client_id"]
+    assert_openai_error(
+        trainer_client.post(f"/swarm/clients/{old_id}/heartbeat"), 404, "client_not_found"
+    )
+    assert [c["client_id"] for c in trainer_client.get("/swarm/clients").json()] == [new_id]

@@ -89,6 +89,7 @@ class FakeGateway:
     connection_errors: int = 0  # the next N requests fail to connect (mock transport only)
     unavailable: int = 0  # the next N requests get 503
     forget_clients_on_heartbeat: bool = False
+    supersede_clients_on_heartbeat: bool = False  # as if another client took the name
     reply: Callable[[list[dict[str, Any]]], str] = _last_user_text
 
     clients: dict[str, FakeClient] = field(default_factory=dict)
@@ -159,6 +160,9 @@ class FakeGateway:
 
     def _heartbeat(self, client_id: str) -> Reply:
         client = self.clients.get(client_id)
+        if client is not None and self.supersede_clients_on_heartbeat:
+            self._drop_client(client)
+            return _error(404, f"client {client_id} was superseded", "client_superseded")
         if client is None or client.status != "active" or self.forget_clients_on_heartbeat:
             self.forget_clients_on_heartbeat = False
             if client is not None:

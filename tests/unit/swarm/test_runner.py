@@ -232,6 +232,21 @@ def test_heartbeats_keep_the_lease_and_a_lapsed_client_registers_again(captured)
     assert "registering again" in captured.text
 
 
+def test_a_superseded_client_stops_with_exit_1_instead_of_registering_again(captured):
+    fake = FakeGateway(lease_s=0.06)
+
+    async def slow(task, episode) -> float:
+        fake.supersede_clients_on_heartbeat = True
+        await asyncio.sleep(0.05)
+        return 1.0
+
+    summary = asyncio.run(run_inline(fake, captured, slow, concurrency=1, max_episodes=50))
+    assert summary.outcome is Outcome.GATEWAY_FAILED and summary.exit_code == 1
+    assert "superseded" in summary.message
+    assert len(fake.clients) == 1  # it did not take the name back
+    assert len(fake.episodes) < 50
+
+
 def test_tasks_that_are_not_dicts_with_ids_fail_the_run_with_exit_2_before_registering(
     fake, captured
 ):
