@@ -88,6 +88,16 @@ def run_command(
         ),
     ] = None,
     split: Annotated[str, typer.Option(help="Passed to `tasks(split)`.")] = "train",
+    episode_timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--episode-timeout",
+            min=0.001,
+            help="Seconds one rollout may take; a slower one is cancelled and its episode "
+            "aborted with the reason. Default: no limit.",
+            show_default=False,
+        ),
+    ] = None,
     api_key: Annotated[
         str | None,
         typer.Option(
@@ -146,6 +156,7 @@ def run_command(
         group_size=group_size,
         max_episodes=max_episodes,
         split=split,
+        episode_timeout_s=episode_timeout,
     )
     name = name or f"{loaded.path.stem}@{socket.gethostname()}:{os.getpid()}"
     raise typer.Exit(

@@ -55,6 +55,7 @@ class RunnerSettings:
     group_size: int | None = None  # None: the run's settings.group_size, else 8
     max_episodes: int | None = None  # None: until stopped
     split: str = "train"
+    episode_timeout_s: float | None = None  # a slower rollout is cancelled and aborted
 
 
 class Outcome(enum.Enum):
@@ -345,12 +346,25 @@ class WorkflowRunner:
                 raise
 
     async def _roll_out(self, task: Task, episode: Episode) -> None:
+        limit = asyncio.timeout(self.settings.episode_timeout_s)
         try:
-            value = await self.workflow.rollout(task, episode)
+            async with limit:
+                value = await self.workflow.rollout(task, episode)
+        except TimeoutError as error:
+            if not limit.expired():  # the user's own timeout: a failure like any other
+                await self._rollout_failed(task, episode, error)
+                return
+            message = (
+                "rollout did not return within --episode-timeout "
+                f"{self.settings.episode_timeout_s:g} s; cancelled"
+            )
+            self.progress.failure(
+                f"episode {episode.episode_id} (task {episode.task_id}): {message}"
+            )
+            await self._abort(episode, message)
+            return
         except Exception as error:  # the user's code: this episode fails, the client goes on
-            text = format_user_traceback(error)
-            self._print_failure(task, episode, error, text)
-            await self._abort(episode, text)
+            await self._rollout_failed(task, episode, error)
             return
         if not episode.is_open:  # the rollout finished or aborted the episode itself
             if episode.status == "finished" and episode.result is not None:
@@ -382,6 +396,11 @@ class WorkflowRunner:
             await self._abort(episode, f"the gateway refused the reward: {error}")
             return
         self.progress.episode_finished(_mean(reward))
+
+    async def _rollout_failed(self, task: Task, episode: Episode, error: Exception) -> None:
+        text = format_user_traceback(error)
+        self._print_failure(task, episode, error, text)
+        await self._abort(episode, text)
 
     async def _abort(self, episode: Episode, reason: str) -> None:
         try:

@@ -302,3 +302,40 @@ def test_stop_while_the_gateway_is_away_does_not_wait_out_the_retries(captured):
     )
     assert time.monotonic() - started < 5
     assert summary.outcome is Outcome.INTERRUPTED and summary.exit_code == 130
+
+
+def test_a_rollout_past_the_episode_timeout_is_cancelled_and_aborted_with_the_reason(
+    fake, captured
+):
+    async def hangs_on_t1(task, episode) -> float:
+        if task["id"] == "t1":
+            await asyncio.sleep(60)
+        return 1.0
+
+    started = time.monotonic()
+    summary = asyncio.run(
+        run_inline(
+            fake,
+            captured,
+            hangs_on_t1,
+            concurrency=1,
+            max_episodes=2,
+            group_size=1,
+            episode_timeout_s=0.2,
+        )
+    )
+    assert time.monotonic() - started < 10 and summary.exit_code == 0
+    (aborted,) = fake.with_status("aborted")
+    assert aborted.task_id == "t1" and "--episode-timeout 0.2 s" in aborted.reason
+    assert len(fake.with_status("finished")) == 1
+
+
+def test_a_timeout_raised_by_the_rollout_itself_is_an_ordinary_failure(fake, captured):
+    async def times_out(task, episode) -> float:
+        raise TimeoutError("the tool did not answer")
+
+    asyncio.run(
+        run_inline(fake, captured, times_out, max_episodes=1, group_size=1, episode_timeout_s=30)
+    )
+    (aborted,) = fake.with_status("aborted")
+    assert "the tool did not answer" in aborted.reason and "--episode-timeout" not in aborted.reason
