@@ -56,9 +56,11 @@ def start_local_gateway(
     log_path: Path,
     extra_args: list[str] | None = None,
     timeout: float = 300.0,
+    port: int | None = None,
 ) -> LocalGateway:
-    """Start `gateway serve` on a free loopback port and wait until `/healthz` answers."""
-    port = free_port()
+    """Start `gateway serve` on `port` (default: a free loopback port) and wait until
+    `/healthz` answers."""
+    port = port or free_port()
     state_dir.mkdir(parents=True, exist_ok=True)
     cmd = [
         sys.executable,

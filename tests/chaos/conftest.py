@@ -32,18 +32,32 @@ class ChaosGateway(LocalGateway):
     def database_url(self) -> str:
         return f"sqlite:///{self.state_dir / 'gateway.sqlite'}"
 
+    @property
+    def port(self) -> int:
+        return int(self.url.rsplit(":", 1)[1])
+
 
 def start_gateway_with_lease(
-    tmp: Path, *, lease_s: float, model: str = "tiny", timeout: float = 120.0
+    tmp: Path,
+    *,
+    lease_s: float,
+    model: str = "tiny",
+    timeout: float = 120.0,
+    port: int | None = None,
+    log_name: str = "gateway.log",
+    log_level: str = "warning",
 ) -> ChaosGateway:
-    """`gateway serve --model MODEL` on a free loopback port, clients leased for `lease_s`."""
+    """`gateway serve --model MODEL --state-dir TMP/state` on `port` (default: a free
+    loopback one), clients leased for `lease_s`. The same `tmp` and `port` again restart
+    a killed gateway where its clients look for it."""
     state_dir = tmp / "state"
     started = start_local_gateway(
         model=model,
         state_dir=state_dir,
-        log_path=tmp / "gateway.log",
-        extra_args=["--client-lease-s", str(lease_s)],
+        log_path=tmp / log_name,
+        extra_args=["--client-lease-s", str(lease_s), "--log-level", log_level],
         timeout=timeout,
+        port=port,
     )
     return ChaosGateway(started.url, started.process, started.log_path, state_dir, lease_s)
 
@@ -65,6 +79,8 @@ class ClientFleet:
     workflow: Path
     workdir: Path
     concurrency: int = 2
+    extra_args: list[str] = field(default_factory=list)  # e.g. ["--watch"]
+    name_prefix: str = "chaos"  # clients are named PREFIX-0, PREFIX-1, …
     running: list[ClientProcess] = field(default_factory=list)
     killed: list[ClientProcess] = field(default_factory=list)
     stopped: list[ClientProcess] = field(default_factory=list)
@@ -77,7 +93,8 @@ class ClientFleet:
         log_path = self.workdir / f"client-{number}.log"
         cmd = [sys.executable, "-m", "swarm.cli", "run", str(self.workflow)]
         cmd += ["--gateway", self.gateway_url, "--run", self.run]
-        cmd += ["--concurrency", str(self.concurrency), "--name", f"chaos-{number}"]
+        cmd += ["--concurrency", str(self.concurrency), "--name", f"{self.name_prefix}-{number}"]
+        cmd += self.extra_args
         process = subprocess.Popen(
             cmd,
             cwd=REPO,
@@ -147,3 +164,54 @@ def churn(fleet: ClientFleet, *, seconds: float, every_s: float, rng: random.Ran
         kills += 1
     time.sleep(max(started + seconds - time.monotonic(), 0))
     return kills
+
+
+@dataclass(frozen=True)
+class LedgerCheck:
+    ledger: int  # episodes the clients saw finish
+    persisted: int  # of those, "finished" in the database
+    trained: int  # of those, consumed by a training step
+    buffered: int  # of those, waiting in the buffer
+
+
+def check_ledger(ledger: list[str], database_url: str, run: str) -> LedgerCheck:
+    """The ledger property of issue 5, asserted against the database as it is now: every
+    episode a client saw finish is "finished" in the database, and its samples were all
+    trained in exactly one step (the step recorded on the episode) or are all still
+    buffered (no step consumed it) — never dropped, never in two steps.
+
+    One step, not two, even across a gateway restart: a restart rewinds the steps after
+    its checkpoint (their samples back to "buffered" with no `step_trained`, their
+    episodes' `step` back to None: `gateway.run_store.RunStore.rewind`) and trains them
+    again, so a sample consumed before the kill by a step that died with the process is
+    recorded once, by the step that trained it after the restart."""
+    from sqlmodel import Session, select
+
+    from experiments_db.db import make_engine
+    from experiments_db.models import EpisodeRow, SampleRow
+
+    with Session(make_engine(database_url)) as session:
+        episodes = {e.id: e for e in session.exec(select(EpisodeRow)).all()}
+        samples = session.exec(select(SampleRow).where(SampleRow.run == run)).all()
+    by_episode: dict[str, list[SampleRow]] = {}
+    for sample in samples:
+        by_episode.setdefault(sample.episode_id, []).append(sample)
+
+    assert len(ledger) == len(set(ledger)) and ledger
+    missing = [i for i in ledger if i not in episodes or episodes[i].status != "finished"]
+    assert not missing, f"{len(missing)} finished episodes not in the database: {missing[:5]}"
+    trained = 0
+    for episode_id in ledger:
+        rows = by_episode.get(episode_id, [])
+        assert rows, f"finished episode {episode_id} has no samples"
+        assert {s.status for s in rows} <= {"trained", "buffered"}, [
+            (s.status, s.drop_reason) for s in rows
+        ]
+        trained_steps = {s.step_trained for s in rows if s.status == "trained"}
+        if trained_steps:  # trained: all of it, in exactly one step, the episode's step
+            assert all(s.status == "trained" for s in rows)
+            assert trained_steps == {episodes[episode_id].step}
+            trained += 1
+        else:
+            assert episodes[episode_id].step is None
+    return LedgerCheck(len(ledger), len(ledger) - len(missing), trained, len(ledger) - trained)
