@@ -12,24 +12,10 @@ from sqlalchemy import inspect, text
 
 from experiments_db import crud, migrate
 from experiments_db.db import create_all, make_engine, session_scope, sqlite_url
-from experiments_db.studies import STUDY_TABLES, StudyRow
+from experiments_db.studies import STUDY_TABLES
+from tests.unit.experiments_db.test_studies import a_study
 
 ROOT = Path(__file__).resolve().parents[3]
-
-
-def a_study() -> StudyRow:
-    return StudyRow(
-        id="st-1",
-        question="q?",
-        status="running",
-        phase="frame",
-        planner="template",
-        budget_s=60.0,
-        seeds=1,
-        directory="/tmp/st-1",
-        created_at=1.0,
-        updated_at=1.0,
-    )
 
 
 @pytest.fixture
@@ -74,7 +60,7 @@ def test_upgrading_again_is_a_no_op_that_keeps_the_data(url):
     migrate.upgrade(url)
     assert migrate.current(url) == "0001"
     with session_scope(engine) as session:
-        assert crud.get_study(session, study_id="st-1").question == "q?"
+        assert crud.get_study(session, study_id="st-1").phase == "frame"
         assert [e.message for e in crud.events(session, study_id="st-1")] == ["go"]
     engine.dispose()
 
