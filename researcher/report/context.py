@@ -1,0 +1,85 @@
+"""What a report shows: one typed record the graph (or `researcher report`) fills in.
+
+Plain pydantic data built from plan records (`researcher.plan`) plus the study's log:
+events, interventions, human notes, the code each run ran, what went wrong. It knows
+nothing of the database or the gateway — whoever builds it reads those.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from researcher.plan import Analysis, Decision, Design, Framing, Hypothesis, RunResult
+
+
+class HypothesisStatus(Hypothesis):
+    """A hypothesis with where it stands at report time."""
+
+    status: str = "untested"  # untested | testing | supported | refuted | inconclusive
+    evidence: str | None = None  # the result that decided the status, in words
+
+
+class ReportEvent(BaseModel):
+    """One line of the study's timeline: a decision or happening, and why."""
+
+    at: float  # unix time
+    phase: str  # the graph node: frame, design, launch, monitor, ...
+    kind: str  # started, repaired, client_restarted, budget_stop, ...
+    message: str
+    reason: str | None = None
+
+
+class ReportIntervention(BaseModel):
+    """An action a person (or the researcher itself) took on the study while it ran."""
+
+    at: float
+    actor: str  # "human:<name>" or "researcher"
+    kind: str  # pause, resume, stop_run, edit_run, note, ...
+    payload: dict[str, Any] = Field(default_factory=dict)
+    reason: str | None = None
+    status: str = "applied"  # pending | applied | rejected | failed
+
+
+class ReproRun(BaseModel):
+    """Enough to run one arm × seed again: its gateway settings and the client code."""
+
+    arm: str
+    seed: int
+    run: str
+    settings: dict[str, Any] = Field(default_factory=dict)  # the POST /runs body
+    code_version: str | None = None
+    workflow_path: str
+    workflow_code: str
+
+
+class ReportContext(BaseModel):
+    """Everything one study report shows; `analyses[i]` is the analysis of `designs[i]`.
+
+    Results are matched to designs by arm name, so arm names should be unique in a study.
+    """
+
+    study_id: str
+    question: str
+    framing: Framing
+    planner: str
+    hypotheses: list[HypothesisStatus] = Field(default_factory=list)
+    designs: list[Design] = Field(default_factory=list)
+    results: list[RunResult] = Field(default_factory=list)
+    analyses: list[Analysis] = Field(default_factory=list)
+    decision: Decision | None = None
+    events: list[ReportEvent] = Field(default_factory=list)
+    interventions: list[ReportIntervention] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)  # human notes: the report shows every one
+    runs: list[ReproRun] = Field(default_factory=list)
+    problems: list[str] = Field(default_factory=list)  # crashes, repairs, failed runs
+    budget_s: float
+    budget_used_s: float = 0.0
+    started_at: float
+    finished_at: float | None = None
+    gateway_url: str | None = None
+
+    def results_of(self, design: Design) -> list[RunResult]:
+        arms = {a.name for a in design.arms}
+        return [r for r in self.results if r.arm in arms]

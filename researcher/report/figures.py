@@ -1,0 +1,168 @@
+"""The report's matplotlib figures (Agg backend, PNG files): reward curves and held-out accuracy.
+
+Each function draws from a `ReportContext`, writes one PNG and returns its path. Missing
+data never raises: a figure without anything to plot says so in its middle.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
+import numpy as np  # noqa: E402
+
+from researcher.analysis import curve_bands, heldout_metric, usable  # noqa: E402
+from researcher.plan import Analysis, Design, RunResult  # noqa: E402
+from researcher.report.context import ReportContext  # noqa: E402
+
+PANEL_W, PANEL_H, DPI = 6.0, 3.6, 110
+
+
+def arm_colours(ctx: ReportContext) -> dict[str, str]:
+    """One colour per arm, the same in every figure of the report."""
+    names = [a.name for d in ctx.designs for a in d.arms] + [r.arm for r in ctx.results]
+    palette = plt.get_cmap("tab10").colors
+    ordered = list(dict.fromkeys(names))
+    return {
+        name: matplotlib.colors.to_hex(palette[i % len(palette)]) for i, name in enumerate(ordered)
+    }
+
+
+def _panels(
+    ctx: ReportContext,
+) -> list[tuple[str, Design | None, Analysis | None, list[RunResult]]]:
+    if not ctx.designs:
+        return [("", None, None, ctx.results)]
+    return [
+        (
+            f"{d.hypothesis}: {d.eval_family}" if len(ctx.designs) > 1 else "",
+            d,
+            ctx.analyses[i] if i < len(ctx.analyses) else None,
+            ctx.results_of(d),
+        )
+        for i, d in enumerate(ctx.designs)
+    ]
+
+
+def _no_data(ax, message: str) -> None:
+    ax.text(
+        0.5,
+        0.5,
+        message,
+        ha="center",
+        va="center",
+        transform=ax.transAxes,
+        fontsize=11,
+        color="0.35",
+        wrap=True,
+    )
+    ax.set_xticks([])
+    ax.set_yticks([])
+    for spine in ax.spines.values():
+        spine.set_color("0.8")
+
+
+def _save(fig, path: Path) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+    return path
+
+
+def reward_curves(ctx: ReportContext, path: Path) -> Path:
+    """Training reward per step, one colour per arm: the mean over seeds and the seeds' range."""
+    panels = _panels(ctx)
+    colours = arm_colours(ctx)
+    fig, axes = plt.subplots(
+        len(panels), 1, figsize=(PANEL_W, PANEL_H * len(panels)), squeeze=False
+    )
+    for ax, (title, design, _, results) in zip(axes[:, 0], panels, strict=True):
+        bands = curve_bands(results)
+        order = [a.name for a in design.arms] if design else sorted(bands)
+        drawn = [arm for arm in order if bands.get(arm)]
+        if not drawn:
+            _no_data(ax, "no data: no run logged a training step yet")
+            ax.set_title(title or "training reward")
+            continue
+        for arm in drawn:
+            steps, mean, low, high = (np.array(v) for v in zip(*bands[arm], strict=True))
+            seeds = len({r.seed for r in results if r.arm == arm and r.curve})
+            ax.plot(
+                steps,
+                mean,
+                color=colours[arm],
+                marker="o" if len(steps) < 3 else None,
+                ms=3,
+                label=f"{arm} (mean of {seeds} seed{'s' if seeds != 1 else ''})",
+            )
+            ax.fill_between(steps, low, high, color=colours[arm], alpha=0.2, linewidth=0)
+        ax.set(
+            xlabel="training step",
+            ylabel="mean training reward",
+            title=title or "training reward per arm (band: min–max over seeds)",
+        )
+        ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8, loc="best")
+    return _save(fig, path)
+
+
+def heldout_accuracy(ctx: ReportContext, path: Path) -> Path:
+    """Held-out accuracy per arm: bars at the mean over seeds, 95% CI whiskers, a dot per seed."""
+    panels = _panels(ctx)
+    colours = arm_colours(ctx)
+    fig, axes = plt.subplots(
+        len(panels), 1, figsize=(PANEL_W, PANEL_H * len(panels)), squeeze=False
+    )
+    rng = np.random.default_rng(0)  # dot jitter only
+    for ax, (title, design, analysis, results) in zip(axes[:, 0], panels, strict=True):
+        per_seed: dict[str, list[float]] = {}
+        for r in results:
+            if usable(r):
+                per_seed.setdefault(r.arm, []).append(heldout_metric(r))
+        arms = [a.name for a in design.arms] if design else sorted(per_seed)
+        metric = design.metric if design else "accuracy"
+        family = f" on {design.eval_family}" if design else ""
+        ax.set_title(title or f"held-out {metric}{family} (bars: mean, whiskers: 95% CI)")
+        if not arms or not per_seed:
+            _no_data(ax, "no data: no run finished with held-out outcomes")
+            continue
+        for x, arm in enumerate(arms):
+            seeds = per_seed.get(arm, [])
+            if not seeds:
+                ax.text(
+                    x, 0.02, "no finished\nruns", ha="center", va="bottom", fontsize=8, color="0.4"
+                )
+                continue
+            mean = (
+                analysis.arm_means.get(arm, float(np.mean(seeds)))
+                if analysis
+                else float(np.mean(seeds))
+            )
+            ax.bar(x, mean, width=0.6, color=colours[arm], alpha=0.55, edgecolor=colours[arm])
+            top = max(mean, *seeds)
+            if analysis and arm in analysis.arm_ci:
+                low, high = analysis.arm_ci[arm]
+                top = max(top, high)
+                ax.errorbar(
+                    x,
+                    mean,
+                    yerr=[[max(0.0, mean - low)], [max(0.0, high - mean)]],
+                    color="black",
+                    capsize=6,
+                    linewidth=1.2,
+                )
+            jitter = rng.uniform(-0.12, 0.12, len(seeds))
+            ax.scatter(x + jitter, seeds, color="black", s=14, zorder=3)
+            ax.text(x, min(1.06, top + 0.02), f"{mean:.2f}", ha="center", va="bottom", fontsize=8)
+        ax.set_xticks(range(len(arms)), arms)
+        ax.set(ylabel=f"held-out {metric}", ylim=(0, 1.12), xlim=(-0.6, len(arms) - 0.4))
+        ax.grid(axis="y", alpha=0.3)
+    return _save(fig, path)

@@ -1,0 +1,208 @@
+"""Render a `ReportContext` into report.md, a self-contained report.html and figures/*.png.
+
+The templates are `prompts/reports/report.md.j2` and `report.html.j2`, rendered with a
+StrictUndefined Jinja2 environment (autoescaped for HTML). This module turns the context
+into the plain values the templates show — formatted numbers, the conclusion and why,
+per-arm tables, failed runs, the timeline — so the templates hold layout only.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import numpy as np
+
+import prompts
+from researcher.analysis import heldout_metric, usable
+from researcher.report import figures
+from researcher.report.context import ReportContext
+
+TEMPLATES = Path(prompts.__file__).parent / "reports"
+
+
+@dataclass(frozen=True)
+class ReportFiles:
+    markdown: Path
+    html: Path
+    figures: list[Path]
+
+
+def utc(at: float | None) -> str:
+    if at is None:
+        return "—"
+    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "—"
+    seconds = int(round(max(0.0, seconds)))
+    d, rem = divmod(seconds, 86400)
+    h, rem = divmod(rem, 3600)
+    m, s = divmod(rem, 60)
+    parts = [f"{d}d"] * bool(d) + [f"{h}h"] * bool(h) + [f"{m}m"] * bool(m) + [f"{s}s"] * bool(s)
+    return " ".join(parts[:2]) or "0s"
+
+
+def md_cell(value: Any) -> str:
+    """A value safe inside one Markdown table cell."""
+    return re.sub(r"\s*\n\s*", " ", str(value)).replace("|", "\\|")
+
+
+def fence(code: str) -> str:
+    """A backtick fence longer than any backtick run inside `code`."""
+    longest = max((len(m) for m in re.findall(r"`+", code)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def _environment(autoescape: bool) -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        undefined=jinja2.StrictUndefined,
+        autoescape=autoescape,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(
+        utc=utc,
+        duration=duration,
+        cell=md_cell,
+        fence=fence,
+        pretty_json=lambda v: json.dumps(v, indent=2, sort_keys=True, default=str),
+        compact_json=lambda v: json.dumps(v, sort_keys=True, default=str),
+    )
+    return env
+
+
+def _conclusion(ctx: ReportContext) -> dict[str, Any]:
+    analysis = ctx.analyses[-1] if ctx.analyses else None
+    uncertainty = [
+        f"{c.treatment} − {c.control}: {c.difference:+.3f} (95% CI {c.ci_low:+.3f} to "
+        f"{c.ci_high:+.3f}, Cohen's h {c.effect_size:+.2f}, {c.n_seeds} seed"
+        f"{'s' if c.n_seeds != 1 else ''} per arm)"
+        for c in (analysis.comparisons if analysis else [])
+    ]
+    verdict = analysis.verdict if analysis else None
+    if ctx.decision and ctx.decision.conclusion:
+        text, found = ctx.decision.conclusion, True
+    elif analysis:
+        text, found = analysis.summary, True
+    else:
+        if ctx.decision:
+            why = ctx.decision.reason
+        elif not ctx.designs:
+            why = "no experiment was designed"
+        elif not any(usable(r) for r in ctx.results):
+            why = "no run finished with held-out results"
+        else:
+            why = "the runs were not analysed"
+        if ctx.finished_at is None:
+            why += " (the study has not finished)"
+        text, found = f"no conclusion: {why}", False
+    return {
+        "text": text,
+        "found": found,
+        "verdict": verdict,
+        "uncertainty": uncertainty,
+        "reason": ctx.decision.reason if ctx.decision and found else None,
+    }
+
+
+def _experiments(ctx: ReportContext) -> list[dict[str, Any]]:
+    experiments = []
+    for i, design in enumerate(ctx.designs):
+        analysis = ctx.analyses[i] if i < len(ctx.analyses) else None
+        results = ctx.results_of(design)
+        arms = []
+        for arm in design.arms:
+            runs = sorted((r for r in results if r.arm == arm.name), key=lambda r: r.seed)
+            seeds = [
+                f"seed {r.seed}: {heldout_metric(r):.3f}"
+                if usable(r)
+                else f"seed {r.seed}: {r.status}{' (no held-out outcomes)' if r.status == 'finished' else ''}"
+                for r in runs
+            ]
+            if analysis and arm.name in analysis.arm_means:
+                low, high = analysis.arm_ci[arm.name]
+                mean = f"{analysis.arm_means[arm.name]:.3f} [{low:.3f}, {high:.3f}]"
+            elif any(usable(r) for r in runs):
+                mean = (
+                    f"{np.mean([heldout_metric(r) for r in runs if usable(r)]):.3f} (not analysed)"
+                )
+            else:
+                mean = "no finished runs"
+            arms.append(
+                {
+                    "name": arm.name,
+                    "role": arm.role,
+                    "description": arm.description,
+                    "tasks": ", ".join(f"{k} {v:g}" for k, v in arm.tasks.items()),
+                    "run": arm.run,
+                    "mean": mean,
+                    "seeds": "; ".join(seeds) or "—",
+                }
+            )
+        experiments.append(
+            {
+                "design": design,
+                "analysis": analysis,
+                "arms": arms,
+                "budget_split": ", ".join(f"{k} {v:.0%}" for k, v in design.budget_split.items())
+                or "—",
+            }
+        )
+    return experiments
+
+
+def _view(ctx: ReportContext) -> dict[str, Any]:
+    return {
+        "ctx": ctx,
+        "conclusion": _conclusion(ctx),
+        "experiments": _experiments(ctx),
+        "failed_runs": [r for r in ctx.results if r.status != "finished"],
+        "events": sorted(ctx.events, key=lambda e: e.at),
+        "interventions": sorted(ctx.interventions, key=lambda i: i.at),
+        "generated_at": utc(datetime.now(UTC).timestamp()),
+        "wall_s": (ctx.finished_at - ctx.started_at) if ctx.finished_at else None,
+        "budget_share": ctx.budget_used_s / ctx.budget_s if ctx.budget_s > 0 else None,
+    }
+
+
+def write_report(ctx: ReportContext, out_dir: Path) -> ReportFiles:
+    """Write out_dir/report.md, out_dir/report.html and out_dir/figures/*.png."""
+    out_dir = Path(out_dir)
+    fig_dir = out_dir / "figures"
+    fig_dir.mkdir(parents=True, exist_ok=True)
+    drawn = [
+        (
+            "Training reward per arm (mean over seeds; band: min–max over seeds)",
+            figures.reward_curves(ctx, fig_dir / "reward_curves.png"),
+        ),
+        (
+            "Held-out accuracy per arm (bar: mean over seeds; whiskers: 95% bootstrap CI; dots: seeds)",
+            figures.heldout_accuracy(ctx, fig_dir / "heldout_accuracy.png"),
+        ),
+    ]
+    view = _view(ctx)
+    md_figures = [{"caption": c, "src": p.relative_to(out_dir).as_posix()} for c, p in drawn]
+    html_figures = [
+        {"caption": c, "src": "data:image/png;base64," + base64.b64encode(p.read_bytes()).decode()}
+        for c, p in drawn
+    ]
+    markdown = out_dir / "report.md"
+    html = out_dir / "report.html"
+    markdown.write_text(
+        _environment(False).get_template("report.md.j2").render(**view, figures=md_figures)
+    )
+    html.write_text(
+        _environment(True).get_template("report.html.j2").render(**view, figures=html_figures)
+    )
+    return ReportFiles(markdown=markdown, html=html, figures=[p for _, p in drawn])

@@ -1,0 +1,316 @@
+"""researcher.report: Markdown + self-contained HTML + PNG figures from a ReportContext."""
+
+from __future__ import annotations
+
+import base64
+import html
+import re
+
+import matplotlib.image
+import pytest
+
+from researcher.analysis import analyse
+from researcher.plan import Arm, Decision, Design, Framing, RunResult
+from researcher.report import (
+    HypothesisStatus,
+    ReportContext,
+    ReportEvent,
+    ReportIntervention,
+    ReproRun,
+    write_report,
+)
+from researcher.report.write import fence
+
+PNG = b"\x89PNG\r\n\x1a\n"
+T0 = 1_790_000_000.0
+QUESTION = "Does mixing tool use into arithmetic training help held-out arithmetic?"
+SUBSTITUTION = (
+    "The question asked about a 7B model; this gateway serves only smollm2-135m, "
+    "so every run trained smollm2-135m instead."
+)
+RULE = "supported if the 95% CI of mixed − arithmetic-only lies above 0 and the difference ≥ 0.05"
+NOTES = ["Please keep lr at 2e-5 <for now> & watch KL", "Seed 1 of mixed looked slow at step 3"]
+CONCLUSION = (
+    "Mixing in tool use raised held-out arithmetic accuracy by about 0.69 (95% CI 0.58 to 0.79)."
+)
+
+
+def outcomes(accuracy: float, items: int = 48) -> list[float]:
+    solved = round(items * accuracy)
+    return [1.0] * solved + [0.0] * (items - solved)
+
+
+def make_design() -> Design:
+    return Design(
+        hypothesis="H1",
+        arms=[
+            Arm(
+                name="arithmetic-only",
+                role="control",
+                description="arithmetic alone",
+                tasks={"arithmetic": 1.0},
+                run={"lr": 2e-5},
+            ),
+            Arm(
+                name="mixed",
+                role="treatment",
+                description="arithmetic | tool use",
+                tasks={"arithmetic": 0.5, "tool_use": 0.5},
+                run={"lr": 2e-5},
+            ),
+        ],
+        seeds=[0, 1],
+        steps=4,
+        eval_family="arithmetic",
+        eval_episodes=48,
+        decision_rule=RULE,
+        budget_split={"train": 0.7, "eval": 0.2, "report": 0.1},
+    )
+
+
+def workflow_code(arm: str, seed: int) -> str:
+    return (
+        f"# workflow for {arm} seed {seed}\n"
+        "def tasks(split='train'):\n    return [{'id': 'x', 'q': '1 < 2 && 3 > 2'}]\n\n"
+        "async def rollout(task, episode):\n    return 1.0\n"
+    )
+
+
+def full_context() -> ReportContext:
+    design = make_design()
+    results = [
+        RunResult(
+            arm=arm,
+            seed=s,
+            run=f"h1-{arm}-s{s}",
+            curve=[(step, base + spread * s + 0.1 * step) for step in range(1, 5)],
+            eval_outcomes=outcomes(accuracy),
+        )
+        for arm, base, spread, accuracy in (
+            ("arithmetic-only", 0.1, 0.02, 0.2),
+            ("mixed", 0.3, 0.05, 0.9),
+        )
+        for s in (0, 1)
+    ]
+    results.append(
+        RunResult(
+            arm="mixed",
+            seed=2,
+            run="h1-mixed-s2",
+            curve=[(1, 0.2)],
+            status="failed",
+            note="client exited with code 1 (ImportError)",
+        )
+    )
+    return ReportContext(
+        study_id="st-1",
+        question=QUESTION,
+        framing=Framing(
+            question=QUESTION,
+            family="task_mixing",
+            summary="compare mixes",
+            model_requested="7B",
+            model="smollm2-135m",
+            substitution=SUBSTITUTION,
+            planner="template",
+        ),
+        planner="template (no planner LLM configured)",
+        hypotheses=[
+            HypothesisStatus(
+                key="H1",
+                statement="Mixing helps.",
+                prediction="mixed > arithmetic-only",
+                refuted_if="CI below 0.05",
+                status="supported",
+                evidence="+0.69 [0.58, 0.79]",
+            )
+        ],
+        designs=[design],
+        results=results,
+        analyses=[analyse(design, results)],
+        decision=Decision(action="conclude", reason="H1 supported", conclusion=CONCLUSION),
+        events=[
+            ReportEvent(at=T0 + 5, phase="frame", kind="framed", message="task_mixing"),
+            ReportEvent(
+                at=T0 + 65,
+                phase="validate",
+                kind="repaired",
+                message="reward returned None; repaired",
+                reason="traceback in rollout",
+            ),
+        ],
+        interventions=[
+            ReportIntervention(
+                at=T0 + 120,
+                actor="human:ana",
+                kind="edit_run",
+                payload={"run": "h1-mixed-s1", "lr": 1e-5},
+                reason="KL spiking",
+                status="applied",
+            )
+        ],
+        notes=NOTES,
+        runs=[
+            ReproRun(
+                arm=r.arm,
+                seed=r.seed,
+                run=r.run,
+                settings={"lr": 2e-5, "seed": r.seed},
+                code_version=f"sha256:{r.seed}abc",
+                workflow_path=f"workflows/{r.run}.py",
+                workflow_code=workflow_code(r.arm, r.seed),
+            )
+            for r in results
+        ],
+        problems=["validate: the first mixed workflow raised ImportError; repaired on try 2"],
+        budget_s=1200,
+        budget_used_s=1100,
+        started_at=T0,
+        finished_at=T0 + 1150,
+        gateway_url="http://127.0.0.1:8400",
+    )
+
+
+def empty_context() -> ReportContext:
+    return ReportContext(
+        study_id="st-empty",
+        question="Does anything happen?",
+        framing=Framing(
+            question="Does anything happen?",
+            family="task_mixing",
+            summary="-",
+            model="tiny",
+            planner="template",
+        ),
+        planner="template",
+        budget_s=60,
+        started_at=T0,
+    )
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory):
+    out = tmp_path_factory.mktemp("report")
+    ctx = full_context()
+    return ctx, out, write_report(ctx, out)
+
+
+def test_the_report_files_exist_and_the_figures_are_valid_pngs(written):
+    _, out, files = written
+    assert files.markdown == out / "report.md" and files.markdown.is_file()
+    assert files.html == out / "report.html" and files.html.is_file()
+    assert [p.name for p in files.figures] == ["reward_curves.png", "heldout_accuracy.png"]
+    for png in files.figures:
+        assert png.parent == out / "figures"
+        assert png.read_bytes().startswith(PNG)
+        assert matplotlib.image.imread(png).shape[0] > 100
+
+
+def test_the_html_shows_question_conclusion_notes_substitution_rule_and_code(written):
+    ctx, _, files = written
+    page = html.unescape(files.html.read_text())
+    for text in [QUESTION, CONCLUSION, SUBSTITUTION, RULE, *NOTES, "template (no planner LLM"]:
+        assert text in page
+    for run in ctx.runs:
+        assert run.workflow_code in page
+        assert run.code_version in page and run.workflow_path in page
+    assert "client exited with code 1 (ImportError)" in page  # the failed run
+    assert "ImportError; repaired on try 2" in page and "KL spiking" in page
+    assert "reward returned None; repaired" in page  # the timeline
+
+
+def test_the_html_is_escaped_and_self_contained(written):
+    _, _, files = written
+    raw = files.html.read_text()
+    assert "&lt;for now&gt; &amp; watch KL" in raw
+    assert "1 &lt; 2 &amp;&amp; 3 &gt; 2" in raw
+    images = re.findall(r'<img src="data:image/png;base64,([^"]+)"', raw)
+    assert len(images) == 2 and all(base64.b64decode(i).startswith(PNG) for i in images)
+    assert not re.search(r'(src|href)="(?!data:|#)', raw)  # nothing to fetch
+
+
+def test_the_sections_come_in_order(written):
+    _, _, files = written
+    page = files.html.read_text()
+    ids = [
+        "planner",
+        "conclusion",
+        "hypotheses",
+        "design",
+        "results",
+        "notes",
+        "problems",
+        "timeline",
+        "reproduce",
+        "budget",
+    ]
+    positions = [page.index(f'<section id="{i}">') for i in ids]
+    assert positions == sorted(positions)
+    md = files.markdown.read_text()
+    headings = [
+        "# " + QUESTION,
+        "## Who planned it",
+        "## Conclusion",
+        "## Hypotheses",
+        "## Design and the pre-registered decision rule",
+        "## Results",
+        "## Human notes",
+        "## What went wrong along the way",
+        "## Timeline",
+        "## Reproduce",
+        "## Budget",
+    ]
+    positions = [md.index(h) for h in headings]
+    assert positions == sorted(positions)
+
+
+def test_the_markdown_links_the_figures_and_carries_the_same_facts(written):
+    ctx, out, files = written
+    md = files.markdown.read_text()
+    links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", md)
+    assert links == ["figures/reward_curves.png", "figures/heldout_accuracy.png"]
+    assert all((out / link).is_file() for link in links)
+    for text in [QUESTION, CONCLUSION, SUBSTITUTION, RULE, *NOTES]:
+        assert text in md
+    for run in ctx.runs:
+        assert run.workflow_code.strip() in md
+    assert "arithmetic \\| tool use" in md  # a pipe cannot break the arms table
+    assert "| mixed − arithmetic-only | +0.688 |" in md
+    assert "18m 20s of 20m (92%)" in md
+
+
+def test_an_empty_study_still_renders_with_no_conclusion_and_no_data_figures(tmp_path):
+    files = write_report(empty_context(), tmp_path)
+    page = html.unescape(files.html.read_text())
+    md = files.markdown.read_text()
+    for text in (page, md):
+        assert "Does anything happen?" in text
+        assert "no conclusion: no experiment was designed (the study has not finished)" in text
+        assert "No run was launched." in text
+    for png in files.figures:
+        assert png.read_bytes().startswith(PNG)
+
+
+def test_a_design_without_results_or_analysis_renders(tmp_path):
+    ctx = empty_context().model_copy(update={"designs": [make_design()]})
+    files = write_report(ctx, tmp_path)
+    md = files.markdown.read_text()
+    assert "no conclusion: no run finished with held-out results" in md
+    assert "| arithmetic-only | no finished runs | — |" in md
+
+
+def test_a_refined_study_without_conclusion_says_why(tmp_path):
+    ctx = full_context()
+    ctx = ctx.model_copy(
+        update={
+            "analyses": [],
+            "decision": Decision(action="refine", reason="the interval was too wide"),
+        }
+    )
+    files = write_report(ctx, tmp_path)
+    assert "no conclusion: the interval was too wide" in files.markdown.read_text()
+
+
+def test_a_fence_outgrows_backticks_in_the_code():
+    assert fence("print(1)") == "```"
+    assert fence('s = """x"""\n# ````') == "`````"
