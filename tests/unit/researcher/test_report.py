@@ -314,3 +314,32 @@ def test_a_refined_study_without_conclusion_says_why(tmp_path):
 def test_a_fence_outgrows_backticks_in_the_code():
     assert fence("print(1)") == "```"
     assert fence('s = """x"""\n# ````') == "`````"
+
+
+def test_two_designs_get_a_panel_each_and_a_section_each(tmp_path):
+    ctx = full_context()
+    follow_up = make_design().model_copy(
+        update={
+            "hypothesis": "H2",
+            "arms": [a.model_copy(update={"name": f"{a.name}-long"}) for a in make_design().arms],
+        }
+    )
+    results = [
+        RunResult(arm=f"{arm}-long", seed=s, run=f"h2-{arm}-s{s}", eval_outcomes=outcomes(0.5))
+        for arm in ("arithmetic-only", "mixed")
+        for s in (0, 1)
+    ]
+    ctx = ctx.model_copy(
+        update={
+            "designs": [*ctx.designs, follow_up],
+            "results": [*ctx.results, *results],
+            "analyses": [*ctx.analyses, analyse(follow_up, results)],
+        }
+    )
+    one_panel = matplotlib.image.imread(write_report(full_context(), tmp_path / "one").figures[1])
+    files = write_report(ctx, tmp_path / "two")
+    two_panels = matplotlib.image.imread(files.figures[1])
+    assert two_panels.shape[0] > 1.8 * one_panel.shape[0]
+    md = files.markdown.read_text()
+    assert "### Held-out accuracy for H1" in md and "### Held-out accuracy for H2" in md
+    assert "| mixed-long − arithmetic-only-long | +0.000 |" in md
