@@ -24,6 +24,7 @@ class Framing(BaseModel):
     model: str  # the model actually trained (one the gateway serves)
     substitution: str | None = None  # set when model != model_requested: said in the report
     planner: str  # "template" or "llm:<model>@<url>": every report says who planned
+    served_models: list[str] = Field(default_factory=list)  # what the gateway served at framing
 
 
 class Hypothesis(BaseModel):
@@ -42,6 +43,8 @@ class Arm(BaseModel):
     description: str
     tasks: dict[str, float]  # task family -> weight: what the workflow serves (and task_mix)
     run: dict[str, Any] = Field(default_factory=dict)  # POST /runs fields: lr, group_size, ...
+    # workflow-template parameters that are no run setting (e.g. {"max_turns": 2})
+    workflow: dict[str, Any] = Field(default_factory=dict)
 
 
 class Design(BaseModel):

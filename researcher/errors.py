@@ -1,0 +1,28 @@
+"""The researcher's errors: one root, `ResearcherError`, and the user mistakes it names.
+
+Every error here is something a user (or a planner endpoint) did and gets an actionable
+message; invariants are asserts. Must not know about HTTP, the CLI or the database: the CLI
+decides how an error is shown and the graph records it as a study event.
+"""
+
+from __future__ import annotations
+
+
+class ResearcherError(Exception):
+    """Root of the researcher's errors."""
+
+
+class EmptyQuestion(ResearcherError):
+    """The research question is empty or only whitespace/punctuation."""
+
+
+class UnmappableQuestion(ResearcherError):
+    """The template planner cannot map the question onto an experiment family it knows.
+
+    The message lists the families and example questions, so the user can rephrase (or
+    point `--planner` at an LLM endpoint)."""
+
+
+class PlannerOutputError(ResearcherError):
+    """An LLM planner kept answering with something unusable (invalid JSON, a record that
+    fails validation, code that does not parse or imports something missing)."""

@@ -1,0 +1,51 @@
+"""The planner interface: what the graph asks of whoever designs the experiments.
+
+Two implementations: `TemplatePlanner` (deterministic, from the task catalogue and
+`prompts/workflows/`) and `LLMPlanner` (any OpenAI-compatible chat endpoint). Both return
+the typed records of `researcher.plan`. Must not know about LangGraph, the gateway's HTTP
+API or the database.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from researcher.plan import Analysis, Arm, Decision, Design, Framing, Hypothesis
+
+
+class Planner(Protocol):
+    name: str  # "template" or "llm:<model>@<url>": every report says who planned
+
+    def frame(
+        self, question: str, *, served_models: list[str], model: str | None = None
+    ) -> Framing: ...
+
+    def hypotheses(self, framing: Framing, *, notes: list[str]) -> list[Hypothesis]: ...
+
+    def design(
+        self,
+        framing: Framing,
+        hypothesis: Hypothesis,
+        *,
+        budget_s: float,
+        seeds: int,
+        step_seconds: float,
+        notes: list[str],
+    ) -> Design: ...
+
+    def write_workflow(
+        self, framing: Framing, design: Design, arm: Arm, *, seed: int, feedback: str | None = None
+    ) -> str:
+        """The Python source of a workflow file (DESIGN.md's contract) for one arm × seed."""
+        ...
+
+    def decide(
+        self,
+        framing: Framing,
+        hypothesis: Hypothesis,
+        analysis: Analysis,
+        *,
+        notes: list[str],
+        budget_left_s: float,
+        round: int,
+    ) -> Decision: ...
