@@ -68,9 +68,9 @@ def test_a_clearly_worse_treatment_is_refuted():
 
 
 def test_a_real_but_too_small_effect_is_not_supported():
-    results = [run("control", s, 0.50, items=4000) for s in (0, 1)]
-    results += [run("mixed", s, 0.52, items=4000) for s in (0, 1)]
-    a = analyse(design(*TWO_ARMS, min_effect=0.1), results)
+    results = [run("control", s, 0.50, items=2000) for s in (0, 1)]
+    results += [run("mixed", s, 0.55, items=2000) for s in (0, 1)]
+    a = analyse(design(*TWO_ARMS, min_effect=0.2), results)
     assert a.comparisons[0].ci_low > 0  # credible, but smaller than what matters
     assert a.verdict == "refuted"
 
