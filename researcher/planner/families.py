@@ -470,13 +470,13 @@ def match_family(question: str) -> Family | None:
     return None
 
 
-def unmappable_message(question: str) -> str:
+def unmappable_message(question: str, *, planner: str = "The template planner") -> str:
     known = "\n".join(
         f"  - {family.key}: " + " / ".join(repr(example) for example in family.examples)
         for family in FAMILIES
     )
     return (
-        f"The template planner cannot map {question!r} onto an experiment family it knows, "
+        f"{planner} cannot map {question!r} onto an experiment family it knows, "
         f"and it will not run a random experiment. It knows:\n{known}\n"
         f"Rephrase the question along one of these lines, or plan with an LLM: "
         f"--planner https://your-openai-compatible-endpoint/v1."

@@ -58,7 +58,7 @@ def serves(request: str, model: str) -> bool:
     return bool(tokens)
 
 
-def _check_question(question: str) -> str:
+def check_question(question: str) -> str:
     text = " ".join(question.split())
     if not re.search(r"[^\W\d_]{2}", text):
         raise EmptyQuestion(
@@ -102,7 +102,7 @@ class TemplatePlanner:
     def frame(
         self, question: str, *, served_models: list[str], model: str | None = None
     ) -> Framing:
-        text = _check_question(question)
+        text = check_question(question)
         family = match_family(text)
         if family is None:
             raise UnmappableQuestion(unmappable_message(text))
