@@ -57,6 +57,7 @@ def start_local_gateway(
     extra_args: list[str] | None = None,
     timeout: float = 300.0,
     port: int | None = None,
+    start_new_session: bool = False,
 ) -> LocalGateway:
     """Start `gateway serve` on `port` (default: a free loopback port) and wait until
     `/healthz` answers."""
@@ -78,7 +79,11 @@ def start_local_gateway(
         *(extra_args or []),
     ]
     process = subprocess.Popen(
-        cmd, stdout=log_path.open("w"), stderr=subprocess.STDOUT, env=dict(os.environ)
+        cmd,
+        stdout=log_path.open("w"),
+        stderr=subprocess.STDOUT,
+        env=dict(os.environ),
+        start_new_session=start_new_session,  # outlives its parent (a study's gateway)
     )
     gateway = LocalGateway(f"http://127.0.0.1:{port}", process, log_path)
     deadline = time.monotonic() + timeout

@@ -1,0 +1,211 @@
+"""`researcher`: start, follow, steer and report autonomous RL studies.
+
+    researcher start "does multi-task mixing help?" --budget 20m
+    researcher list | status STUDY | resume STUDY | stop STUDY | report STUDY [--open]
+
+Owns argument parsing and how results and errors are shown; the work is in
+`researcher.study`. Exit codes: 0 done, 1 the study failed, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import time
+import webbrowser
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from experiments_db import crud
+from experiments_db.db import session_scope
+from researcher.errors import EmptyQuestion, ResearcherError
+from researcher.settings import StudySettings, format_duration, parse_budget
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    rich_markup_mode="markdown",
+    help="The swarmrl researcher: from a question to a report, autonomously.",
+)
+console = Console()
+err = Console(stderr=True)
+
+DbOption = Annotated[
+    str | None,
+    typer.Option("--db", envvar="SWARMRL_DB_URL", show_envvar=True,
+                 help="The study database URL. Default: SQLite at $SWARMRL_HOME/researcher.db.",
+                 show_default=False),
+]  # fmt: skip
+
+
+def _fail(message: str, code: int = 2) -> typer.Exit:
+    err.print(f"[red]researcher: {message}[/red]")
+    return typer.Exit(code)
+
+
+def _engine(db: str | None):
+    from researcher.study import open_db
+
+    try:
+        return open_db(db)
+    except Exception as error:  # a refused URL, a bad driver: one line naming the fix
+        raise _fail(f"cannot open the study database ({error.__class__.__name__}: {error}); "
+                    "check --db / $SWARMRL_DB_URL") from None  # fmt: skip
+
+
+@app.command()
+def start(
+    question: Annotated[str, typer.Argument(help="The research question, in words.")],
+    budget: Annotated[str, typer.Option(help="Wall-clock budget: 90s, 20m, 6h, 3d.")] = "20m",
+    gateway: Annotated[
+        str | None,
+        typer.Option(help="A running gateway's URL. Default: start an embedded one (CPU).",
+                     show_default=False),
+    ] = None,  # fmt: skip
+    planner: Annotated[
+        str, typer.Option(help="`template`, or an OpenAI-compatible base URL (key in "
+                          "$SWARMRL_PLANNER_API_KEY, model in $SWARMRL_PLANNER_MODEL).")
+    ] = "template",  # fmt: skip
+    model: Annotated[
+        str | None,
+        typer.Option(help="The model to train (one the gateway serves; the embedded gateway "
+                     "serves it). Default: the bundled SmolLM2-135M-Instruct.", show_default=False),
+    ] = None,  # fmt: skip
+    seeds: Annotated[int, typer.Option(min=1, max=10, help="Seeds per arm.")] = 2,
+    ask: Annotated[bool, typer.Option("--ask", help="Wait for a human to approve each design.")] = False,
+    api_key: Annotated[
+        str | None, typer.Option(envvar="SWARMRL_API_KEY", help="The gateway's admin key.",
+                                 show_default=False)
+    ] = None,  # fmt: skip
+    db: DbOption = None,
+) -> None:
+    """Start a study and follow it until it ends (Ctrl-C stops it and writes a report)."""
+    from researcher.study import create_study, drive
+
+    if not question.strip(" \t\n?!.,;:"):
+        raise _fail(str(EmptyQuestion("the question is empty: ask something, e.g. "
+                                      "researcher start \"does multi-task mixing help?\"")))  # fmt: skip
+    try:
+        budget_s = parse_budget(budget)
+    except ResearcherError as error:
+        raise _fail(str(error)) from None
+    settings = StudySettings(question=question.strip(), budget_s=budget_s, gateway=gateway,
+                             planner=planner, model=model, seeds=seeds, ask=ask, api_key=api_key)  # fmt: skip
+    try:
+        from researcher.planner import make_planner
+
+        planner_ = make_planner(planner)
+        if planner == "template":  # a question it cannot map is refused before anything starts
+            planner_.frame(settings.question, served_models=[model or "smollm2-135m"], model=model)
+    except ResearcherError as error:
+        raise _fail(str(error)) from None
+    engine = _engine(db)
+    study = create_study(engine, settings)
+    console.print(f"study [bold]{study.id}[/bold] in {study.directory}")
+    raise typer.Exit(drive(engine, study.id))
+
+
+@app.command("list")
+def list_studies(db: DbOption = None) -> None:
+    """Every study, newest first."""
+    with session_scope(_engine(db)) as session:
+        studies = crud.list_studies(session)
+    table = Table("study", "status", "phase", "budget", "question", "latest finding")
+    for s in studies:
+        table.add_row(s.id, s.status, s.phase, f"{format_duration(s.budget_used_s)}/"
+                      f"{format_duration(s.budget_s)}", s.question, (s.latest_finding or "")[:80])  # fmt: skip
+    console.print(table if studies else "no studies yet: `researcher start \"...\"`")
+
+
+@app.command()
+def status(study: Annotated[str, typer.Argument(help="The study id.")], db: DbOption = None) -> None:
+    """Phase, budget, runs and the latest events of a study (works from another terminal)."""
+    from researcher.study import get_study
+
+    engine = _engine(db)
+    try:
+        row = get_study(engine, study)
+    except ResearcherError as error:
+        raise _fail(str(error)) from None
+    with session_scope(engine) as session:
+        experiments = crud.experiments(session, study_id=study)
+        events = crud.events(session, study_id=study)[-8:]
+        snapshots = {e.id: crud.metric_snapshots(session, experiment_id=e.id, name="reward/mean")
+                     for e in experiments}  # fmt: skip
+        report = crud.latest_report(session, study_id=study)
+    console.print(f"[bold]{row.id}[/bold] {row.question!r}")
+    console.print(f"status {row.status}, phase {row.phase}, budget {format_duration(row.budget_used_s)}"
+                  f" of {format_duration(row.budget_s)}, planner {row.planner}, model {row.model}")  # fmt: skip
+    if row.latest_finding:
+        console.print(f"latest finding: {row.latest_finding}")
+    if experiments:
+        table = Table("experiment", "arm", "seed", "status", "step", "reward/mean")
+        for e in experiments:
+            points = snapshots[e.id]
+            last = points[-1] if points else None
+            table.add_row(e.id, e.arm, str(e.seed), e.status, str(last.step) if last else "-",
+                          f"{last.value:.3f}" if last else "-")  # fmt: skip
+        console.print(table)
+    for e in events:
+        stamp = time.strftime("%H:%M:%S", time.localtime(e.at))
+        console.print(f"[dim]{stamp}[/dim] {e.phase:>10} {e.message}" + (f" ({e.reason})" if e.reason else ""))
+    if report:
+        console.print(f"report: {report.html_path}")
+
+
+@app.command()
+def resume(study: Annotated[str, typer.Argument(help="The study id.")], db: DbOption = None) -> None:
+    """Carry on a study after a crash or kill -9, from the node it was at."""
+    from researcher.study import drive, get_study
+
+    engine = _engine(db)
+    try:
+        row = get_study(engine, study)
+    except ResearcherError as error:
+        raise _fail(str(error)) from None
+    if row.status in ("finished", "stopped", "failed"):
+        raise _fail(f"study {study} is {row.status}; `researcher report {study}` shows its report", 1)
+    raise typer.Exit(drive(engine, study))
+
+
+@app.command()
+def stop(study: Annotated[str, typer.Argument(help="The study id.")], db: DbOption = None) -> None:
+    """Stop a study: its runs and clients stop, and a report of what it did is written."""
+    from researcher.study import stop_study
+
+    try:
+        console.print(stop_study(_engine(db), study))
+    except ResearcherError as error:
+        raise _fail(str(error)) from None
+
+
+@app.command()
+def report(
+    study: Annotated[str, typer.Argument(help="The study id.")],
+    open_: Annotated[bool, typer.Option("--open", help="Open the HTML report in a browser.")] = False,
+    db: DbOption = None,
+) -> None:
+    """Print where a study's report is (and open it)."""
+    from researcher.study import get_study
+
+    engine = _engine(db)
+    try:
+        get_study(engine, study)
+    except ResearcherError as error:
+        raise _fail(str(error)) from None
+    with session_scope(engine) as session:
+        found = crud.latest_report(session, study_id=study)
+    if found is None:
+        raise _fail(f"study {study} has no report yet; `researcher status {study}` shows where it is", 1)
+    console.print(f"{found.html_path}\n{found.markdown_path}\n{found.conclusion}")
+    if open_:
+        webbrowser.open(f"file://{found.html_path}")
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,108 @@
+"""The researcher's view of a gateway: the few run-control calls it makes, over HTTP only.
+
+Owns: `GatewayAPI` — health, served models, create (idempotently) / read / edit / stop a
+run, read its metrics — with retries on connection errors (tenacity) and OpenAI-shaped
+error bodies turned into `GatewayUnavailable` / `GatewayRefused` with the gateway's message.
+Knows nothing of the gateway's internals: it could be on another continent.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+from tenacity import retry, retry_if_exception_type, stop_after_delay, wait_exponential
+
+from researcher.errors import ResearcherError
+
+
+class GatewayUnavailable(ResearcherError):
+    """The gateway did not answer (down, wrong URL, network)."""
+
+
+class GatewayRefused(ResearcherError):
+    """The gateway answered with an error."""
+
+    def __init__(self, message: str, *, status: int, code: str | None):
+        super().__init__(message)
+        self.status = status
+        self.code = code
+
+
+_retrying = retry(
+    retry=retry_if_exception_type(httpx.TransportError),
+    wait=wait_exponential(multiplier=0.2, max=5),
+    stop=stop_after_delay(30),
+    reraise=True,
+)
+
+
+class GatewayAPI:
+    def __init__(self, url: str, *, api_key: str | None = None, timeout_s: float = 60.0):
+        self.url = url.rstrip("/")
+        headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
+        self.api_key = api_key
+        self._http = httpx.Client(base_url=self.url, headers=headers, timeout=timeout_s)
+
+    def close(self) -> None:
+        self._http.close()
+
+    @_retrying
+    def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        return self._http.request(method, path, **kwargs)
+
+    def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+        try:
+            response = self._send(method, path, **kwargs)
+        except httpx.TransportError as error:
+            raise GatewayUnavailable(
+                f"gateway {self.url} did not answer {method} {path}: {error!r}. "
+                "Is `gateway serve` running there?"
+            ) from None
+        if response.status_code >= 400:
+            try:
+                body = response.json()["error"]
+                message, code = body.get("message", response.text), body.get("code")
+            except (ValueError, KeyError, TypeError):
+                message, code = response.text[:500], None
+            raise GatewayRefused(
+                f"{method} {path} → {response.status_code}: {message}",
+                status=response.status_code,
+                code=code,
+            )
+        return response.json() if response.content else None
+
+    def healthz(self) -> dict:
+        return self._call("GET", "/healthz")
+
+    def served_models(self) -> list[str]:
+        """The base models the gateway serves (not the `<run>/<policy>` names)."""
+        models = [m["id"] for m in self._call("GET", "/v1/models")["data"]]
+        return [m for m in models if "/" not in m]
+
+    def create_run(self, body: dict) -> dict:
+        """POST /runs; a run of that name that exists already is returned as it is (so a
+        launch repeated after a crash creates nothing twice)."""
+        try:
+            return self._call("POST", "/runs", json=body)
+        except GatewayRefused as error:
+            if error.status != 409:
+                raise
+            return self.get_run(body["name"])
+
+    def get_run(self, name: str) -> dict:
+        return self._call("GET", f"/runs/{name}")
+
+    def patch_run(self, name: str, fields: dict) -> dict:
+        return self._call("PATCH", f"/runs/{name}", json=fields)
+
+    def stop_run(self, name: str) -> dict | None:
+        try:
+            return self._call("POST", f"/runs/{name}/stop")
+        except GatewayRefused as error:
+            if error.status in (404, 409):  # gone, or finished already
+                return None
+            raise
+
+    def metrics(self, name: str, *, since: int = 0) -> list[dict]:
+        return self._call("GET", f"/runs/{name}/metrics", params={"since": since})

@@ -1,0 +1,116 @@
+"""Start, follow and stop client processes (`swarm run …`) on this machine.
+
+Owns: `LocalLauncher`. Each process runs in its own session (so it outlives a killed
+researcher and can be stopped as a group) under a small `sh` wrapper that writes the exit
+status to a file beside the log — so whoever looks later (the same researcher, or one that
+resumed after kill -9 and never was the parent) learns how it ended. The environment is
+scrubbed of the researcher's database settings: generated code never sees them.
+Knows nothing of studies, the graph or the gateway.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+# Environment a client must not inherit: the researcher's database and planner credentials.
+SCRUBBED_ENV_PREFIXES = ("SWARMRL_DB", "SWARMRL_PLANNER", "DATABASE_URL", "PG")
+WRAPPER = '"$@"; echo $? > "$SWARMRL_EXIT_FILE"'
+
+
+@dataclass
+class ProcessInfo:
+    pid: int
+    host: str
+    log_path: Path
+    exit_path: Path
+    started_at: float
+
+
+def client_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(SCRUBBED_ENV_PREFIXES) and key != "OPENAI_API_KEY"
+    }
+    env.update(extra or {})
+    return env
+
+
+class LocalLauncher:
+    name = "local"
+
+    def start(
+        self, command: list[str], *, log_path: Path, cwd: Path, env: dict[str, str] | None = None
+    ) -> ProcessInfo:
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        exit_path = log_path.with_suffix(".exit")
+        exit_path.unlink(missing_ok=True)
+        with log_path.open("ab") as log:
+            process = subprocess.Popen(
+                ["sh", "-c", WRAPPER, "sh", *command],
+                cwd=cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=client_env({**(env or {}), "SWARMRL_EXIT_FILE": str(exit_path)}),
+                start_new_session=True,
+            )
+        _children.append(process)  # reaped by `alive`, so no zombie outlives its exit
+        return ProcessInfo(process.pid, socket.gethostname(), log_path, exit_path, time.time())
+
+    def exit_status(self, pid: int, exit_path: Path) -> int | None:
+        """The exit status once the process ended; None while it runs. A process that
+        vanished without writing one (killed with its wrapper) reads as -9."""
+        if exit_path.exists():
+            text = exit_path.read_text().strip()
+            if text:
+                return int(text)
+        if self.alive(pid):
+            return None
+        time.sleep(0.05)  # the wrapper may be writing it right now
+        if exit_path.exists() and exit_path.read_text().strip():
+            return int(exit_path.read_text().strip())
+        return -9
+
+    def alive(self, pid: int) -> bool:
+        for process in list(_children):
+            if process.pid == pid and process.poll() is not None:
+                _children.remove(process)
+                return False
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return not _is_zombie(pid)
+
+    def stop(self, pid: int, *, timeout_s: float = 15.0) -> None:
+        """SIGTERM the process group (swarm run aborts its open episodes), then SIGKILL."""
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(pid, sig)
+            except (ProcessLookupError, PermissionError):
+                return
+            deadline = time.monotonic() + timeout_s
+            while time.monotonic() < deadline:
+                if not self.alive(pid):
+                    return
+                time.sleep(0.1)
+
+
+_children: list[subprocess.Popen] = []
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return status.rsplit(")", 1)[-1].split()[0] == "Z"

@@ -1,0 +1,94 @@
+"""act: carry out what monitor asked — each action recorded as an intervention by the
+researcher and as an event with its reason."""
+
+from __future__ import annotations
+
+from langgraph.runtime import Runtime
+
+from experiments_db import crud
+from researcher.context import StudyContext
+from researcher.nodes.common import log_tail, round_experiments, update_experiment
+from researcher.nodes.launch import start_client
+from researcher.state import StudyState
+
+
+def _record(ctx: StudyContext, kind: str, experiment: str, payload: dict, reason: str, result: str):
+    with ctx.session() as session:
+        item = crud.add_intervention(
+            session, study_id=ctx.study_id, kind=kind, payload=payload, actor="researcher",
+            reason=reason, experiment_id=experiment,
+        )  # fmt: skip
+        crud.mark_intervention(session, intervention_id=item.id, status="applied", result=result)
+
+
+def _stop_clients(ctx: StudyContext, experiment: str) -> None:
+    with ctx.session() as session:
+        processes = crud.client_processes(session, experiment_id=experiment)
+    for process in processes:
+        if process.pid is None or process.exit_status is not None:
+            continue
+        ctx.launcher.stop(process.pid)
+        status = ctx.launcher.exit_status(process.pid, _exit_path(process.log_path))
+        with ctx.session() as session:
+            crud.update_client_process(
+                session, process_id=process.id, exit_status=status, exited_at=_now()
+            )
+
+
+def act(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
+    ctx = runtime.context
+    ctx.tick("act")
+    rows = {row.id: row for row in round_experiments(ctx, state)}
+    for action in state.get("actions", []):
+        row = rows[action["experiment"]]
+        kind, reason = action["kind"], action.get("reason", "")
+        if kind == "stop_client":
+            _stop_clients(ctx, row.id)
+        elif kind == "stop_run":
+            ctx.gateway.stop_run(row.id)
+            _stop_clients(ctx, row.id)
+            update_experiment(ctx, row.id, status="stopped", error=reason)
+            _record(ctx, "stop_run", row.id, {"run": row.id}, reason, "run stopped")
+            ctx.event("act", "action", f"{row.id}: stopped the run", reason=reason)
+        elif kind == "lower_lr":
+            lr = float(ctx.gateway.get_run(row.id)["settings"]["lr"]) / 2
+            ctx.gateway.patch_run(row.id, {"lr": lr})
+            update_experiment(ctx, row.id, config={**row.config, "lr_lowered": True})
+            _record(ctx, "patch_run", row.id, {"run": row.id, "fields": {"lr": lr}}, reason, "lr halved")
+            ctx.event("act", "action", f"{row.id}: lowered the learning rate to {lr:g}", reason=reason)
+        elif kind == "restart_client":
+            with ctx.session() as session:
+                old = [p for p in crud.client_processes(session, experiment_id=row.id)
+                       if p.attempt == row.attempt]  # fmt: skip
+            tail = log_tail(old[0].log_path if old else None, 15)
+            for process in old:
+                with ctx.session() as session:
+                    crud.update_client_process(
+                        session, process_id=process.id, exited_at=_now(),
+                        exit_status=ctx.launcher.exit_status(process.pid, _exit_path(process.log_path)),
+                    )  # fmt: skip
+            if row.attempt >= ctx.settings.max_client_restarts:
+                ctx.gateway.stop_run(row.id)
+                update_experiment(ctx, row.id, status="failed", error=f"client kept dying: {reason}\n{tail}")
+                ctx.event("act", "error", f"{row.id}: client died {row.attempt + 1} times; arm run failed",
+                          reason=reason, data={"log_tail": tail})  # fmt: skip
+                continue
+            row = update_experiment(ctx, row.id, attempt=row.attempt + 1)
+            process = start_client(ctx, row, row.attempt)
+            _record(ctx, "restart_client", row.id, {"attempt": row.attempt, "pid": process.pid},
+                    reason, f"client restarted as pid {process.pid}")  # fmt: skip
+            ctx.event("act", "action", f"{row.id}: restarted its client (attempt {row.attempt})",
+                      reason=reason, data={"log_tail": tail})  # fmt: skip
+    return {"actions": []}
+
+
+def _now() -> float:
+    import time
+
+    return time.time()
+
+
+def _exit_path(log_path: str):
+    from pathlib import Path
+
+    return Path(log_path).with_suffix(".exit")

@@ -1,0 +1,44 @@
+"""decide: conclude, or refine with a follow-up hypothesis while the budget allows."""
+
+from __future__ import annotations
+
+from langgraph.runtime import Runtime
+
+from experiments_db import crud
+from researcher.context import StudyContext
+from researcher.nodes.common import framing_of, hypothesis_of
+from researcher.plan import Analysis
+from researcher.state import StudyState
+
+
+def decide(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
+    ctx = runtime.context
+    ctx.tick("decide")
+    decision = ctx.planner.decide(
+        framing_of(state),
+        hypothesis_of(state),
+        Analysis.model_validate(state["analyses"][-1]),
+        notes=state.get("notes", []),
+        budget_left_s=ctx.budget_left(),
+        round=state.get("round", 1),
+    )
+    update: dict = {"decision": decision.model_dump(mode="json")}
+    if decision.action == "refine" and decision.follow_up is not None:
+        follow_up = decision.follow_up
+        with ctx.session() as session:
+            crud.upsert_hypothesis(
+                session, study_id=ctx.study_id, key=follow_up.key, statement=follow_up.statement,
+                prediction=follow_up.prediction, refuted_if=follow_up.refuted_if,
+                parent=follow_up.parent, status="open",
+            )  # fmt: skip
+        update |= {
+            "hypotheses": [*state["hypotheses"], follow_up.model_dump()],
+            "hypothesis": follow_up.key,
+            "round": state.get("round", 1) + 1,
+        }
+        ctx.event("decide", "decision", f"refine: {follow_up.key}: {follow_up.statement}",
+                  reason=decision.reason)  # fmt: skip
+    else:
+        update["outcome"] = "concluded"
+        ctx.event("decide", "decision", f"conclude: {decision.conclusion}", reason=decision.reason)
+    return update

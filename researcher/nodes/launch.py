@@ -1,0 +1,99 @@
+"""launch: create the gateway runs and start their `swarm run` clients, a few at a time.
+
+Idempotent after a crash: the run's name is the experiment id (creating it again returns
+the existing run), and each client process is recorded under (experiment, attempt) before
+it starts — a resumed researcher adopts a recorded process that is still alive instead of
+starting a second one.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from langgraph.runtime import Runtime
+
+from experiments_db import crud
+from experiments_db.studies import ClientProcessRow, ExperimentRow
+from researcher.context import StudyContext
+from researcher.nodes.common import (
+    LIVE,
+    arm_named,
+    design_of,
+    framing_of,
+    round_experiments,
+    update_experiment,
+)
+from researcher.state import StudyState
+
+
+def run_body(state: StudyState, row: ExperimentRow) -> dict:
+    plan, framing = design_of(state), framing_of(state)
+    arm = arm_named(plan, row.arm)
+    body = {**arm.run, "name": row.id, "seed": row.seed, "max_steps": plan.steps}
+    policy = {"base_model": body.pop("base_model", None) or framing.model}
+    if body.get("lora") is not None:
+        policy["lora"] = body.pop("lora")
+    body.pop("lora", None)
+    body["policies"] = {"policy": policy}
+    if len(arm.tasks) > 1:
+        body.setdefault("task_mix", dict(arm.tasks))
+    body.setdefault("checkpoint_every", max(1, plan.steps // 4))  # a gateway restart loses little
+    return body
+
+
+def client_command(ctx: StudyContext, row: ExperimentRow) -> list[str]:
+    return [
+        sys.executable, "-m", "swarm.cli", "run", str(row.workflow_path),
+        "--gateway", ctx.gateway.url, "--run", row.id,
+        "--name", f"{row.id}-client",  # the same name after a restart: supersedes the old one
+        "--concurrency", str(ctx.settings.client_concurrency),
+        "--episode-timeout", f"{ctx.settings.episode_timeout_s:g}",
+    ]  # fmt: skip
+
+
+def start_client(ctx: StudyContext, row: ExperimentRow, attempt: int) -> ClientProcessRow:
+    """Start the client of `row`'s attempt unless it was recorded and is still alive."""
+    command = client_command(ctx, row)
+    log_path = ctx.directory / "logs" / f"{row.id}-a{attempt}.log"
+    with ctx.session() as session:
+        process, created = crud.record_client_process(
+            session,
+            process=ClientProcessRow(
+                experiment_id=row.id, attempt=attempt, launcher=ctx.launcher.name,
+                host="", command=command, code_version=row.code_version,
+                log_path=str(log_path), started_at=0.0,
+            ),
+        )  # fmt: skip
+    if not created and process.pid is not None and ctx.launcher.alive(process.pid):
+        ctx.event("launch", "action", f"{row.id}: adopted client pid {process.pid} (attempt {attempt})")
+        return process
+    env = {"SWARMRL_API_KEY": ctx.gateway.api_key} if ctx.gateway.api_key else {}
+    info = ctx.launcher.start(command, log_path=log_path, cwd=ctx.directory, env=env)
+    with ctx.session() as session:
+        process = crud.update_client_process(
+            session, process_id=process.id, pid=info.pid, host=info.host,
+            started_at=info.started_at, exited_at=None, exit_status=None,
+        )  # fmt: skip
+    return process
+
+
+def launch(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
+    ctx = runtime.context
+    ctx.tick("launch")
+    rows = round_experiments(ctx, state)
+    live = sum(1 for r in rows if r.status in LIVE)
+    for row in rows:
+        if row.status not in ("validated", "launching") or live >= ctx.settings.parallel_runs:
+            continue
+        if row.status == "validated":
+            live += 1
+        update_experiment(ctx, row.id, status="launching", run_name=row.id)
+        run = ctx.gateway.create_run(run_body(state, row))
+        process = start_client(ctx, row, row.attempt)
+        update_experiment(ctx, row.id, status="running")
+        ctx.event(
+            "launch", "action",
+            f"{row.id}: run at step {run['step']}, client pid {process.pid}",
+            data={"run": run["name"], "log": process.log_path},
+        )  # fmt: skip
+    return {}

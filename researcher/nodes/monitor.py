@@ -1,0 +1,122 @@
+"""monitor: one look at everything running — then the graph decides where to go.
+
+Reads human interventions (notes, stop a run, edit a run), each run's state and new metrics
+(saved as snapshots), and each client process. Asks `act` for what needs doing: restart a
+client that died while its run trains (bounded), halve the learning rate once on a NaN
+loss or reward and stop the arm if it happens again, stop a run whose step has not moved
+for `stall_s`, stop everything when the training share of the budget is spent.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+
+from langgraph.runtime import Runtime
+
+from experiments_db import crud
+from researcher.context import StudyContext
+from researcher.gateway_api import GatewayRefused
+from researcher.nodes.common import LIVE, design_of, round_experiments, update_experiment
+from researcher.state import StudyState
+
+WATCHED = ("loss", "reward/mean")
+
+
+def _apply_interventions(ctx: StudyContext, notes: list[str]) -> list[str]:
+    with ctx.session() as session:
+        pending = crud.interventions(
+            session, study_id=ctx.study_id, status="pending", kinds=["note", "stop_run", "patch_run"]
+        )
+    for item in pending:
+        result, status = "applied", "applied"
+        try:
+            if item.kind == "note":
+                text = str(item.payload.get("text", "")).strip()
+                notes = [*notes, text]
+                ctx.event("monitor", "note", f"human note read: {text}", reason=item.actor)
+            elif item.kind == "stop_run":
+                ctx.gateway.stop_run(item.payload["run"])
+                ctx.event("monitor", "action", f"stopped run {item.payload['run']}", reason=item.reason)
+            else:
+                ctx.gateway.patch_run(item.payload["run"], item.payload["fields"])
+                ctx.event("monitor", "action", f"edited run {item.payload['run']}: {item.payload['fields']}",
+                          reason=item.reason)  # fmt: skip
+        except (GatewayRefused, KeyError) as error:
+            result, status = f"could not apply: {error}", "failed"
+        with ctx.session() as session:
+            crud.mark_intervention(session, intervention_id=item.id, status=status, result=result)
+    return notes
+
+
+def monitor(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
+    ctx = runtime.context
+    used = ctx.tick("monitor")
+    plan = design_of(state)
+    notes = _apply_interventions(ctx, list(state.get("notes", [])))
+    progress = dict(state.get("progress", {}))
+    actions: list[dict] = []
+    train_deadline = ctx.study().budget_s * (1 - plan.budget_split.get("evaluate", 0.15)
+                                              - plan.budget_split.get("report", 0.05))  # fmt: skip
+    over_budget = used >= train_deadline
+    moved = False
+    for row in round_experiments(ctx, state):
+        if row.status in ("planned", "validated") and over_budget:
+            update_experiment(ctx, row.id, status="stopped", error="not started: budget spent")
+            continue
+        if row.status not in LIVE:
+            continue
+        run = ctx.gateway.get_run(row.id)
+        since = max(0, int(progress.get(row.id, [0, 0])[0]) - 1)  # repeats are skipped
+        points = ctx.gateway.metrics(row.id, since=since)
+        with ctx.session() as session:
+            crud.add_metric_snapshots(
+                session, experiment_id=row.id,
+                points=[(p["step"], p["name"], p["value"]) for p in points if _finite(p["value"])],
+            )  # fmt: skip
+        bad = [p for p in points if p["name"] in WATCHED and not _finite(p["value"])]
+        last_step, last_move = progress.get(row.id, [0, time.time()])
+        if run["step"] != last_step:
+            progress[row.id] = [run["step"], time.time()]
+            moved = True
+        elif row.id not in progress:
+            progress[row.id] = [last_step, last_move]
+        if run["status"] in ("finished", "stopped", "failed"):
+            status = "finished" if run["status"] == "finished" else run["status"]
+            update_experiment(ctx, row.id, status=status, error=run.get("error"))
+            actions.append({"kind": "stop_client", "experiment": row.id})
+            ctx.event("monitor", "result", f"{row.id}: run {run['status']} at step {run['step']}",
+                      reason=run.get("error"))  # fmt: skip
+            continue
+        if over_budget:
+            actions.append({"kind": "stop_run", "experiment": row.id, "reason": "training budget spent"})
+        elif bad:
+            kind = "stop_run" if row.config.get("lr_lowered") else "lower_lr"
+            actions.append({"kind": kind, "experiment": row.id,
+                            "reason": f"{bad[0]['name']} is {bad[0]['value']} at step {bad[0]['step']}"})
+        elif time.time() - progress[row.id][1] > ctx.settings.stall_s:
+            actions.append({"kind": "stop_run", "experiment": row.id,
+                            "reason": f"no training step for {ctx.settings.stall_s:g} s"})
+        else:
+            with ctx.session() as session:
+                processes = crud.client_processes(session, experiment_id=row.id)
+            current = [p for p in processes if p.attempt == row.attempt]
+            for process in current:
+                if process.pid is None:
+                    continue
+                status = ctx.launcher.exit_status(process.pid, _exit_path(process.log_path))
+                if status is not None:
+                    actions.append({"kind": "restart_client", "experiment": row.id,
+                                    "reason": f"client pid {process.pid} exited with {status}"})
+    if not actions and not moved:
+        time.sleep(ctx.poll_s)
+    return {"actions": actions, "progress": progress, "notes": notes}
+
+
+def _finite(value) -> bool:
+    return isinstance(value, int | float) and math.isfinite(value)
+
+
+def _exit_path(log_path: str) -> Path:
+    return Path(log_path).with_suffix(".exit")

@@ -1,0 +1,110 @@
+"""report: the study's Markdown + HTML report with figures, from the database and state.
+
+`write_study_report` is also what `researcher report` and a failing study call, so a study
+that stopped early still leaves a report of what it did.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from experiments_db import crud
+from researcher.context import StudyContext
+from researcher.plan import Analysis, Decision, Design, Framing, RunResult
+from researcher.report import write_report
+from researcher.report.context import (
+    HypothesisStatus,
+    ReportContext,
+    ReportEvent,
+    ReportIntervention,
+    ReproRun,
+)
+from researcher.state import StudyState
+
+
+def report_context(ctx: StudyContext, state: dict[str, Any]) -> ReportContext:
+    study = ctx.study()
+    with ctx.session() as session:
+        hypotheses = crud.hypotheses(session, study_id=ctx.study_id)
+        events = crud.events(session, study_id=ctx.study_id)
+        interventions = crud.interventions(session, study_id=ctx.study_id)
+        experiments = crud.experiments(session, study_id=ctx.study_id)
+    notes = list(state.get("notes", []))
+    for item in interventions:
+        text = str(item.payload.get("text", "")).strip() if item.kind == "note" else ""
+        if text and text not in notes:
+            notes.append(text)
+    runs = []
+    for row in experiments:
+        if not row.workflow_path or not Path(row.workflow_path).exists():
+            continue
+        arm = row.config.get("arm", {})
+        settings = {**arm.get("run", {}), "name": row.id, "seed": row.seed,
+                    "max_steps": row.config.get("steps")}  # fmt: skip
+        runs.append(ReproRun(arm=row.arm, seed=row.seed, run=row.id, settings=settings,
+                             code_version=row.code_version, workflow_path=row.workflow_path,
+                             workflow_code=Path(row.workflow_path).read_text()))  # fmt: skip
+    problems = [
+        f"{e.phase}: {e.message}" + (f" ({e.reason})" if e.reason else "")
+        for e in events
+        if e.kind in ("problem", "error")
+    ]
+    return ReportContext(
+        study_id=ctx.study_id,
+        question=study.question,
+        framing=Framing.model_validate(state["framing"]),
+        planner=study.planner,
+        hypotheses=[
+            HypothesisStatus(key=h.key, statement=h.statement, prediction=h.prediction,
+                             refuted_if=h.refuted_if, parent=h.parent, status=h.status,
+                             evidence=h.evidence)  # fmt: skip
+            for h in hypotheses
+        ],
+        designs=[Design.model_validate(d) for d in state.get("designs", [])],
+        results=[RunResult.model_validate(r) for round_ in state.get("results", []) for r in round_],
+        analyses=[Analysis.model_validate(a) for a in state.get("analyses", [])],
+        decision=Decision.model_validate(state["decision"]) if state.get("decision") else None,
+        events=[ReportEvent(at=e.at, phase=e.phase, kind=e.kind, message=e.message, reason=e.reason)
+                for e in events],  # fmt: skip
+        interventions=[
+            ReportIntervention(at=i.created_at, actor=i.actor, kind=i.kind, payload=i.payload or {},
+                               reason=i.reason, status=i.status)  # fmt: skip
+            for i in interventions
+        ],
+        notes=notes,
+        runs=runs,
+        problems=problems,
+        budget_s=study.budget_s,
+        budget_used_s=study.budget_used_s,
+        started_at=study.created_at,
+        finished_at=time.time(),
+        gateway_url=study.gateway_url,
+    )
+
+
+def write_study_report(ctx: StudyContext, state: dict[str, Any], *, conclusion: str) -> Path:
+    files = write_report(report_context(ctx, state), ctx.directory / "report")
+    with ctx.session() as session:
+        crud.add_report(
+            session, study_id=ctx.study_id, markdown_path=str(files.markdown),
+            html_path=str(files.html), conclusion=conclusion, planner=ctx.study().planner,
+        )  # fmt: skip
+    return files.html
+
+
+def report(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
+    ctx = runtime.context
+    ctx.tick("report")
+    decision = state.get("decision") or {}
+    conclusion = decision.get("conclusion") or {
+        "rejected": "no conclusion: the design was rejected",
+        "no valid workflow": "no conclusion: no arm's workflow passed its dry run",
+    }.get(state.get("outcome", ""), "no conclusion")
+    html = write_study_report(ctx, dict(state), conclusion=conclusion)
+    ctx.tick(latest_finding=conclusion[:1000])
+    ctx.event("report", "result", f"report written: {html}")
+    return {}

@@ -1,0 +1,86 @@
+"""Where the researcher keeps things, and how a study is configured.
+
+Owns: `$SWARMRL_HOME` (default `~/.swarmrl`) and the layout under it — `researcher.db`
+(the study database, unless `--db URL` / `$SWARMRL_DB_URL` names another), `studies/<id>/`
+(one folder per study: its LangGraph checkpoint, generated workflows, client logs, report)
+and `gateway/` (the embedded gateway's state) — plus `parse_budget` and `StudySettings`,
+the typed configuration a study is started with. Knows nothing of LangGraph or HTTP.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from researcher.errors import ResearcherError
+
+DEFAULT_MODEL = "smollm2-135m"
+BUDGET_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+MAX_BUDGET_S = 30 * 86400
+
+
+class BadBudget(ResearcherError):
+    """A budget that is not a positive duration like 20m, 6h or 3d."""
+
+
+def swarmrl_home() -> Path:
+    return Path(os.environ.get("SWARMRL_HOME") or "~/.swarmrl").expanduser()
+
+
+def database_url(explicit: str | None = None) -> str:
+    """`--db URL`, else `$SWARMRL_DB_URL`, else SQLite at `$SWARMRL_HOME/researcher.db`."""
+    url = explicit or os.environ.get("SWARMRL_DB_URL")
+    return url or f"sqlite:///{swarmrl_home() / 'researcher.db'}"
+
+
+def studies_dir() -> Path:
+    return swarmrl_home() / "studies"
+
+
+def parse_budget(text: str) -> float:
+    """'20m' → 1200.0. Units s, m, h, d; a bare number is minutes. At most 30 days."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*", str(text).lower())
+    if match is None:
+        raise BadBudget(
+            f"budget {text!r} is not a duration: use a number with a unit, "
+            "e.g. 90s, 20m, 6h or 3d"
+        )
+    seconds = float(match.group(1)) * BUDGET_UNITS[match.group(2) or "m"]
+    if seconds <= 0:
+        raise BadBudget(f"budget {text!r} is zero: give the study some time, e.g. 20m")
+    if seconds > MAX_BUDGET_S:
+        raise BadBudget(f"budget {text!r} is over 30 days; split the question into studies")
+    return seconds
+
+
+def format_duration(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
+
+
+class StudySettings(BaseModel):
+    """What `researcher start` was asked; saved with the study (its directory's settings.json)."""
+
+    question: str
+    budget_s: float = Field(gt=0)
+    gateway: str | None = None  # None: an embedded `gateway serve` for this study
+    planner: str = "template"  # "template" or an OpenAI-compatible base URL
+    planner_model: str | None = None
+    model: str | None = None  # the gateway model to train; None: the planner picks a served one
+    embedded_model: str = DEFAULT_MODEL  # what the embedded gateway serves
+    seeds: int = Field(default=2, ge=1, le=10)
+    ask: bool = False  # wait for a human to approve each design
+    api_key: str | None = None  # the gateway's admin key, when it has one
+    parallel_runs: int = Field(default=1, ge=1)  # runs training at once (1 on a small box)
+    clients_per_run: int = Field(default=1, ge=1)
+    client_concurrency: int = Field(default=8, ge=1)
+    episode_timeout_s: float = Field(default=120.0, gt=0)
+    validate_timeout_s: float = Field(default=300.0, gt=0)
+    max_repairs: int = Field(default=2, ge=0)
+    max_client_restarts: int = Field(default=3, ge=0)
+    stall_s: float = Field(default=600.0, gt=0)  # no training step for this long: stalled
