@@ -60,8 +60,14 @@ def monitor(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
     train_deadline = ctx.study().budget_s * (1 - plan.budget_split.get("evaluate", 0.15)
                                               - plan.budget_split.get("report", 0.05))  # fmt: skip
     over_budget = used >= train_deadline
+    # each arm × seed gets an equal share of the training time, so a slow first run cannot
+    # starve the last ones (runs go one after another on a small box)
+    rows = round_experiments(ctx, state)
+    parallel = min(ctx.settings.parallel_runs, max(1, len(rows)))
+    train_s = ctx.study().budget_s * plan.budget_split.get("train", 0.7)
+    run_share_s = max(60.0, train_s * parallel / max(1, len(rows)) * 1.15)
     moved = False
-    for row in round_experiments(ctx, state):
+    for row in rows:
         if row.status in ("planned", "validated") and over_budget:
             update_experiment(ctx, row.id, status="stopped", error="not started: budget spent")
             continue
@@ -76,12 +82,13 @@ def monitor(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
                 points=[(p["step"], p["name"], p["value"]) for p in points if _finite(p["value"])],
             )  # fmt: skip
         bad = [p for p in points if p["name"] in WATCHED and not _finite(p["value"])]
-        last_step, last_move = progress.get(row.id, [0, time.time()])
+        now = time.time()
+        last_step, last_move, started = progress.get(row.id, [0, now, now])
         if run["step"] != last_step:
-            progress[row.id] = [run["step"], time.time()]
+            progress[row.id] = [run["step"], now, started]
             moved = True
         elif row.id not in progress:
-            progress[row.id] = [last_step, last_move]
+            progress[row.id] = [last_step, last_move, started]
         if run["status"] in ("finished", "stopped", "failed"):
             status = "finished" if run["status"] == "finished" else run["status"]
             update_experiment(ctx, row.id, status=status, error=run.get("error"))
@@ -91,6 +98,9 @@ def monitor(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
             continue
         if over_budget:
             actions.append({"kind": "stop_run", "experiment": row.id, "reason": "training budget spent"})
+        elif now - started > run_share_s:
+            actions.append({"kind": "stop_run", "experiment": row.id,
+                            "reason": f"its share of the training budget ({run_share_s:.0f} s) is spent"})
         elif bad:
             kind = "stop_run" if row.config.get("lr_lowered") else "lower_lr"
             actions.append({"kind": kind, "experiment": row.id,
