@@ -83,10 +83,12 @@ def launch(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
     rows = round_experiments(ctx, state)
     live = sum(1 for r in rows if r.status in LIVE)
     for row in rows:
-        if row.status not in ("validated", "launching") or live >= ctx.settings.parallel_runs:
-            continue
-        if row.status == "validated":
+        if row.status == "validated":  # a new run, when a slot is free
+            if live >= ctx.settings.parallel_runs:
+                continue
             live += 1
+        elif row.status != "launching":  # launching: cut short by a crash (counted live above)
+            continue
         update_experiment(ctx, row.id, status="launching", run_name=row.id)
         run = ctx.gateway.create_run(run_body(state, row))
         process = start_client(ctx, row, row.attempt)
