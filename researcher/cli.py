@@ -141,6 +141,7 @@ def status(study: Annotated[str, typer.Argument(help="The study id.")], db: DbOp
         console.print(f"latest finding: {row.latest_finding}")
     if experiments:
         table = Table("experiment", "arm", "seed", "status", "step", "reward/mean")
+        table.columns[0].overflow = table.columns[1].overflow = "fold"
         for e in experiments:
             points = snapshots[e.id]
             last = points[-1] if points else None

@@ -82,7 +82,8 @@ def launch(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
     ctx.tick("launch")
     rows = round_experiments(ctx, state)
     live = sum(1 for r in rows if r.status in LIVE)
-    for row in rows:
+    # seed by seed, control first: a study cut short still has every arm on its first seeds
+    for row in sorted(rows, key=lambda r: (r.seed, r.role != "control", r.arm)):
         if row.status == "validated":  # a new run, when a slot is free
             if live >= ctx.settings.parallel_runs:
                 continue
