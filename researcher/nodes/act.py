@@ -53,7 +53,9 @@ def act(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
         elif kind == "lower_lr":
             lr = float(ctx.gateway.get_run(row.id)["settings"]["lr"]) / 2
             ctx.gateway.patch_run(row.id, {"lr": lr})
-            update_experiment(ctx, row.id, config={**row.config, "lr_lowered": True})
+            at = action.get("step", -1)  # the NaN's step: monitor answers only later ones again
+            update_experiment(ctx, row.id,
+                              config={**row.config, "lr_lowered": True, "lr_lowered_at": at})  # fmt: skip
             _record(ctx, "patch_run", row.id, {"run": row.id, "fields": {"lr": lr}}, reason, "lr halved")
             ctx.event("act", "action", f"{row.id}: lowered the learning rate to {lr:g}", reason=reason)
         elif kind == "restart_client":

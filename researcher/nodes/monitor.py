@@ -81,7 +81,10 @@ def monitor(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
                 session, experiment_id=row.id,
                 points=[(p["step"], p["name"], p["value"]) for p in points if _finite(p["value"])],
             )  # fmt: skip
-        bad = [p for p in points if p["name"] in WATCHED and not _finite(p["value"])]
+        # a NaN already answered by halving the lr is read again (the look back above): skip it
+        acted_at = row.config.get("lr_lowered_at", -1)
+        bad = [p for p in points if p["name"] in WATCHED and not _finite(p["value"])
+               and p["step"] > acted_at]  # fmt: skip
         now = time.time()
         last_step, last_move, started = progress.get(row.id, [0, now, now])
         if run["step"] != last_step:
@@ -103,7 +106,7 @@ def monitor(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
                             "reason": f"its share of the training budget ({run_share_s:.0f} s) is spent"})
         elif bad:
             kind = "stop_run" if row.config.get("lr_lowered") else "lower_lr"
-            actions.append({"kind": kind, "experiment": row.id,
+            actions.append({"kind": kind, "experiment": row.id, "step": bad[-1]["step"],
                             "reason": f"{bad[0]['name']} is {bad[0]['value']} at step {bad[0]['step']}"})
         elif time.time() - progress[row.id][1] > ctx.settings.stall_s:
             actions.append({"kind": "stop_run", "experiment": row.id,
