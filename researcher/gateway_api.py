@@ -8,6 +8,7 @@ Knows nothing of the gateway's internals: it could be on another continent.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import httpx
@@ -74,6 +75,23 @@ class GatewayAPI:
 
     def healthz(self) -> dict:
         return self._call("GET", "/healthz")
+
+    def check(self, *, within_s: float = 5.0) -> dict:
+        """`/healthz` without the long retry: a wrong URL fails in seconds, naming it."""
+        deadline = time.monotonic() + within_s
+        while True:
+            try:
+                response = self._http.get("/healthz", timeout=min(5.0, within_s))
+                response.raise_for_status()
+                return response.json()
+            except httpx.HTTPError as error:
+                if time.monotonic() >= deadline:
+                    raise GatewayUnavailable(
+                        f"gateway {self.url} did not answer /healthz ({error!r}). Is "
+                        "`gateway serve` running there? Without --gateway the researcher "
+                        "starts its own."
+                    ) from None
+                time.sleep(0.5)
 
     def served_models(self) -> list[str]:
         """The base models the gateway serves (not the `<run>/<policy>` names)."""

@@ -95,7 +95,7 @@ def connect_gateway(
     researcher left it running, else started (it restores its runs from its state dir)."""
     if settings.gateway:
         api = GatewayAPI(settings.gateway, api_key=settings.api_key)
-        api.healthz()  # GatewayUnavailable with the URL in the message
+        api.check()  # GatewayUnavailable in seconds, with the URL in the message
         return api
     directory = Path(study.directory)
     record = _gateway_record(directory)
@@ -103,7 +103,7 @@ def connect_gateway(
         known = json.loads(record.read_text())
         api = GatewayAPI(known["url"])
         try:
-            api.healthz()
+            api.check(within_s=3.0)
             console.print(f"[dim]embedded gateway {known['url']} (pid {known['pid']}) adopted[/dim]")
             return api
         except GatewayUnavailable:

@@ -83,13 +83,11 @@ def test_a_study_id_that_does_not_exist_exits_2_saying_no_study(home, command):
 def test_an_unreachable_gateway_fails_the_study_quickly_with_the_url_and_an_event(
     home, monkeypatch
 ):
-    # the real client retries a refused connection for 30 s; one retry tells the same story
-    monkeypatch.setattr(GatewayAPI._send.retry, "stop", stop_after_attempt(2))
     started = time.monotonic()
 
     result = invoke("start", "does multi-task mixing help?", "--gateway", UNREACHABLE)
 
-    assert time.monotonic() - started < 60
+    assert time.monotonic() - started < 20  # the first health check does not retry for long
     assert result.exit_code == 1
     assert UNREACHABLE in said(result) and "did not answer" in said(result)
     [study] = studies()
