@@ -62,6 +62,32 @@ def start_gateway_with_lease(
     return ChaosGateway(started.url, started.process, started.log_path, state_dir, lease_s)
 
 
+# The chaos tests' run: a GRPO run on `tiny` whose every finished episode is trained or
+# waits in the buffer — groups of 2, one per step, zero-variance groups kept, groups cut
+# short by a dead client trained alone after `group_timeout_s`, nothing stale.
+CHAOS_RUN = {
+    "policies": {"policy": {"base_model": "tiny"}},
+    "lr": 1e-3,
+    "group_size": 2,
+    "batch_groups": 1,
+    "zero_variance_groups": "keep",
+    "partial_groups": "train",
+    "min_group_size": 1,
+    "group_timeout_s": 3.0,
+    "max_staleness": 10_000,
+    "max_steps": 100_000,
+}
+
+
+def create_run(gateway_url: str, name: str, **settings: object) -> dict:
+    """`POST /runs` of `CHAOS_RUN` named `name`, with `settings` on top; the run."""
+    response = httpx.post(
+        f"{gateway_url}/runs", timeout=60, json={**CHAOS_RUN, "name": name, **settings}
+    )
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
 @dataclass
 class ClientProcess:
     number: int

@@ -5,13 +5,20 @@ clients' open episodes are aborted once their lease lapses."""
 from __future__ import annotations
 
 import random
+import signal
 from pathlib import Path
 
 import httpx
 import pytest
 from sqlmodel import Session, select
 
-from tests.chaos.conftest import ClientFleet, check_ledger, churn, start_gateway_with_lease
+from tests.chaos.conftest import (
+    ClientFleet,
+    check_ledger,
+    churn,
+    create_run,
+    start_gateway_with_lease,
+)
 from tests.integration.conftest import wait_for
 
 pytestmark = pytest.mark.slow
@@ -30,25 +37,7 @@ def test_killed_clients_lose_no_finished_episode_and_training_goes_on(tmp_path):
     gw = start_gateway_with_lease(tmp_path, lease_s=LEASE_S)
     fleet = ClientFleet(gw.url, "churn", WORKFLOW, tmp_path, concurrency=2)
     try:
-        created = httpx.post(
-            f"{gw.url}/runs",
-            timeout=60,
-            json={
-                "name": "churn",
-                "policies": {"policy": {"base_model": "tiny"}},
-                "lr": 1e-3,
-                "group_size": 2,
-                "batch_groups": 1,
-                "zero_variance_groups": "keep",
-                # a killed client leaves its group short: train it alone after a while
-                "partial_groups": "train",
-                "min_group_size": 1,
-                "group_timeout_s": 3.0,
-                "max_staleness": 10_000,  # nothing dropped as stale: trained or buffered
-                "max_steps": 100_000,
-            },
-        )
-        assert created.status_code == 201, created.text
+        create_run(gw.url, "churn")
         step = lambda: httpx.get(f"{gw.url}/runs/churn", timeout=10).json()["step"]  # noqa: E731
 
         for _ in range(CLIENTS):
@@ -58,7 +47,10 @@ def test_killed_clients_lose_no_finished_episode_and_training_goes_on(tmp_path):
         kills = churn(fleet, seconds=CHURN_S, every_s=KILL_EVERY_S, rng=random.Random(5))
         step_after = step()
         fleet.stop_all()
-        assert all(c.process.returncode == 143 for c in fleet.stopped), [
+        # 143: stopped by its SIGTERM handler; -SIGTERM: a replacement started in the last
+        # seconds of the churn, stopped before a loaded box got it to install that handler
+        stopped_cleanly = {143, -signal.SIGTERM}
+        assert all(c.process.returncode in stopped_cleanly for c in fleet.stopped), [
             (c.number, c.process.returncode, c.log_path.read_text()[-2000:]) for c in fleet.stopped
         ]
 

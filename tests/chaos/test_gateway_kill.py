@@ -18,14 +18,14 @@ import httpx
 import pytest
 from sqlmodel import Session, select
 
-from tests.chaos.conftest import ClientFleet, check_ledger, start_gateway_with_lease
+from tests.chaos.conftest import ClientFleet, check_ledger, create_run, start_gateway_with_lease
 from tests.integration.conftest import wait_for
 
 pytestmark = pytest.mark.slow
 
 WORKFLOW = Path(__file__).parent / "workflows" / "ledger_length.py"
 RUN = "killed"
-LEASE_S = 5.0
+LEASE_S = 10.0  # a loaded box must not lapse a lease: only the kill is chaos here
 CLIENTS = 3
 CHECKPOINT_EVERY = 2
 
@@ -38,25 +38,7 @@ def test_a_killed_gateway_comes_back_where_its_clients_and_checkpoint_left_it(tm
     fleet = ClientFleet(gw.url, RUN, WORKFLOW, tmp_path, concurrency=2)
     http = httpx.Client(base_url=gw.url, timeout=30)
     try:
-        created = http.post(
-            "/runs",
-            timeout=60,
-            json={
-                "name": RUN,
-                "policies": {"policy": {"base_model": "tiny"}},
-                "lr": 1e-3,
-                "group_size": 2,
-                "batch_groups": 1,
-                "zero_variance_groups": "keep",
-                "partial_groups": "train",  # a group cut short by the kill trains alone
-                "min_group_size": 1,
-                "group_timeout_s": 3.0,
-                "max_staleness": 10_000,  # nothing dropped as stale: trained or buffered
-                "max_steps": 100_000,
-                "checkpoint_every": CHECKPOINT_EVERY,
-            },
-        )
-        assert created.status_code == 201, created.text
+        create_run(gw.url, RUN, checkpoint_every=CHECKPOINT_EVERY)
         run = lambda: http.get(f"/runs/{RUN}").json()  # noqa: E731
         checkpoints = lambda: http.get(f"/runs/{RUN}/checkpoints").json()  # noqa: E731
 
@@ -96,8 +78,6 @@ def test_a_killed_gateway_comes_back_where_its_clients_and_checkpoint_left_it(tm
         )
         assert all(c.process.poll() is None for c in fleet.running)
         assert {str(c.process.pid) for c in fleet.running} == pids
-        registered = http.get("/swarm/clients").json()
-        assert {c["labels"].get("pid") for c in registered} >= pids
 
         # training goes past a checkpoint saved after the restart
         later = wait_for(

@@ -17,14 +17,14 @@ import httpx
 import pytest
 from sqlmodel import Session, select
 
-from tests.chaos.conftest import ClientFleet, start_gateway_with_lease
+from tests.chaos.conftest import ClientFleet, create_run, start_gateway_with_lease
 from tests.integration.conftest import wait_for
 
 pytestmark = pytest.mark.slow
 
 WORKFLOW = Path(__file__).parent / "workflows" / "constant_reward.py"
 RUN = "edited"
-LEASE_S = 3.0
+LEASE_S = 5.0
 # (reward before the edit, reward after it) of the watched and of the restarted client
 WATCHED = (0.25, 0.75)
 RESTARTED = (0.5, 1.0)
@@ -43,23 +43,7 @@ def test_edited_rewards_train_as_new_code_versions_while_the_run_goes_on(tmp_pat
     restarted = ClientFleet(gw.url, RUN, restarted_file, restarted_file.parent, name_prefix="r")
     http = httpx.Client(base_url=gw.url, timeout=30)
     try:
-        created = http.post(
-            "/runs",
-            timeout=60,
-            json={
-                "name": RUN,
-                "policies": {"policy": {"base_model": "tiny"}},
-                "lr": 1e-3,
-                "group_size": 2,
-                "batch_groups": 1,
-                "zero_variance_groups": "keep",  # a constant reward still trains
-                "partial_groups": "train",  # groups cut short by the restarts train alone
-                "min_group_size": 1,
-                "group_timeout_s": 2.0,
-                "max_steps": 100_000,
-            },
-        )
-        assert created.status_code == 201, created.text
+        create_run(gw.url, RUN, group_timeout_s=2.0)
         step = lambda: http.get(f"/runs/{RUN}").json()["step"]  # noqa: E731
 
         def code_of(pid: int) -> dict | None:
@@ -87,7 +71,9 @@ def test_edited_rewards_train_as_new_code_versions_while_the_run_goes_on(tmp_pat
         new_restarted = restarted.start().process  # … and `swarm run` again
 
         new_w = wait_for(
-            lambda: (c := code_of(watcher.pid)) and c["client_id"] != old_w["client_id"] and c,
+            lambda: (
+                (c := code_of(watcher.pid)) and c["code_version"] != old_w["code_version"] and c
+            ),
             timeout=30,
             every=0.2,
         )
