@@ -60,12 +60,13 @@ def monitor(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
     train_deadline = ctx.study().budget_s * (1 - plan.budget_split.get("evaluate", 0.15)
                                               - plan.budget_split.get("report", 0.05))  # fmt: skip
     over_budget = used >= train_deadline
-    # each arm × seed gets an equal share of the training time, so a slow first run cannot
-    # starve the last ones (runs go one after another on a small box)
+    # each run, when first seen, gets an equal share of the training time left for the runs
+    # not yet done, so a slow first run cannot starve the last ones (runs go one after
+    # another on a small box)
     rows = round_experiments(ctx, state)
-    parallel = min(ctx.settings.parallel_runs, max(1, len(rows)))
-    train_s = ctx.study().budget_s * plan.budget_split.get("train", 0.7)
-    run_share_s = max(60.0, train_s * parallel / max(1, len(rows)) * 1.15)
+    waiting = sum(1 for r in rows if r.status in ("validated", *LIVE))
+    parallel = min(ctx.settings.parallel_runs, max(1, waiting))
+    fresh_share_s = max(60.0, (train_deadline - used) * parallel / max(1, waiting))
     moved = False
     for row in rows:
         if row.status in ("planned", "validated") and over_budget:
@@ -86,12 +87,12 @@ def monitor(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
         bad = [p for p in points if p["name"] in WATCHED and not _finite(p["value"])
                and p["step"] > acted_at]  # fmt: skip
         now = time.time()
-        last_step, last_move, started = progress.get(row.id, [0, now, now])
+        last_step, last_move, started, run_share_s = progress.get(row.id, [0, now, now, fresh_share_s])
         if run["step"] != last_step:
-            progress[row.id] = [run["step"], now, started]
+            progress[row.id] = [run["step"], now, started, run_share_s]
             moved = True
         elif row.id not in progress:
-            progress[row.id] = [last_step, last_move, started]
+            progress[row.id] = [last_step, last_move, started, run_share_s]
         if run["status"] in ("finished", "stopped", "failed"):
             status = "finished" if run["status"] == "finished" else run["status"]
             update_experiment(ctx, row.id, status=status, error=run.get("error"))
