@@ -189,7 +189,7 @@ def stop_everything(ctx: StudyContext, *, reason: str) -> None:
             processes = crud.client_processes(session, experiment_id=row.id)
         for process in processes:
             if process.pid and process.exit_status is None and ctx.launcher.alive(process.pid):
-                ctx.launcher.stop(process.pid)
+                ctx.launcher.stop(process.pid, exit_path=Path(process.log_path).with_suffix(".exit"))
                 with ctx.session() as session:
                     crud.update_client_process(session, process_id=process.id, exited_at=time.time(),
                                                exit_status=-15)  # fmt: skip
@@ -330,7 +330,7 @@ def stop_study(engine: Engine, study_id: str) -> str:
         processes = crud.client_processes(session, study_id=study_id)
     for process in processes:
         if process.pid and process.exit_status is None and launcher.alive(process.pid):
-            launcher.stop(process.pid)
+            launcher.stop(process.pid, exit_path=Path(process.log_path).with_suffix(".exit"))
     if not settings.gateway:
         stop_embedded_gateway(directory)
     with session_scope(engine) as session:

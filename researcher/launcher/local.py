@@ -91,8 +91,10 @@ class LocalLauncher:
             return True
         return not _is_zombie(pid)
 
-    def stop(self, pid: int, *, timeout_s: float = 15.0) -> None:
-        """SIGTERM the process group (swarm run aborts its open episodes), then SIGKILL."""
+    def stop(self, pid: int, *, timeout_s: float = 15.0, exit_path: Path | None = None) -> None:
+        """SIGTERM the process group (swarm run aborts its open episodes), then SIGKILL.
+        The wrapper dies with the group before it can write the status, so `exit_path`
+        (when given) gets `-<signal>` written here: a stopped client reads as -15, not -9."""
         for sig in (signal.SIGTERM, signal.SIGKILL):
             try:
                 os.killpg(pid, sig)
@@ -101,6 +103,8 @@ class LocalLauncher:
             deadline = time.monotonic() + timeout_s
             while time.monotonic() < deadline:
                 if not self.alive(pid):
+                    if exit_path is not None and not exit_path.exists():
+                        exit_path.write_text(f"{-int(sig)}\n")
                     return
                 time.sleep(0.1)
 

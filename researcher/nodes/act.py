@@ -27,7 +27,7 @@ def _stop_clients(ctx: StudyContext, experiment: str) -> None:
     for process in processes:
         if process.pid is None or process.exit_status is not None:
             continue
-        ctx.launcher.stop(process.pid)
+        ctx.launcher.stop(process.pid, exit_path=_exit_path(process.log_path))
         status = ctx.launcher.exit_status(process.pid, _exit_path(process.log_path))
         with ctx.session() as session:
             crud.update_client_process(

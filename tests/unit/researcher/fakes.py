@@ -251,5 +251,5 @@ class FakeLauncher:
             return -15
         return None
 
-    def stop(self, pid: int, *, timeout_s: float = 15.0) -> None:
+    def stop(self, pid: int, *, timeout_s: float = 15.0, exit_path=None) -> None:
         self.stopped.append(pid)
