@@ -122,5 +122,11 @@ class GatewayAPI:
                 return None
             raise
 
+    def pause_run(self, name: str) -> dict:
+        return self._call("POST", f"/runs/{name}/pause")
+
+    def resume_run(self, name: str) -> dict:
+        return self._call("POST", f"/runs/{name}/resume")
+
     def metrics(self, name: str, *, since: int = 0) -> list[dict]:
         return self._call("GET", f"/runs/{name}/metrics", params={"since": since})

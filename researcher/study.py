@@ -141,14 +141,14 @@ def _wait_while_paused(ctx: StudyContext) -> str:
     """Pause the live runs, wait for resume or stop, resume the runs. The status after."""
     live = [r for r in _experiments(ctx) if r.status in LIVE]
     for row in live:
-        ctx.gateway._call("POST", f"/runs/{row.id}/pause")
+        ctx.gateway.pause_run(row.id)
     ctx.event("pause", "action", f"study paused; {len(live)} run(s) paused")
     while (status := ctx.study().status) == "paused":
         time.sleep(1.0)
     ctx.restart_clock()
     if status == "running":
         for row in live:
-            ctx.gateway._call("POST", f"/runs/{row.id}/resume")
+            ctx.gateway.resume_run(row.id)
         ctx.event("pause", "action", "study resumed")
     return status
 

@@ -202,10 +202,11 @@ class FakeGateway:
                        {"step": step, "name": "loss", "value": loss}]  # fmt: skip
         return points
 
-    def _call(self, method: str, path: str, **kwargs: Any) -> Any:
-        _, _, name, verb = path.split("/")  # "/runs/<name>/pause"
-        {"pause": self.paused, "resume": self.resumed}[verb].append(name)
-        return None
+    def pause_run(self, name: str) -> None:
+        self.paused.append(name)
+
+    def resume_run(self, name: str) -> None:
+        self.resumed.append(name)
 
 
 @dataclass

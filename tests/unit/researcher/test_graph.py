@@ -475,3 +475,35 @@ def test_with_ask_a_rejected_design_ends_with_a_report_and_no_runs(harness):
     rejected = [e for e in harness.events() if e.message == "design rejected"]
     assert len(rejected) == 1 and rejected[0].reason == "too few seeds"
     assert harness.study().status == "finished"
+
+
+def test_a_paused_study_pauses_its_live_runs_and_resumes_them_when_set_running(harness):
+    import threading
+    import time as clock
+
+    ctx = harness.create()
+    resumer: list[threading.Thread] = []
+
+    def pause_once(gateway, run):
+        if resumer or run.step < 1:
+            return
+        with session_scope(harness.engine) as session:
+            crud.update_study(session, study_id=ctx.study_id, status="paused")
+
+        def resume_later():
+            clock.sleep(0.5)
+            with session_scope(harness.engine) as session:
+                crud.update_study(session, study_id=ctx.study_id, status="running")
+
+        resumer.append(threading.Thread(target=resume_later))
+        resumer[0].start()
+
+    harness.gateway.on_get_run = pause_once
+    assert harness.drive() == 0
+    resumer[0].join()
+    assert len(harness.gateway.paused) == 1 and harness.gateway.resumed == harness.gateway.paused
+    messages = [e.message for e in harness.events() if e.phase == "pause"]
+    assert (
+        messages[0].startswith("study paused; 1 run(s) paused") and messages[1] == "study resumed"
+    )
+    assert harness.study().status == "finished"
