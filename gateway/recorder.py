@@ -54,6 +54,7 @@ class EpisodeRecord:
     metrics: dict[str, float] | None = None
     finished_at: float | None = None
     abort_reason: str | None = None
+    step: int | None = None  # the training step that consumed it
 
     @classmethod
     def from_row(cls, row: EpisodeRow, api_key: str | None = None) -> EpisodeRecord:
@@ -71,6 +72,7 @@ class EpisodeRecord:
             metrics=row.metrics,
             finished_at=row.finished_at,
             abort_reason=row.abort_reason,
+            step=row.step,
         )
 
 
@@ -385,6 +387,14 @@ class EpisodeRecorder:
     ) -> list[str]:
         with session_scope(self._db) as session:
             return crud.list_open_episode_ids(session, run=run, client_id=client_id)
+
+    def list_episodes(
+        self, *, run: str, status: str | None = None, limit: int = 50, offset: int = 0
+    ) -> list[EpisodeRecord]:
+        """A page of the run's episodes (all, or those of one status), newest first."""
+        with session_scope(self._db) as session:
+            rows = crud.list_episodes(session, run=run, status=status, limit=limit, offset=offset)
+            return [EpisodeRecord.from_row(row) for row in rows]
 
     def open_episodes_by_client(self) -> dict[str, int]:
         with session_scope(self._db) as session:

@@ -40,6 +40,7 @@ from gateway.settings import GatewaySettings
 from gateway.training import TrainingLoop
 from swarm.protocol import (
     CheckpointPublic,
+    EpisodeSummary,
     LoraSpec,
     MetricPoint,
     PolicyPublic,
@@ -473,6 +474,18 @@ class RunManager:
             MetricPoint(step=r.step, name=r.name, value=r.value, time=r.time, policy=r.policy)
             for r in rows
         ]
+
+    async def episodes(
+        self, name: str, *, status: str | None, limit: int, offset: int
+    ) -> list[EpisodeSummary]:
+        """A page of the run's episodes, newest first (the recorder owns them)."""
+        self.get(name)
+        records = await anyio.to_thread.run_sync(
+            lambda: self._recorder.list_episodes(
+                run=name, status=status, limit=limit, offset=offset
+            )
+        )
+        return [EpisodeSummary.model_validate(r, from_attributes=True) for r in records]
 
     # -- shutdown --------------------------------------------------------------------------
 

@@ -109,6 +109,23 @@ class EpisodeTrace(BaseModel):
     drift: dict[str, int] = Field(default_factory=dict)
 
 
+class EpisodeSummary(BaseModel):
+    """One row of `GET /runs/{id}/episodes`: an episode without its calls. `reward` is as
+    the client sent it (a float, or per policy); `step` is the training step that consumed
+    it (None: not yet, or never); `finished_at` is when it was finished or aborted."""
+
+    episode_id: str
+    task_id: str
+    task_family: str | None = None
+    status: EpisodeStatus
+    reward: float | dict[str, float] | None = None
+    created_at: float
+    finished_at: float | None = None
+    step: int | None = None
+    client_id: str | None = None
+    group_id: str | None = None
+
+
 # -- clients ------------------------------------------------------------------------------
 
 

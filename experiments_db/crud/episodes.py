@@ -36,6 +36,22 @@ def list_open_episode_ids(
     return list(session.exec(query.order_by(EpisodeRow.created_at)).all())
 
 
+def list_episodes(
+    session: Session,
+    *,
+    run: str,
+    status: str | None = None,
+    limit: int = 50,
+    offset: int = 0,
+) -> list[EpisodeRow]:
+    """A page of the run's episodes (all, or those of one status), newest first."""
+    query = select(EpisodeRow).where(EpisodeRow.run == run)
+    if status is not None:
+        query = query.where(EpisodeRow.status == status)
+    query = query.order_by(EpisodeRow.created_at.desc(), EpisodeRow.id.desc())
+    return list(session.exec(query.offset(offset).limit(limit)).all())
+
+
 def count_open_episodes_by_client(session: Session) -> dict[str, int]:
     query = (
         select(EpisodeRow.client_id, func.count())

@@ -1,15 +1,26 @@
-"""Run control routes: create, list, read, edit, pause, resume, stop, checkpoint, metrics.
+"""Run control routes: create, list, read, edit, pause, resume, stop, checkpoint, metrics,
+episodes.
 
 Thin: every route needs the admin key when one is configured; logic in `RunManager`.
 """
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from fastapi import APIRouter, Query
 
 from gateway.auth import require_admin
 from gateway.routes.deps import State, Token
-from swarm.protocol import CheckpointPublic, MetricPoint, RunCreate, RunPatch, RunPublic
+from swarm.protocol import (
+    CheckpointPublic,
+    EpisodeStatus,
+    EpisodeSummary,
+    MetricPoint,
+    RunCreate,
+    RunPatch,
+    RunPublic,
+)
 
 router = APIRouter(prefix="/runs", tags=["runs"])
 
@@ -78,3 +89,18 @@ async def run_metrics(
 ) -> list[MetricPoint]:
     require_admin(token, state.settings)
     return await state.runs.metrics(run_id, since=since, metric=name)
+
+
+@router.get("/{run_id}/episodes", response_model=list[EpisodeSummary])
+async def run_episodes(
+    run_id: str,
+    state: State,
+    token: Token,
+    status: Annotated[
+        EpisodeStatus | None, Query(description="Only episodes in this status.")
+    ] = None,
+    limit: int = Query(50, ge=1, le=1000, description="At most this many episodes."),
+    offset: int = Query(0, ge=0, description="Skip this many (newest first)."),
+) -> list[EpisodeSummary]:
+    require_admin(token, state.settings)
+    return await state.runs.episodes(run_id, status=status, limit=limit, offset=offset)
