@@ -2,6 +2,7 @@
 
     researcher start "does multi-task mixing help?" --budget 20m
     researcher list | status STUDY | resume STUDY | stop STUDY | report STUDY [--open]
+    researcher ui [--host 127.0.0.1] [--port 8500] [--token T]
 
 Owns argument parsing and how results and errors are shown; the work is in
 `researcher.study`. Exit codes: 0 done, 1 the study failed, 2 bad input.
@@ -202,6 +203,31 @@ def report(
     console.print(f"{found.html_path}\n{found.markdown_path}\n{found.conclusion}")
     if open_:
         webbrowser.open(f"file://{found.html_path}")
+
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+@app.command("ui")
+def ui(
+    host: Annotated[str, typer.Option(help="Address to bind; non-loopback needs --token.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8500,
+    token: Annotated[
+        str | None, typer.Option(envvar="SWARMRL_UI_TOKEN", help="Required on every request "
+                                 "(?token= once, or Authorization: Bearer).", show_default=False)
+    ] = None,  # fmt: skip
+    db: DbOption = None,
+) -> None:
+    """The experiment web UI: studies, runs, live curves, token traces, interventions."""
+    if host not in LOOPBACK and not token:
+        raise _fail(f"--host {host} is not loopback: give --token (or $SWARMRL_UI_TOKEN) so "
+                    "others on the network cannot steer your studies")  # fmt: skip
+    import uvicorn
+
+    from researcher.web.app import make_app
+
+    console.print(f"researcher UI on http://{host}:{port}/" + ("?token=…" if token else ""))
+    uvicorn.run(make_app(_engine(db), token=token), host=host, port=port, log_level="warning")
 
 
 def main() -> None:

@@ -1,0 +1,116 @@
+"""`make_app`: the web UI's FastAPI app — templates, token auth, error pages, routes.
+
+Owns the app's dependencies (the study database engine, how to reach a study's gateway,
+how to start a study) and the cross-cutting parts: a token (when given) guards every
+request, cross-site form posts are refused, unknown ids get an HTML 404 page. The pages
+themselves are in `researcher.web.routes`.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, PlainTextResponse, Response
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+from sqlalchemy.engine import Engine
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from researcher.gateway_api import GatewayAPI
+from researcher.settings import format_duration
+from researcher.web import spawn
+
+HERE = Path(__file__).parent
+COOKIE = "swarmrl_ui_token"
+
+
+class QuickGatewayAPI(GatewayAPI):
+    """A page must not hang for 30 s on a gateway that is down: no retries, short timeout."""
+
+    def __init__(self, url: str, *, api_key: str | None = None):
+        super().__init__(url, api_key=api_key, timeout_s=5.0)
+
+    def _send(self, method: str, path: str, **kwargs: Any):
+        return self._http.request(method, path, **kwargs)
+
+
+def _token_of(request: Request) -> str | None:
+    header = request.headers.get("authorization", "")
+    if header.lower().startswith("bearer "):
+        return header[7:].strip()
+    return request.query_params.get("token") or request.cookies.get(COOKIE)
+
+
+def _same_origin(request: Request) -> bool:
+    origin = request.headers.get("origin")
+    if not origin or origin == "null":
+        return origin is None
+    return urlsplit(origin).netloc == request.headers.get("host")
+
+
+def make_app(
+    engine: Engine,
+    *,
+    token: str | None = None,
+    gateway_factory: Callable[..., Any] | None = None,
+) -> FastAPI:
+    """The UI on `engine`'s study database. `gateway_factory(url[, api_key=...])` returns a
+    GatewayAPI-like object (tests pass a fake); with `token`, every request must carry it."""
+    from researcher.web.routes import interventions, runs, studies
+
+    app = FastAPI(title="swarmrl researcher", docs_url=None, redoc_url=None, openapi_url=None)
+    templates = Jinja2Templates(directory=HERE / "templates")
+    templates.env.filters["duration"] = format_duration
+    templates.env.filters["clock"] = _clock
+    app.state.engine = engine
+    app.state.templates = templates
+    app.state.gateway_factory = gateway_factory or QuickGatewayAPI
+    app.state.spawn_study = spawn.spawn_study  # tests replace it
+    app.state.start_wait_s = 8.0  # how long a start waits for the new study's row
+    app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
+
+    @app.middleware("http")
+    async def guard(request: Request, call_next):
+        if token is not None:
+            given = _token_of(request)
+            if given is None or not secrets.compare_digest(given, token):
+                return PlainTextResponse(
+                    "401: this UI needs its token: open it once with ?token=… "
+                    "or send Authorization: Bearer …",
+                    status_code=401,
+                )
+        if request.method == "POST" and not _same_origin(request):
+            return PlainTextResponse("403: cross-site form post refused", status_code=403)
+        response: Response = await call_next(request)
+        if token is not None and request.query_params.get("token") == token:
+            response.set_cookie(COOKIE, token, httponly=True, samesite="strict")
+        return response
+
+    @app.exception_handler(StarletteHTTPException)
+    async def error_page(request: Request, error: StarletteHTTPException):
+        return templates.TemplateResponse(
+            request, "error.html", {"status": error.status_code, "message": error.detail},
+            status_code=error.status_code,
+        )  # fmt: skip
+
+    app.include_router(studies.router)
+    app.include_router(interventions.router)
+    app.include_router(runs.router)
+    return app
+
+
+def _clock(at: float | None) -> str:
+    import time
+
+    if at is None:
+        return "-"
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(at))
+
+
+def html(request: Request, name: str, context: dict, status: int = 200) -> HTMLResponse:
+    return request.app.state.templates.TemplateResponse(request, name, context, status_code=status)

@@ -1,0 +1,180 @@
+"""`/` (every study, and the form that starts one) and `/studies/{id}` (hypotheses,
+experiments, live curves, the events timeline, the report, the intervention forms)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from urllib.parse import quote
+
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import FileResponse, JSONResponse, RedirectResponse
+from sqlmodel import col, select
+
+from experiments_db import crud
+from experiments_db.db import session_scope
+from experiments_db.studies import EventRow, StudyRow
+from researcher.errors import ResearcherError
+from researcher.planner import make_planner
+from researcher.settings import DEFAULT_MODEL, parse_budget
+from researcher.web.app import html
+from researcher.web.common import engine_of, form_of, study_or_404
+from researcher.web.spawn import start_command
+
+router = APIRouter()
+MODELS = (DEFAULT_MODEL, "tiny")
+DECIDED = ("approve", "reject")
+
+
+def _studies_page(request: Request, *, form: dict | None = None, errors: list[str] | None = None,
+                  status: int = 200):  # fmt: skip
+    with session_scope(engine_of(request)) as session:
+        studies = crud.list_studies(session)
+    defaults = {"question": "", "budget": "20m", "model": DEFAULT_MODEL, "seeds": "2", "ask": ""}
+    return html(request, "studies.html", {
+        "studies": studies, "form": defaults | (form or {}), "errors": errors or [],
+        "models": MODELS, "message": request.query_params.get("msg"),
+    }, status)  # fmt: skip
+
+
+@router.get("/")
+def studies_page(request: Request):
+    return _studies_page(request)
+
+
+def validate_start(form: dict[str, str]) -> tuple[list[str], dict]:
+    """The start form's errors (in words) and, when none, the cleaned values."""
+    errors: list[str] = []
+    question = form.get("question", "").strip()
+    model = form.get("model", "").strip() or DEFAULT_MODEL
+    budget = form.get("budget", "").strip() or "20m"
+    if not question.strip(" \t\n?!.,;:"):
+        errors.append('the question is empty: ask something, e.g. "does multi-task mixing help?"')
+    try:
+        parse_budget(budget)
+    except ResearcherError as error:
+        errors.append(str(error))
+    try:
+        seeds = int(form.get("seeds", "2") or 2)
+        if not 1 <= seeds <= 10:
+            raise ValueError
+    except ValueError:
+        errors.append(f"seeds {form.get('seeds')!r} is not a whole number from 1 to 10")
+        seeds = 2
+    if model not in MODELS:
+        errors.append(f"model {model!r} is not one of {', '.join(MODELS)}")
+    if question and not errors:
+        try:
+            make_planner("template").frame(question, served_models=[model], model=model)
+        except ResearcherError as error:
+            errors.append(str(error))
+    values = {"question": question, "budget": budget, "model": model, "seeds": seeds,
+              "ask": form.get("ask") in ("on", "1", "true")}  # fmt: skip
+    return errors, values
+
+
+@router.post("/studies")
+async def start_study(request: Request):
+    form = await form_of(request)
+    errors, values = validate_start(form)
+    if errors:
+        return _studies_page(request, form=form, errors=errors, status=422)
+    engine = engine_of(request)
+    with session_scope(engine) as session:
+        before = set(session.exec(select(StudyRow.id)).all())
+    command = start_command(values["question"], budget=values["budget"], model=values["model"],
+                            seeds=values["seeds"], ask=values["ask"])  # fmt: skip
+    pid = request.app.state.spawn_study(
+        command, db_url=engine.url.render_as_string(hide_password=False)
+    )
+    deadline = time.monotonic() + request.app.state.start_wait_s
+    while True:
+        with session_scope(engine) as session:
+            query = select(StudyRow).where(StudyRow.question == values["question"],
+                                           col(StudyRow.id).not_in(before))  # fmt: skip
+            found = session.exec(query.order_by(col(StudyRow.created_at).desc())).first()
+        if found is not None:
+            return RedirectResponse(f"/studies/{found.id}", status_code=303)
+        if time.monotonic() >= deadline:
+            message = f"starting the study (researcher pid {pid}); it will appear here shortly"
+            return RedirectResponse(f"/?msg={quote(message)}", status_code=303)
+        await asyncio.sleep(0.2)
+
+
+def waiting_for(events: list[EventRow], interventions) -> EventRow | None:
+    """The "waiting" event the study is blocked on (an --ask approval), if it is."""
+    waits = [e for e in events if e.kind == "waiting"]
+    if not waits:
+        return None
+    last = waits[-1]
+    if any(i.kind in DECIDED and i.created_at >= last.at for i in interventions):
+        return None
+    if any(e.id > last.id and e.phase == "approve" and e.kind == "decision" for e in events):
+        return None
+    return last
+
+
+def study_view(request: Request, study_id: str) -> dict:
+    study = study_or_404(request, study_id)
+    with session_scope(engine_of(request)) as session:
+        hypotheses = crud.hypotheses(session, study_id=study_id)
+        experiments = crud.experiments(session, study_id=study_id)
+        last = {}
+        for row in experiments:
+            points = crud.metric_snapshots(session, experiment_id=row.id, name="reward/mean")
+            last[row.id] = points[-1] if points else None
+        events = crud.events(session, study_id=study_id)
+        interventions = crud.interventions(session, study_id=study_id)
+        report = crud.latest_report(session, study_id=study_id)
+    waiting = waiting_for(events, interventions) if study.status in ("running", "paused") else None
+    planned = [r for r in experiments if r.status == "planned"]
+    return {
+        "study": study, "hypotheses": hypotheses, "experiments": experiments, "last": last,
+        "events": list(reversed(events)), "last_event_id": events[-1].id if events else 0,
+        "interventions": list(reversed(interventions)), "report": report,
+        "waiting": waiting, "planned": planned, "errors": [], "message": None,
+    }  # fmt: skip
+
+
+@router.get("/studies/{study_id}")
+def study_page(request: Request, study_id: str):
+    view = study_view(request, study_id)
+    view["message"] = request.query_params.get("msg")
+    return html(request, "study.html", view)
+
+
+@router.get("/studies/{study_id}/curves.json")
+def curves(request: Request, study_id: str):
+    """{arm: {seed: [[step, reward/mean], ...]}} from the metric snapshots."""
+    study_or_404(request, study_id)
+    out: dict[str, dict[str, list]] = {}
+    with session_scope(engine_of(request)) as session:
+        for row in crud.experiments(session, study_id=study_id):
+            points = crud.metric_snapshots(session, experiment_id=row.id, name="reward/mean")
+            series = out.setdefault(row.arm, {}).setdefault(str(row.seed), [])
+            series.extend([p.step, p.value] for p in points)
+    return JSONResponse(out)
+
+
+@router.get("/studies/{study_id}/events.json")
+def events_json(request: Request, study_id: str, since: int = 0):
+    """Events with id > since, newest first, and the study's status and phase."""
+    study = study_or_404(request, study_id)
+    with session_scope(engine_of(request)) as session:
+        rows = crud.events(session, study_id=study_id, since_id=since)
+    return JSONResponse({
+        "status": study.status, "phase": study.phase,
+        "events": [{"id": e.id, "at": e.at, "phase": e.phase, "kind": e.kind,
+                    "message": e.message, "reason": e.reason} for e in reversed(rows)],
+    })  # fmt: skip
+
+
+@router.get("/studies/{study_id}/report")
+def report(request: Request, study_id: str):
+    study_or_404(request, study_id)
+    with session_scope(engine_of(request)) as session:
+        found = crud.latest_report(session, study_id=study_id)
+    if found is None or not Path(found.html_path).is_file():
+        raise HTTPException(404, f"study {study_id} has no report yet")
+    return FileResponse(found.html_path, media_type="text/html")
