@@ -220,8 +220,7 @@ def ui(
 ) -> None:
     """The experiment web UI: studies, runs, live curves, token traces, interventions."""
     if host not in LOOPBACK and not token:
-        raise _fail(f"--host {host} is not loopback: give --token (or $SWARMRL_UI_TOKEN) so "
-                    "others on the network cannot steer your studies")  # fmt: skip
+        raise _fail(f"--host {host} is not loopback: give --token or $SWARMRL_UI_TOKEN")
     import uvicorn
 
     from researcher.web.app import make_app
