@@ -74,6 +74,12 @@ function metrics(box) {
   });
 }
 
+// "YYYY-MM-DD HH:MM:SS" in local time, as the server renders the first events
+function clock(at) {
+  const d = new Date(at * 1000), two = n => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
+}
+
 function events(list) {
   const status = document.getElementById("study-status"), phase = document.getElementById("study-phase");
   every(2000, async () => {
@@ -85,7 +91,7 @@ function events(list) {
         const item = document.createElement("li");
         item.className = `event ${e.kind}`;
         const when = document.createElement("span");
-        when.className = "dim"; when.textContent = new Date(e.at * 1000).toLocaleString();
+        when.className = "dim"; when.textContent = clock(e.at);
         const b = document.createElement("b"); b.textContent = e.phase;
         const i = document.createElement("i"); i.textContent = e.kind;
         item.append(when, " ", b, " ", i, " ", e.message);
