@@ -57,6 +57,9 @@ class CallTrace(BaseModel):
     version: int
     finish_reason: str
     token_texts: list[str]
+    # one text piece per prompt token (the tokenizer's decode of that id alone, special
+    # tokens included); None when the gateway no longer serves the call's model
+    prompt_token_texts: list[str] | None = None
     prompt_text: str | None = None
     completion_text: str
     temperature: float = 1.0  # the distribution `logprobs` are of: logits / temperature
@@ -89,6 +92,7 @@ class TimelineTrace(BaseModel):
     loss_mask: list[int]
     logprobs: list[float]
     calls: list[TimelineCallTrace]
+    token_texts: list[str] | None = None  # one text piece per token id, as in CallTrace
 
 
 class EpisodeTrace(BaseModel):

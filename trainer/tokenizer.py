@@ -31,6 +31,7 @@ class HFChatTokenizer:
         template = getattr(hf_tokenizer, "chat_template", None) or ""
         self.native_tools = "tools" in template
         self._special_ids = frozenset(hf_tokenizer.all_special_ids)
+        self._token_texts: dict[int, str] = {}  # token_text's cache: traces spell every id
 
     @property
     def eos_token_ids(self) -> frozenset[int]:
@@ -47,7 +48,12 @@ class HFChatTokenizer:
         return self.hf.decode(list(token_ids), skip_special_tokens=True)
 
     def token_text(self, token_id: int) -> str:
-        return self.hf.decode([token_id], skip_special_tokens=False)
+        text = self._token_texts.get(token_id)
+        if text is None:
+            text = self._token_texts[token_id] = self.hf.decode(
+                [token_id], skip_special_tokens=False
+            )
+        return text
 
     def is_special(self, token_id: int) -> bool:
         return token_id in self._special_ids

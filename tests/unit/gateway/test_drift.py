@@ -131,6 +131,25 @@ def test_a_reply_sent_back_keeps_its_sampled_ids_and_the_calls_make_one_timeline
     assert f'swarmrl_drift_repairs_total{{model="{BASE}"}} 1.0' in metrics
 
 
+def test_every_trace_token_has_its_text_piece_and_a_timeline_reads_as_its_decoded_ids(
+    gateways, tiny_tokenizer
+):
+    gateway = gateways(tiny_tokenizer, [paris_in_pieces(tiny_tokenizer), madrid(tiny_tokenizer)])
+    client = gateway.client
+    episode = open_episode(client)
+    chat(client, episode, follow_up(chat(client, episode, [QUESTION])))
+
+    trace = trace_of(client, episode)
+    for call in trace["calls"]:
+        assert len(call["prompt_token_texts"]) == len(call["prompt_token_ids"])
+        assert "".join(call["prompt_token_texts"]) == call["prompt_text"]
+    (timeline,) = trace["timelines"][BASE]
+    assert len(timeline["token_texts"]) == len(timeline["token_ids"])
+    decoded = tiny_tokenizer.hf.decode(timeline["token_ids"], skip_special_tokens=False)
+    assert "".join(timeline["token_texts"]) == decoded
+    assert "<|im_start|>" in timeline["token_texts"]  # special tokens spelled, one piece each
+
+
 def test_an_edited_reply_is_unrepaired_logged_and_its_call_is_a_snap(
     gateways, tiny_tokenizer, caplog
 ):

@@ -55,6 +55,30 @@ def test_a_call_with_the_episode_key_is_recorded_with_tokens_logprobs_and_versio
     assert call["started_at"] <= call["first_token_at"] <= call["finished_at"]
 
 
+def test_the_trace_spells_every_prompt_and_timeline_token_with_its_own_text_piece(client):
+    episode = create_episode(client)
+    client.post("/v1/chat/completions", json=chat_body("hi"), headers=bearer(episode["api_key"]))
+
+    trace = client.get(f"/swarm/episodes/{episode['episode_id']}").json()
+    (call,) = trace["calls"]
+    assert call["prompt_token_texts"][:3] == ["<s>", "<", "|"]  # a char per token, BOS named
+    assert "".join(call["prompt_token_texts"]) == call["prompt_text"]
+    assert len(call["prompt_token_texts"]) == len(call["prompt_token_ids"])
+    (timeline,) = trace["timelines"]["fake-model"]
+    assert len(timeline["token_texts"]) == len(timeline["token_ids"])
+    assert "".join(timeline["token_texts"]).startswith(call["prompt_text"] + "echo: hi")
+
+
+def test_a_call_to_a_model_no_longer_served_has_no_prompt_token_texts(client):
+    episode = create_episode(client)
+    client.post("/v1/chat/completions", json=chat_body("hi"), headers=bearer(episode["api_key"]))
+    client.app.state.gateway.models.remove("fake-model")
+
+    trace = client.get(f"/swarm/episodes/{episode['episode_id']}").json()
+    assert trace["calls"][0]["prompt_token_texts"] is None
+    assert trace["timelines"]["fake-model"][0]["token_texts"] is None
+
+
 def test_each_choice_and_each_call_gets_the_next_index(client):
     episode = create_episode(client)
     headers = bearer(episode["api_key"])
