@@ -1,6 +1,7 @@
 """`/runs/{experiment_id}`: one experiment's run — metrics charts, client processes and
 their logs, live settings (the gateway's `PATCH /runs/{id}`), stop, episodes with rewards
-— and `/runs/{id}/episodes/{episode_id}`, the token-level trace viewer."""
+— and `/runs/{id}/episodes/{episode_id}`, the token-level trace viewer with the episode's
+group as a prefix tree."""
 
 from __future__ import annotations
 
@@ -27,10 +28,12 @@ from researcher.web.common import (
     record_intervention,
     run_name,
 )
-from researcher.web.trace import timeline_views
+from researcher.web.trace import group_trees, timeline_views
 
 router = APIRouter(prefix="/runs/{experiment_id}")
 LOG_LINES = 200
+GROUP_SCAN = 1000  # the run's newest episodes searched for an episode's group members
+GROUP_MAX = 32  # group members whose traces are fetched for the tree
 UNREACHABLE = "gateway unreachable"
 
 
@@ -191,6 +194,33 @@ def stop_run(request: Request, experiment_id: str):
     )
 
 
+def _group_members(gateway, trace: dict) -> tuple[list[dict], str | None]:
+    """The traces of the other episodes of `trace`'s group (the gateway lists group ids
+    with a run's episodes), or why there are none."""
+    group = trace.get("group_id")
+    if not group:
+        return [], None
+    try:
+        listed = gateway._call("GET", f"/runs/{trace['run']}/episodes",
+                               params={"limit": GROUP_SCAN})  # fmt: skip
+        others = [e["episode_id"] for e in listed or []
+                  if e.get("group_id") == group and e["episode_id"] != trace["episode_id"]]  # fmt: skip
+        members = []
+        for other in others[:GROUP_MAX]:
+            try:
+                members.append(gateway._call("GET", f"/swarm/episodes/{quote(other, safe='')}"))
+            except GatewayRefused as error:
+                if error.status != 404:
+                    raise
+    except ResearcherError as error:
+        return [], f"the episodes of group {group} could not be read ({error})"
+    if not members:
+        return [], f"no other episode of group {group} among the run's newest {GROUP_SCAN}"
+    if len(others) > GROUP_MAX:
+        return members, f"the tree shows {GROUP_MAX} of the group's {len(others)} other episodes"
+    return members, None
+
+
 @router.get("/episodes/{episode_id}")
 def episode(request: Request, experiment_id: str, episode_id: str):
     row, study = experiment_or_404(request, experiment_id)
@@ -199,6 +229,7 @@ def episode(request: Request, experiment_id: str, episode_id: str):
         if gateway is None:
             raise ResearcherError(f"{UNREACHABLE}: the study has no gateway yet")
         trace = gateway._call("GET", f"/swarm/episodes/{quote(episode_id, safe='')}")
+        members, group_note = _group_members(gateway, trace)
     except GatewayRefused as error:
         if error.status == 404:
             raise HTTPException(404, f"no episode {episode_id!r} on the gateway") from None
@@ -209,4 +240,5 @@ def episode(request: Request, experiment_id: str, episode_id: str):
         close(gateway)
     return html(request, "episode.html", {
         "row": row, "study": study, "trace": trace, "timelines": timeline_views(trace),
+        "group_trees": group_trees(trace, members), "group_note": group_note,
     })  # fmt: skip

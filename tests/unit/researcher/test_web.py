@@ -423,3 +423,95 @@ def test_researcher_ui_on_a_public_address_without_a_token_exits_2(monkeypatch):
     monkeypatch.delenv("SWARMRL_UI_TOKEN", raising=False)
     result = CliRunner().invoke(cli_app, ["ui", "--host", "0.0.0.0"])
     assert result.exit_code == 2 and "--token" in " ".join(result.output.split())
+
+
+# -- token texts and the group tree ---------------------------------------------------------
+
+PROMPT = [1, 2, 3]  # "<s>", "2+2", "="
+
+
+def group_trace(episode_id: str, completion: list[int], group: str | None = "g7") -> dict:
+    """A one-call episode of `group` whose timeline carries a text piece per token."""
+    ids = PROMPT + completion
+    texts = ["<s>", "2+2", "="] + [f"w{i}" for i in completion]
+    return {
+        "episode_id": episode_id, "status": "finished", "run": RUN, "task_id": "arith-3",
+        "group_id": group, "drift": {},
+        "calls": [{"index": 0, "request_id": "r", "kind": "chat", "model": f"{RUN}/policy",
+                   "prompt_token_ids": PROMPT, "prompt_token_texts": texts[:3],
+                   "completion_token_ids": completion, "token_texts": texts[3:],
+                   "logprobs": [-0.5] * len(completion), "versions": [0] * len(completion),
+                   "version": 0, "finish_reason": "stop", "completion_text": "",
+                   "started_at": 1.0, "first_token_at": 1.1, "finished_at": 1.2}],
+        "timelines": {"policy": [{
+            "token_ids": ids, "token_texts": texts, "loss_mask": [0, 0, 0] + [1] * len(completion),
+            "logprobs": [0.0] * 3 + [-0.5] * len(completion),
+            "calls": [{"call_index": 0, "prompt_start": 0, "completion_start": 3,
+                       "completion_end": len(ids), "version": 0}],
+        }]},
+    }  # fmt: skip
+
+
+class GroupGateway(FakeGateway):
+    """Serves the episodes of one group, and one more episode outside any group."""
+
+    def __init__(self):
+        super().__init__()
+        self.traces = {t["episode_id"]: t for t in [
+            group_trace("ep-a", [40, 41]), group_trace("ep-b", [40, 42, 43]),
+            group_trace("ep-c", [50]), group_trace("ep-solo", [60], group=None),
+        ]}  # fmt: skip
+
+    def _call(self, method, path, **kwargs):
+        self.calls.append((method, path, kwargs))
+        if path == f"/runs/{RUN}/episodes":
+            return [{"episode_id": t["episode_id"], "group_id": t["group_id"]}
+                    for t in self.traces.values()]  # fmt: skip
+        found = self.traces.get(path.removeprefix("/swarm/episodes/"))
+        if found is None:
+            raise GatewayRefused(f"{method} {path} → 404: not found", status=404, code="not_found")
+        return found
+
+
+@pytest.fixture
+def group_client(engine):
+    return TestClient(make_app(engine, gateway_factory=GroupGateway()))
+
+
+def test_the_trace_viewer_shows_each_tokens_text_instead_of_its_id(group_client):
+    page = group_client.get(f"/runs/{RUN}/episodes/ep-solo")
+    assert page.status_code == 200
+    assert 'title="id 1 · context (not trained)">&lt;s&gt;</span>' in page.text
+    assert 'title="id 2 · context (not trained)">2+2</span>' in page.text
+    assert 'title="id 60 · logprob -0.5000">w60</span>' in page.text
+    assert "⟨" not in page.text
+
+
+def test_the_group_tree_shows_the_shared_prefix_once_and_a_branch_per_group_member(group_client):
+    page = group_client.get(f"/runs/{RUN}/episodes/ep-a")
+    assert page.status_code == 200
+    tree = page.text[page.text.index('id="group-tree"') : page.text.index("<h2>Calls</h2>")]
+    assert "3 branches · shared prefix 3 tokens · 8 tokens as a tree vs 15 as" in tree
+    assert tree.count("shared prefix ·") == 1 and tree.count("diverges at token 3 ·") == 2
+    assert "diverges at token 4 · 2 tokens, 2 trained" in tree  # ep-a and ep-b part after 40
+    for episode in ("ep-a", "ep-b", "ep-c"):
+        assert f'href="/runs/{RUN}/episodes/{episode}">{episode}</a>' in tree
+    assert "ep-solo" not in tree
+    assert 'title="id 43 · logprob -0.5000">w43</span>' in tree  # a branch's trained tokens
+
+
+def test_an_episode_without_a_group_shows_no_tree(group_client):
+    page = group_client.get(f"/runs/{RUN}/episodes/ep-solo")
+    assert page.status_code == 200 and "Group tree" not in page.text
+
+
+def test_prefix_tree_collapses_shared_runs_and_keeps_identical_and_prefix_branches():
+    from researcher.web.trace import prefix_tree
+
+    (root,) = prefix_tree([[1, 2, 3, 4], [1, 2, 3, 5, 6], [1, 2, 7], [1, 2, 3, 4], [1, 2]])
+    assert (root.start, root.end, root.members) == (0, 2, [0, 1, 2, 3, 4])  # 4 ends here
+    three, seven = root.children
+    assert (three.start, three.end, three.members) == (2, 3, [0, 1, 3])
+    assert (seven.start, seven.end, seven.members) == (2, 3, [2])
+    assert [(c.start, c.end, c.members) for c in three.children] == [(3, 4, [0, 3]), (3, 5, [1])]
+    assert len(prefix_tree([[1, 2], [3]])) == 2  # no shared prefix: two roots
