@@ -74,8 +74,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     return report
 
 
-@pytest.fixture(scope="session")
-def browser() -> Iterator[object]:
+@pytest.fixture(scope="module")  # not session: playwright's sync API keeps an event loop
+def browser() -> Iterator[object]:  # running in this thread, and later asyncio.run() fails
     reason = browser_missing()
     if reason is not None:
         pytest.skip(f"browser tests skipped: {reason}")
