@@ -23,11 +23,31 @@ def sqlite_url(path: Path | str) -> str:
     return f"sqlite:///{Path(path).expanduser()}"
 
 
+# Seconds a PostgreSQL connection attempt may take before it fails (a host that drops
+# packets would otherwise hang a start for minutes); a URL's own connect_timeout wins.
+PG_CONNECT_TIMEOUT_S = 5
+
+
+def normalize_url(url: str) -> str:
+    """`url` with the PostgreSQL driver made explicit: `postgresql://` and `postgres://`
+    (SQLAlchemy would pick psycopg2, which is not installed) become `postgresql+psycopg://`
+    (psycopg 3, a dependency). Any other URL, or one naming its driver, is left alone."""
+    for prefix in ("postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url.removeprefix(prefix)
+    return url
+
+
 def make_engine(url: str) -> Engine:
-    """An engine for `url`; SQLite files get their folder created and WAL journaling."""
+    """An engine for `url`; SQLite files get their folder created and WAL journaling,
+    PostgreSQL URLs use psycopg 3 and give up connecting after `PG_CONNECT_TIMEOUT_S`."""
+    url = normalize_url(url)
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite":
-        return create_engine(url, pool_pre_ping=True)
+        connect_args = {}
+        if parsed.get_backend_name() == "postgresql" and "connect_timeout" not in parsed.query:
+            connect_args["connect_timeout"] = PG_CONNECT_TIMEOUT_S
+        return create_engine(url, pool_pre_ping=True, connect_args=connect_args)
     if parsed.database and parsed.database != ":memory:":
         Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
     engine = create_engine(url, connect_args={"check_same_thread": False})

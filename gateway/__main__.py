@@ -94,6 +94,14 @@ def serve(
             "(its open episodes are aborted).",
         ),
     ] = 30.0,
+    database_url: Annotated[
+        str | None,
+        typer.Option(
+            envvar="SWARMRL_GATEWAY_DB_URL",
+            help="The gateway's database: a PostgreSQL URL (postgresql://user@host/db) or "
+            "sqlite:///path. Default: SQLite in the state dir.",
+        ),
+    ] = None,
 ) -> None:
     """Load the models and serve the gateway until interrupted."""
     logging.basicConfig(
@@ -104,6 +112,7 @@ def serve(
         port=port,
         api_key=api_key,
         client_lease_s=client_lease_s,
+        database_url=database_url,
         **({"state_dir": state_dir} if state_dir else {}),
     )
     if not is_loopback(host) and not settings.api_key:
@@ -113,6 +122,16 @@ def serve(
             err=True,
         )
         raise typer.Exit(2)
+    try:  # the database first: a refused URL fails in seconds, before any model loads
+        recorder = EpisodeRecorder.from_settings(settings)
+    except Exception as e:
+        typer.echo(
+            f"error: cannot open the gateway database ({e.__class__.__name__}: "
+            f"{' '.join(str(e).split())}); check --database-url / $SWARMRL_GATEWAY_DB_URL",
+            err=True,
+        )
+        raise typer.Exit(2) from None
+    database_url_shown = recorder.db.url.render_as_string(hide_password=True)
 
     # torch is imported here, not at module import, so `gateway --help` stays instant.
     from trainer.config import EngineConfig, ModelConfig
@@ -153,8 +172,8 @@ def serve(
 
     settings.state_dir.mkdir(parents=True, exist_ok=True)
     resolved = {
-        "settings": settings.model_dump(mode="json", exclude={"api_key"})
-        | {"api_key_set": bool(settings.api_key)},
+        "settings": settings.model_dump(mode="json", exclude={"api_key", "database_url"})
+        | {"api_key_set": bool(settings.api_key), "database_url": database_url_shown},
         "models": [
             ModelConfig(name=s.name, dtype=dtype, device=device).model_dump() for s in served
         ],
@@ -171,7 +190,6 @@ def serve(
         device=device,
         allow_download=allow_download,
     )
-    recorder = EpisodeRecorder.from_settings(settings)
     app = make_app(served, recorder, settings, policy_factory=policy_factory)
     try:
         uvicorn.run(
