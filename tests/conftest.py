@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+# postgres_server / postgres_url / pg_database / db_url: a throwaway PostgreSQL on loopback
+pytest_plugins = ["tests.postgres"]
+
 # Everything a test writes goes to a throwaway home; converted models are shared across
 # runs on this machine (converting the bundled GGUF takes ~15 s) unless CI says otherwise.
 os.environ.setdefault("SWARMRL_MODEL_CACHE", str(Path.home() / ".swarmrl" / "models"))

@@ -1,14 +1,24 @@
-"""The experiments database: tables, upgrades of older files, and the CRUD functions."""
+"""The experiments database: tables, upgrades of older files, and the CRUD functions
+(on SQLite and on PostgreSQL: `db_url` in tests/postgres.py)."""
 
 from __future__ import annotations
 
 import sqlite3
+import time
 
 import pytest
-from sqlalchemy import inspect
+from sqlalchemy import event, inspect
+from sqlalchemy.exc import IntegrityError, OperationalError
 
 from experiments_db import crud
-from experiments_db.db import create_all, make_engine, session_scope, sqlite_url
+from experiments_db.db import (
+    PG_CONNECT_TIMEOUT_S,
+    create_all,
+    make_engine,
+    normalize_url,
+    session_scope,
+    sqlite_url,
+)
 from experiments_db.models import (
     CheckpointRow,
     EpisodeRow,
@@ -20,10 +30,11 @@ from experiments_db.models import (
 
 
 @pytest.fixture
-def db(tmp_path):
-    engine = make_engine(sqlite_url(tmp_path / "db.sqlite"))
+def db(db_url):
+    engine = make_engine(db_url)
     create_all(engine)
-    return engine
+    yield engine
+    engine.dispose()
 
 
 def a_run(name: str = "r") -> RunRow:
@@ -48,6 +59,23 @@ def a_sample(episode_id: str, call_index: int = 0) -> SampleRow:
         reward=1.0,
         created_at=1.0,
     )
+
+
+def test_postgresql_urls_use_psycopg_3_and_give_up_connecting_after_a_timeout():
+    assert normalize_url("postgresql://u@h/d") == "postgresql+psycopg://u@h/d"
+    assert normalize_url("postgres://u:p@h:5/d") == "postgresql+psycopg://u:p@h:5/d"
+    assert normalize_url("postgresql+psycopg2://u@h/d") == "postgresql+psycopg2://u@h/d"
+    assert normalize_url("sqlite:///x.db") == "sqlite:///x.db"
+    engine = make_engine("postgresql://u@127.0.0.1:1/d")  # nothing connects until used
+    assert engine.dialect.driver == "psycopg"
+    seen = []
+    event.listen(engine, "do_connect", lambda _d, _r, _a, kwargs: seen.append(kwargs))
+    started = time.monotonic()
+    with pytest.raises(OperationalError):  # nothing listens on port 1
+        engine.connect()
+    assert time.monotonic() - started < PG_CONNECT_TIMEOUT_S + 5
+    assert seen[0]["connect_timeout"] == PG_CONNECT_TIMEOUT_S
+    engine.dispose()
 
 
 def test_an_older_database_gets_the_new_nullable_columns(tmp_path):
@@ -144,7 +172,7 @@ def test_checkpoints_are_unique_per_step(db):
     with session_scope(db) as session:
         assert crud.get_checkpoint(session, run_id="r", step=1).path == "/a"
         assert crud.get_checkpoint(session, run_id="r", step=2) is None
-    with pytest.raises(Exception, match="UNIQUE"):
+    with pytest.raises(IntegrityError):
         with session_scope(db) as session:
             crud.insert_checkpoint(
                 session, checkpoint=CheckpointRow(run="r", step=1, path="/b", created_at=0)

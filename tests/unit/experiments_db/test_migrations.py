@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import inspect, text
 
 from experiments_db import crud, migrate
-from experiments_db.db import create_all, make_engine, session_scope, sqlite_url
+from experiments_db.db import create_all, make_engine, session_scope
 from experiments_db.studies import STUDY_TABLES
 from tests.unit.experiments_db.test_studies import a_study
 
@@ -19,11 +19,11 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture
-def url(tmp_path):
-    return sqlite_url(tmp_path / "sub" / "researcher.sqlite")
+def url(db_url):  # a SQLite file in a folder not made yet, and a fresh PostgreSQL database
+    return db_url
 
 
-def test_a_fresh_sqlite_file_is_migrated_to_head(url):
+def test_a_fresh_database_is_migrated_to_head(url):
     assert migrate.current(url) is None
     migrate.upgrade(url)
     assert migrate.current(url) == migrate.head() == "0001"

@@ -1,4 +1,5 @@
-"""The study side of the experiments database, on a SQLite file migrated by Alembic."""
+"""The study side of the experiments database, migrated by Alembic: on a SQLite file and on
+PostgreSQL (`db_url` in tests/postgres.py)."""
 
 from __future__ import annotations
 
@@ -6,15 +7,14 @@ import pytest
 from pydantic import ValidationError
 
 from experiments_db import crud, migrate
-from experiments_db.db import make_engine, session_scope, sqlite_url
+from experiments_db.db import make_engine, session_scope
 from experiments_db.studies import ClientProcessRow, ExperimentRow, StudyRow
 
 
 @pytest.fixture
-def db(tmp_path):
-    url = sqlite_url(tmp_path / "researcher.sqlite")
-    migrate.upgrade(url)
-    engine = make_engine(url)
+def db(db_url):  # SQLite and PostgreSQL (tests/postgres.py)
+    migrate.upgrade(db_url)
+    engine = make_engine(db_url)
     yield engine
     engine.dispose()
 
