@@ -11,12 +11,13 @@ import ipaddress
 import json
 import logging
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 import uvicorn
 
 from gateway.app import make_app
+from gateway.backends import BackendUnavailable, check_backends
 from gateway.recorder import EpisodeRecorder
 from gateway.settings import GatewaySettings
 
@@ -102,6 +103,30 @@ def serve(
             "sqlite:///path. Default: SQLite in the state dir.",
         ),
     ] = None,
+    rollout_engine: Annotated[
+        Literal["torch", "vllm"],
+        typer.Option(
+            "--engine",
+            help="Rollout engine: torch (built in, CPU or GPU) or vllm (CUDA GPU, "
+            "pip install 'swarmrl[gpu]'; not implemented yet).",
+        ),
+    ] = "torch",
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            metavar="auto|ADDRESS",
+            help="Host the policies as Ray actors on a running cluster: 'auto' (the one on "
+            "this machine) or HOST:PORT. Default: in-process. Not implemented yet.",
+        ),
+    ] = None,
+    optimizer: Annotated[
+        Literal["torch", "deepspeed"],
+        typer.Option(help="Update backend: torch (built in) or deepspeed (not implemented yet)."),
+    ] = "torch",
+    zero: Annotated[
+        int | None,
+        typer.Option(min=0, max=3, help="DeepSpeed ZeRO stage 0-3 (needs --optimizer deepspeed)."),
+    ] = None,
 ) -> None:
     """Load the models and serve the gateway until interrupted."""
     logging.basicConfig(
@@ -113,8 +138,17 @@ def serve(
         api_key=api_key,
         client_lease_s=client_lease_s,
         database_url=database_url,
+        engine=rollout_engine,
+        ray_address=ray,
+        optimizer=optimizer,
+        zero_stage=zero,
         **({"state_dir": state_dir} if state_dir else {}),
     )
+    try:  # before anything starts: a backend this machine lacks is a one-line error
+        check_backends(settings)
+    except BackendUnavailable as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(2) from e
     if not is_loopback(host) and not settings.api_key:
         typer.echo(
             f"error: refusing to bind {host} without an admin key; pass --api-key or set SWARMRL_API_KEY "

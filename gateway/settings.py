@@ -1,6 +1,8 @@
 """Configuration of one gateway process.
 
-Owns: bind address, where state lives, the admin key, request limits, client leases. Built by the
+Owns: bind address, where state lives, the admin key, request limits, client leases, and
+which trainer backends were asked for (engine, Ray, optimizer; `gateway/backends.py`
+checks them before anything starts). Built by the
 composition root (`gateway/__main__.py`) from CLI flags and the environment; everything
 else receives a `GatewaySettings` and never reads the environment itself.
 """
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -37,6 +40,11 @@ class GatewaySettings(BaseModel):
     client_lease_s: float = Field(default=30.0, gt=0)  # a client silent this long is gone
     client_reap_interval_s: float = Field(default=1.0, gt=0)  # how often leases are checked
     paused_retry_after_s: float = Field(default=5.0, gt=0)  # 429 retry_after of a paused run
+    # trainer backends (issue 8); the defaults are the only ones built so far
+    engine: Literal["torch", "vllm"] = "torch"  # rollout engine
+    ray_address: str | None = None  # None: policies in-process; "auto" or HOST:PORT: Ray actors
+    optimizer: Literal["torch", "deepspeed"] = "torch"  # update backend
+    zero_stage: int | None = Field(default=None, ge=0, le=3)  # DeepSpeed ZeRO stage
 
     @property
     def runs_dir(self) -> Path:

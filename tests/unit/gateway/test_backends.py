@@ -1,0 +1,283 @@
+"""`gateway serve` backend flags (issue 8): every request this machine cannot honour is one
+line naming the fix and exit 2, before the database opens or a model loads; the probes
+are simulated, so "installed but no GPU" and friends run on any box."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import gateway.__main__ as gateway_main
+from gateway import backends
+from gateway.backends import BackendProbes, BackendUnavailable, check_backends
+from gateway.settings import GatewaySettings
+
+NOT_INSTALLED = "vLLM is not installed: pip install 'swarmrl[gpu]' on a CUDA machine"
+NO_GPU = "vLLM needs a CUDA GPU; this machine has none: use --engine torch"
+NO_RAY = "--ray needs Ray, which is not installed: pip install 'swarmrl[cluster]'"
+NO_LOCAL_CLUSTER = (
+    "--ray auto found no running Ray cluster on this machine: start one with "
+    "`ray start --head`, or pass --ray HOST:PORT"
+)
+NO_DEEPSPEED = "DeepSpeed is not installed: pip install --no-build-isolation deepspeed"
+ZERO_WITHOUT_DEEPSPEED = (
+    "--zero needs --optimizer deepspeed (ZeRO stages are DeepSpeed's): add "
+    "--optimizer deepspeed or drop --zero"
+)
+
+
+class StartedAnyway(BaseException):
+    """Raised where the gateway would open its database or load a model (a BaseException,
+    so the serve command's own error handling cannot swallow it)."""
+
+
+@pytest.fixture
+def started(monkeypatch) -> list[str]:
+    """Opening the database or loading a model is recorded and stops the command there."""
+    import trainer.model
+
+    calls: list[str] = []
+
+    def recording(what: str):
+        def stop(*_args, **_kwargs):
+            calls.append(what)
+            raise StartedAnyway(what)
+
+        return stop
+
+    monkeypatch.setattr(trainer.model, "load_model", recording("load_model"))
+    monkeypatch.setattr(gateway_main.EpisodeRecorder, "from_settings", recording("open_database"))
+    return calls
+
+
+@pytest.fixture
+def nothing_starts(started):
+    yield
+    assert started == [], "the gateway started despite a bad backend flag"
+
+
+def simulate(
+    monkeypatch,
+    *,
+    installed: set[str] = frozenset(),
+    gpu: bool = False,
+    answering: set[tuple[str, int]] = frozenset(),
+    local_ray: str | None = None,
+) -> list[str]:
+    """Swap the probes for a simulated machine; returns the log of probes asked."""
+    asked: list[str] = []
+
+    def module_installed(name: str) -> bool:
+        asked.append(f"installed:{name}")
+        return name in installed
+
+    def cuda_available() -> bool:
+        asked.append("cuda")
+        return gpu
+
+    def tcp_answers(host: str, port: int, timeout_s: float) -> bool:
+        asked.append(f"tcp:{host}:{port}")
+        assert timeout_s <= 5, "the probe must be short"
+        return (host, port) in answering
+
+    probes = BackendProbes(
+        module_installed=module_installed,
+        cuda_available=cuda_available,
+        tcp_answers=tcp_answers,
+        local_ray_address=lambda: local_ray,
+    )
+    monkeypatch.setattr(backends, "probes", probes)
+    return asked
+
+
+def serve(tmp_path: Path, *flags: str):
+    args = ["serve", "--model", "tiny", "--state-dir", str(tmp_path / "gw"), *flags]
+    return CliRunner().invoke(gateway_main.cli, args)
+
+
+def assert_one_line_error(result, message: str) -> None:
+    assert result.exit_code == 2, result.output
+    assert result.stderr == f"error: {message}\n"
+
+
+BAD_INPUT = [
+    pytest.param(["--engine", "vllm"], {}, NOT_INSTALLED, id="vllm-not-installed"),
+    pytest.param(["--engine", "vllm"], {"installed": {"vllm"}}, NO_GPU, id="vllm-without-gpu"),
+    pytest.param(["--ray", "auto"], {}, NO_RAY, id="ray-not-installed"),
+    pytest.param(["--ray", "auto"], {"installed": {"ray"}}, NO_LOCAL_CLUSTER, id="ray-auto-none"),
+    pytest.param(
+        ["--ray", "auto"],
+        {"installed": {"ray"}, "local_ray": "127.0.0.1:6379"},
+        "--ray auto: the Ray cluster recorded on this machine (127.0.0.1:6379) does not "
+        "answer: start one with `ray start --head`, or pass --ray HOST:PORT",
+        id="ray-auto-stale",
+    ),
+    pytest.param(
+        ["--ray", "10.0.0.5:6379"],
+        {"installed": {"ray"}},
+        "--ray 10.0.0.5:6379: no Ray cluster answers there within 2s: check the address, "
+        "or start one on that node with `ray start --head --port 6379`",
+        id="ray-address-silent",
+    ),
+    pytest.param(
+        ["--ray", "headnode"],
+        {"installed": {"ray"}},
+        "--ray expects auto or HOST:PORT (e.g. 10.0.0.5:6379), got 'headnode'",
+        id="ray-address-malformed",
+    ),
+    pytest.param(["--optimizer", "deepspeed"], {}, NO_DEEPSPEED, id="deepspeed-not-installed"),
+    pytest.param(
+        ["--optimizer", "deepspeed", "--zero", "3"], {}, NO_DEEPSPEED, id="zero3-no-deepspeed"
+    ),
+    pytest.param(["--zero", "2"], {}, ZERO_WITHOUT_DEEPSPEED, id="zero-with-torch-optimizer"),
+    pytest.param(
+        ["--zero", "1"],
+        {"installed": {"deepspeed"}},
+        ZERO_WITHOUT_DEEPSPEED,
+        id="zero-with-torch-optimizer-deepspeed-installed",
+    ),
+]
+
+
+@pytest.mark.parametrize(("flags", "machine", "message"), BAD_INPUT)
+def test_a_backend_this_machine_lacks_is_one_line_and_exit_2_before_anything_starts(
+    tmp_path, monkeypatch, nothing_starts, flags, machine, message
+):
+    simulate(monkeypatch, **machine)
+    assert_one_line_error(serve(tmp_path, *flags), message)
+    assert not (tmp_path / "gw").exists()
+
+
+@pytest.mark.parametrize("flags", [["--zero", "4"], ["--zero", "-1"], ["--engine", "sglang"]])
+def test_values_outside_the_choices_are_refused_by_the_cli(tmp_path, nothing_starts, flags):
+    result = serve(tmp_path, *flags)
+    assert result.exit_code == 2
+    assert "Invalid value for" in result.stderr
+
+
+NOT_IMPLEMENTED = [
+    pytest.param(
+        ["--engine", "vllm"],
+        "--engine vllm is not implemented yet in this release (issue 8): use --engine torch",
+        id="vllm",
+    ),
+    pytest.param(
+        ["--ray", "auto"],
+        "--ray is not implemented yet in this release (issue 8): drop --ray to host the "
+        "policies in-process",
+        id="ray-auto",
+    ),
+    pytest.param(
+        ["--ray", "ray://10.0.0.5:10001"],
+        "--ray is not implemented yet in this release (issue 8): drop --ray to host the "
+        "policies in-process",
+        id="ray-client-address",
+    ),
+    pytest.param(
+        ["--optimizer", "deepspeed", "--zero", "2"],
+        "--optimizer deepspeed is not implemented yet in this release (issue 8): use "
+        "--optimizer torch",
+        id="deepspeed-zero2",
+    ),
+]
+
+
+@pytest.mark.parametrize(("flags", "message"), NOT_IMPLEMENTED)
+def test_a_backend_that_checks_out_but_is_not_built_yet_says_so_instead_of_falling_back(
+    tmp_path, monkeypatch, nothing_starts, flags, message
+):
+    simulate(
+        monkeypatch,
+        installed={"vllm", "ray", "deepspeed"},
+        gpu=True,
+        answering={("127.0.0.1", 6379), ("10.0.0.5", 10001)},
+        local_ray="127.0.0.1:6379",
+    )
+    assert_one_line_error(serve(tmp_path, *flags), message)
+
+
+def test_the_default_backends_probe_nothing_and_go_on_to_start(tmp_path, monkeypatch, started):
+    asked = simulate(monkeypatch)  # a bare machine: nothing installed, no GPU, no cluster
+    with pytest.raises(StartedAnyway):
+        serve(tmp_path)
+    assert started == ["open_database"]
+    assert asked == []
+
+
+def test_the_backend_settings_are_part_of_the_resolved_settings():
+    dumped = GatewaySettings(
+        engine="vllm", ray_address="auto", optimizer="deepspeed", zero_stage=3
+    ).model_dump(mode="json")
+    assert {k: dumped[k] for k in ("engine", "ray_address", "optimizer", "zero_stage")} == {
+        "engine": "vllm",
+        "ray_address": "auto",
+        "optimizer": "deepspeed",
+        "zero_stage": 3,
+    }
+
+
+def test_serve_help_lists_the_backend_flags():
+    result = CliRunner().invoke(gateway_main.cli, ["serve", "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0
+    for flag in ("--engine", "--ray", "--optimizer", "--zero"):
+        assert flag in result.output
+
+
+def test_flag_mistakes_are_found_before_any_probe(monkeypatch):
+    asked = simulate(monkeypatch)
+    with pytest.raises(BackendUnavailable, match="--zero needs --optimizer deepspeed"):
+        check_backends(GatewaySettings(engine="vllm", zero_stage=2))
+    assert asked == []
+
+
+def test_vllm_without_vllm_never_asks_for_the_gpu(monkeypatch):
+    asked = simulate(monkeypatch)
+    with pytest.raises(BackendUnavailable, match="vLLM is not installed"):
+        check_backends(GatewaySettings(engine="vllm"))
+    assert "cuda" not in asked
+
+
+# The real probes, on this machine.
+
+
+def test_module_installed_finds_packages_without_importing_them():
+    assert backends.module_installed("json")
+    assert not backends.module_installed("surely_not_a_module_swarmrl")
+    assert not backends.module_installed("json.surely_not_a_submodule")
+
+
+def test_tcp_answers_tells_a_listening_port_from_a_closed_one():
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        assert backends.tcp_answers("127.0.0.1", port, 1.0)
+    assert not backends.tcp_answers("127.0.0.1", port, 1.0)
+
+
+def test_local_ray_address_reads_ray_address_then_the_recorded_cluster(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAY_TMPDIR", str(tmp_path))
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    assert backends.local_ray_address() is None
+    (tmp_path / "ray").mkdir()
+    (tmp_path / "ray" / "ray_current_cluster").write_text("10.1.2.3:6379\n")
+    assert backends.local_ray_address() == "10.1.2.3:6379"
+    monkeypatch.setenv("RAY_ADDRESS", "10.9.9.9:6380")
+    assert backends.local_ray_address() == "10.9.9.9:6380"
+
+
+def test_this_venv_has_none_of_the_optional_backends_and_says_so():
+    """The default probes on the CI box: no vLLM, Ray or DeepSpeed installed."""
+    for flags, message in [
+        ({"engine": "vllm"}, NOT_INSTALLED),
+        ({"ray_address": "auto"}, NO_RAY),
+        ({"optimizer": "deepspeed"}, NO_DEEPSPEED),
+    ]:
+        if any(backends.module_installed(m) for m in ("vllm", "ray", "deepspeed")):
+            pytest.skip("an optional backend is installed here")
+        with pytest.raises(BackendUnavailable) as caught:
+            check_backends(GatewaySettings(**flags))
+        assert str(caught.value) == message
