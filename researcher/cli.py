@@ -46,13 +46,17 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
 
 
 def _engine(db: str | None):
+    from rich.markup import escape
+
     from researcher.study import open_db
 
     try:
         return open_db(db)
     except Exception as error:  # a refused URL, a bad driver: one line naming the fix
-        raise _fail(f"cannot open the study database ({error.__class__.__name__}: {error}); "
-                    "check --db / $SWARMRL_DB_URL") from None  # fmt: skip
+        cause = escape(" ".join(str(getattr(error, "orig", None) or error).split()))
+        err.print(f"[red]researcher: cannot open the study database ({error.__class__.__name__}: "
+                  f"{cause}); check --db / $SWARMRL_DB_URL[/red]", soft_wrap=True, markup=True)  # fmt: skip
+        raise typer.Exit(2) from None
 
 
 @app.command()
