@@ -31,6 +31,7 @@ from researcher.errors import ResearcherError
 from researcher.gateway_api import GatewayAPI, GatewayUnavailable
 from researcher.graph import build_graph
 from researcher.launcher import LocalLauncher
+from researcher.launcher.local import exit_path_of
 from researcher.local_gateway import GatewayStartError, start_local_gateway
 from researcher.nodes.common import LIVE
 from researcher.nodes.report import write_study_report
@@ -189,7 +190,7 @@ def stop_everything(ctx: StudyContext, *, reason: str) -> None:
             processes = crud.client_processes(session, experiment_id=row.id)
         for process in processes:
             if process.pid and process.exit_status is None and ctx.launcher.alive(process.pid):
-                ctx.launcher.stop(process.pid, exit_path=Path(process.log_path).with_suffix(".exit"))
+                ctx.launcher.stop(process.pid, exit_path=exit_path_of(process.log_path))
                 with ctx.session() as session:
                     crud.update_client_process(session, process_id=process.id, exited_at=time.time(),
                                                exit_status=-15)  # fmt: skip
@@ -330,7 +331,7 @@ def stop_study(engine: Engine, study_id: str) -> str:
         processes = crud.client_processes(session, study_id=study_id)
     for process in processes:
         if process.pid and process.exit_status is None and launcher.alive(process.pid):
-            launcher.stop(process.pid, exit_path=Path(process.log_path).with_suffix(".exit"))
+            launcher.stop(process.pid, exit_path=exit_path_of(process.log_path))
     if not settings.gateway:
         stop_embedded_gateway(directory)
     with session_scope(engine) as session:

@@ -32,6 +32,11 @@ class ProcessInfo:
     started_at: float
 
 
+def exit_path_of(log_path: Path | str) -> Path:
+    """Where the wrapper writes the exit status of the process logging to `log_path`."""
+    return Path(log_path).with_suffix(".exit")
+
+
 def client_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {
         key: value
@@ -49,7 +54,7 @@ class LocalLauncher:
         self, command: list[str], *, log_path: Path, cwd: Path, env: dict[str, str] | None = None
     ) -> ProcessInfo:
         log_path.parent.mkdir(parents=True, exist_ok=True)
-        exit_path = log_path.with_suffix(".exit")
+        exit_path = exit_path_of(log_path)
         exit_path.unlink(missing_ok=True)
         with log_path.open("ab") as log:
             process = subprocess.Popen(

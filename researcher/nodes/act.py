@@ -3,10 +3,13 @@ researcher and as an event with its reason."""
 
 from __future__ import annotations
 
+import time
+
 from langgraph.runtime import Runtime
 
 from experiments_db import crud
 from researcher.context import StudyContext
+from researcher.launcher.local import exit_path_of
 from researcher.nodes.common import log_tail, round_experiments, update_experiment
 from researcher.nodes.launch import start_client
 from researcher.state import StudyState
@@ -27,11 +30,11 @@ def _stop_clients(ctx: StudyContext, experiment: str) -> None:
     for process in processes:
         if process.pid is None or process.exit_status is not None:
             continue
-        ctx.launcher.stop(process.pid, exit_path=_exit_path(process.log_path))
-        status = ctx.launcher.exit_status(process.pid, _exit_path(process.log_path))
+        ctx.launcher.stop(process.pid, exit_path=exit_path_of(process.log_path))
+        status = ctx.launcher.exit_status(process.pid, exit_path_of(process.log_path))
         with ctx.session() as session:
             crud.update_client_process(
-                session, process_id=process.id, exit_status=status, exited_at=_now()
+                session, process_id=process.id, exit_status=status, exited_at=time.time()
             )
 
 
@@ -66,8 +69,8 @@ def act(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
             for process in old:
                 with ctx.session() as session:
                     crud.update_client_process(
-                        session, process_id=process.id, exited_at=_now(),
-                        exit_status=ctx.launcher.exit_status(process.pid, _exit_path(process.log_path)),
+                        session, process_id=process.id, exited_at=time.time(),
+                        exit_status=ctx.launcher.exit_status(process.pid, exit_path_of(process.log_path)),
                     )  # fmt: skip
             if row.attempt >= ctx.settings.max_client_restarts:
                 ctx.gateway.stop_run(row.id)
@@ -82,15 +85,3 @@ def act(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
             ctx.event("act", "action", f"{row.id}: restarted its client (attempt {row.attempt})",
                       reason=reason, data={"log_tail": tail})  # fmt: skip
     return {"actions": []}
-
-
-def _now() -> float:
-    import time
-
-    return time.time()
-
-
-def _exit_path(log_path: str):
-    from pathlib import Path
-
-    return Path(log_path).with_suffix(".exit")

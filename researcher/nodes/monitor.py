@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import math
 import time
-from pathlib import Path
 
 from langgraph.runtime import Runtime
 
 from experiments_db import crud
 from researcher.context import StudyContext
 from researcher.gateway_api import GatewayRefused
+from researcher.launcher.local import exit_path_of
 from researcher.nodes.common import LIVE, design_of, round_experiments, update_experiment
 from researcher.state import StudyState
 
@@ -119,7 +119,7 @@ def monitor(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
             for process in current:
                 if process.pid is None:
                     continue
-                status = ctx.launcher.exit_status(process.pid, _exit_path(process.log_path))
+                status = ctx.launcher.exit_status(process.pid, exit_path_of(process.log_path))
                 if status is not None:
                     actions.append({"kind": "restart_client", "experiment": row.id,
                                     "reason": f"client pid {process.pid} exited with {status}"})
@@ -130,7 +130,3 @@ def monitor(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
 
 def _finite(value) -> bool:
     return isinstance(value, int | float) and math.isfinite(value)
-
-
-def _exit_path(log_path: str) -> Path:
-    return Path(log_path).with_suffix(".exit")
