@@ -25,6 +25,7 @@ class StudyState(TypedDict, total=False):
     validated: list[str]  # arms whose code passed the dry-run this round
     actions: list[dict[str, Any]]  # what monitor asks act to do
     progress: dict[str, list[float]]  # experiment -> [last step, when it moved, started, its time share]
+    health: dict[str, list[int]]  # experiment -> [finished, aborted] at its last code edit
     notes: list[str]  # human notes read so far (the planner sees them all)
     results: list[list[dict[str, Any]]]  # per round: plan.RunResult
     analyses: list[dict[str, Any]]  # per round: plan.Analysis

@@ -4,13 +4,22 @@ researcher and as an event with its reason."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from langgraph.runtime import Runtime
 
 from experiments_db import crud
 from researcher.context import StudyContext
 from researcher.launcher.local import exit_path_of
-from researcher.nodes.common import log_tail, round_experiments, update_experiment
+from researcher.nodes.common import (
+    arm_named,
+    code_version,
+    design_of,
+    framing_of,
+    log_tail,
+    round_experiments,
+    update_experiment,
+)
 from researcher.nodes.launch import start_client
 from researcher.state import StudyState
 
@@ -61,6 +70,8 @@ def act(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
                               config={**row.config, "lr_lowered": True, "lr_lowered_at": at})  # fmt: skip
             _record(ctx, "patch_run", row.id, {"run": row.id, "fields": {"lr": lr}}, reason, "lr halved")
             ctx.event("act", "action", f"{row.id}: lowered the learning rate to {lr:g}", reason=reason)
+        elif kind == "edit_code":
+            _edit_code(ctx, state, row, reason)
         elif kind == "restart_client":
             with ctx.session() as session:
                 old = [p for p in crud.client_processes(session, experiment_id=row.id)
@@ -85,3 +96,37 @@ def act(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
             ctx.event("act", "action", f"{row.id}: restarted its client (attempt {row.attempt})",
                       reason=reason, data={"log_tail": tail})  # fmt: skip
     return {"actions": []}
+
+
+def _edit_code(ctx: StudyContext, state: StudyState, row, reason: str) -> None:
+    """Live code iteration: the planner rewrites the workflow from the client's log; the
+    client restarts on it under the same name (the gateway supersedes the old one) and the
+    run's metrics are kept per code version. Bounded by `max_repairs` per experiment."""
+    edits = int(row.config.get("code_edits", 0))
+    if edits >= ctx.settings.max_repairs:
+        ctx.gateway.stop_run(row.id)
+        _stop_clients(ctx, row.id)
+        update_experiment(ctx, row.id, status="failed", error=f"workflow kept failing: {reason}")
+        ctx.event("act", "error", f"{row.id}: still failing after {edits} live edit(s); run stopped",
+                  reason=reason)  # fmt: skip
+        return
+    with ctx.session() as session:
+        current = [p for p in crud.client_processes(session, experiment_id=row.id)
+                   if p.attempt == row.attempt]  # fmt: skip
+    feedback = f"{reason}\n{log_tail(current[0].log_path if current else None, 60)}"
+    plan = design_of(state)
+    source = ctx.planner.write_workflow(framing_of(state), plan, arm_named(plan, row.arm),
+                                        seed=row.seed, feedback=feedback)  # fmt: skip
+    path = Path(str(row.workflow_path))
+    old_version, new_version = row.code_version, code_version(source)
+    path.write_text(source)
+    _stop_clients(ctx, row.id)
+    row = update_experiment(ctx, row.id, code_version=new_version, attempt=row.attempt + 1,
+                            config={**row.config, "code_edits": edits + 1})  # fmt: skip
+    process = start_client(ctx, row, row.attempt)
+    _record(ctx, "edit_code", row.id, {"from": old_version, "to": new_version, "pid": process.pid},
+            reason, f"client restarted on code {new_version}")  # fmt: skip
+    same = " (the planner wrote the same code)" if new_version == old_version else ""
+    ctx.event("act", "action", f"{row.id}: edited the workflow live, {old_version} → {new_version}"
+              f"{same}; client restarted", reason=reason, data={"feedback": feedback[-2000:]})  # fmt: skip
+

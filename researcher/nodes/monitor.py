@@ -3,7 +3,9 @@
 Reads human interventions (notes, stop a run, edit a run), each run's state and new metrics
 (saved as snapshots), and each client process. Asks `act` for what needs doing: restart a
 client that died while its run trains (bounded), halve the learning rate once on a NaN
-loss or reward and stop the arm if it happens again, stop a run whose step has not moved
+loss or reward and stop the arm if it happens again, have the planner rewrite the workflow
+(fed the client's log) when most episodes since the last edit were aborted — the code is
+edited live, the client restarted under its name — stop a run whose step has not moved
 for `stall_s`, stop everything when the training share of the budget is spent.
 """
 
@@ -22,6 +24,7 @@ from researcher.nodes.common import LIVE, design_of, round_experiments, update_e
 from researcher.state import StudyState
 
 WATCHED = ("loss", "reward/mean")
+EDIT_AFTER_ABORTS = 8
 
 
 def _apply_interventions(ctx: StudyContext, notes: list[str]) -> list[str]:
@@ -56,6 +59,7 @@ def monitor(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
     plan = design_of(state)
     notes = _apply_interventions(ctx, list(state.get("notes", [])))
     progress = dict(state.get("progress", {}))
+    health = {k: list(v) for k, v in state.get("health", {}).items()}
     actions: list[dict] = []
     train_deadline = ctx.study().budget_s * (1 - plan.budget_split.get("evaluate", 0.15)
                                               - plan.budget_split.get("report", 0.05))  # fmt: skip
@@ -112,6 +116,12 @@ def monitor(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
         elif time.time() - progress[row.id][1] > ctx.settings.stall_s:
             actions.append({"kind": "stop_run", "experiment": row.id,
                             "reason": f"no training step for {ctx.settings.stall_s:g} s"})
+        elif _failing(run, health.setdefault(row.id, [0, 0])):
+            finished, aborted = run.get("episodes_finished", 0), run.get("episodes_aborted", 0)
+            health[row.id] = [finished, aborted]  # the next edit is judged on what follows
+            actions.append({"kind": "edit_code", "experiment": row.id,
+                            "reason": f"{aborted} episodes aborted, {finished} finished: "
+                                      "the rollout keeps failing"})  # fmt: skip
         else:
             with ctx.session() as session:
                 processes = crud.client_processes(session, experiment_id=row.id)
@@ -125,7 +135,15 @@ def monitor(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
                                     "reason": f"client pid {process.pid} exited with {status}"})
     if not actions and not moved:
         time.sleep(ctx.poll_s)
-    return {"actions": actions, "progress": progress, "notes": notes}
+    return {"actions": actions, "progress": progress, "notes": notes, "health": health}
+
+
+def _failing(run: dict, baseline: list[int]) -> bool:
+    """Since the baseline (the counts at the last code edit), most episodes were aborted —
+    at least EDIT_AFTER_ABORTS of them: the workflow's code, not luck, is failing."""
+    aborted = run.get("episodes_aborted", 0) - baseline[1]
+    finished = run.get("episodes_finished", 0) - baseline[0]
+    return aborted >= EDIT_AFTER_ABORTS and aborted > finished
 
 
 def _finite(value) -> bool:

@@ -122,6 +122,7 @@ class FakeRun:
     step: int = 0
     status: str = "running"
     error: str | None = None
+    aborted: int = 0  # episodes aborted so far (a test raises it to simulate failing code)
 
 
 class FakeGateway:
@@ -159,7 +160,7 @@ class FakeGateway:
     def _public(self, run: FakeRun) -> dict:
         return {"name": run.name, "step": run.step, "status": run.status, "error": run.error,
                 "settings": dict(run.settings), "max_steps": run.max_steps,
-                "episodes_finished": run.step * 2, "episodes_aborted": 0}  # fmt: skip
+                "episodes_finished": run.step * 2, "episodes_aborted": run.aborted}  # fmt: skip
 
     def create_run(self, body: dict) -> dict:
         self.create_calls.append(body["name"])

@@ -389,6 +389,59 @@ def test_a_client_that_keeps_crashing_fails_its_experiment_after_max_client_rest
     assert harness.study().status == "finished"
 
 
+# -- live code edits --------------------------------------------------------------------------
+
+
+def test_a_workflow_whose_episodes_keep_aborting_is_rewritten_live_and_its_client_restarted(
+    harness,
+):
+    harness.planner.plan = small_design(steps=6)
+    fixed = GOOD_WORKFLOW + "# fixed after the log\n"
+    harness.planner.workflows["control"] = [GOOD_WORKFLOW, fixed]
+    harness.create()
+
+    def abort_early_episodes(gateway, run):
+        if run.name.endswith("control-s0") and run.step == 2 and run.aborted == 0:
+            run.aborted = 9  # the first code's rollouts fail
+
+    harness.gateway.on_get_run = abort_early_episodes
+    assert harness.drive() == 0
+
+    control = harness.experiments()["control"]
+    assert control.status == "finished" and control.attempt == 1
+    assert Path(control.workflow_path).read_text() == fixed
+    rewrites = [
+        c
+        for c in harness.planner.calls
+        if c[0] == "write_workflow" and c[1]["arm"] == "control" and c[1]["feedback"]
+    ]
+    assert len(rewrites) == 1 and "9 episodes aborted" in rewrites[0][1]["feedback"]
+    [edit] = harness.interventions(kinds=["edit_code"])
+    assert edit.actor == "researcher" and edit.payload["from"] != edit.payload["to"]
+    assert edit.payload["to"] == control.code_version
+    assert len(harness.launcher.starts_for(control.id)) == 2
+    assert any("edited the workflow live" in e.message for e in harness.events())
+    assert harness.experiments()["mixed"].attempt == 0  # the healthy arm was left alone
+
+
+def test_a_workflow_that_keeps_failing_after_max_repairs_live_edits_fails_its_run(harness):
+    harness.planner.plan = small_design(steps=60)
+    harness.create(max_repairs=1)
+
+    def keep_aborting(gateway, run):
+        if run.name.endswith("control-s0"):
+            run.aborted += 5
+
+    harness.gateway.on_get_run = keep_aborting
+    assert harness.drive() == 0
+
+    control = harness.experiments()["control"]
+    assert control.status == "failed" and "workflow kept failing" in control.error
+    assert len(harness.interventions(kinds=["edit_code"])) == 1
+    assert control.id in harness.gateway.stopped
+    assert harness.experiments()["mixed"].status == "finished"
+
+
 # -- resume -----------------------------------------------------------------------------------
 
 
