@@ -389,11 +389,19 @@ class EpisodeRecorder:
             return crud.list_open_episode_ids(session, run=run, client_id=client_id)
 
     def list_episodes(
-        self, *, run: str, status: str | None = None, limit: int = 50, offset: int = 0
+        self,
+        *,
+        run: str,
+        status: str | None = None,
+        group_id: str | None = None,
+        limit: int = 50,
+        offset: int = 0,
     ) -> list[EpisodeRecord]:
-        """A page of the run's episodes (all, or those of one status), newest first."""
+        """A page of the run's episodes (all, or of one status and/or group), newest first."""
         with session_scope(self._db) as session:
-            rows = crud.list_episodes(session, run=run, status=status, limit=limit, offset=offset)
+            rows = crud.list_episodes(
+                session, run=run, status=status, group_id=group_id, limit=limit, offset=offset
+            )
             return [EpisodeRecord.from_row(row) for row in rows]
 
     def open_episodes_by_client(self) -> dict[str, int]:

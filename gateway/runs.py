@@ -476,13 +476,19 @@ class RunManager:
         ]
 
     async def episodes(
-        self, name: str, *, status: str | None, limit: int, offset: int
+        self,
+        name: str,
+        *,
+        status: str | None,
+        limit: int,
+        offset: int,
+        group_id: str | None = None,
     ) -> list[EpisodeSummary]:
         """A page of the run's episodes, newest first (the recorder owns them)."""
         self.get(name)
         records = await anyio.to_thread.run_sync(
             lambda: self._recorder.list_episodes(
-                run=name, status=status, limit=limit, offset=offset
+                run=name, status=status, group_id=group_id, limit=limit, offset=offset
             )
         )
         return [EpisodeSummary.model_validate(r, from_attributes=True) for r in records]

@@ -41,13 +41,16 @@ def list_episodes(
     *,
     run: str,
     status: str | None = None,
+    group_id: str | None = None,
     limit: int = 50,
     offset: int = 0,
 ) -> list[EpisodeRow]:
-    """A page of the run's episodes (all, or those of one status), newest first."""
+    """A page of the run's episodes (all, or those of one status and/or group), newest first."""
     query = select(EpisodeRow).where(EpisodeRow.run == run)
     if status is not None:
         query = query.where(EpisodeRow.status == status)
+    if group_id is not None:
+        query = query.where(EpisodeRow.group_id == group_id)
     query = query.order_by(EpisodeRow.created_at.desc(), EpisodeRow.id.desc())
     return list(session.exec(query.offset(offset).limit(limit)).all())
 

@@ -101,6 +101,11 @@ async def run_episodes(
     ] = None,
     limit: int = Query(50, ge=1, le=1000, description="At most this many episodes."),
     offset: int = Query(0, ge=0, description="Skip this many (newest first)."),
+    group_id: str | None = Query(
+        None, max_length=200, description="Only the episodes of this group (a GRPO group)."
+    ),
 ) -> list[EpisodeSummary]:
     require_admin(token, state.settings)
-    return await state.runs.episodes(run_id, status=status, limit=limit, offset=offset)
+    return await state.runs.episodes(
+        run_id, status=status, limit=limit, offset=offset, group_id=group_id
+    )

@@ -32,7 +32,6 @@ from researcher.web.trace import group_trees, timeline_views
 
 router = APIRouter(prefix="/runs/{experiment_id}")
 LOG_LINES = 200
-GROUP_SCAN = 1000  # the run's newest episodes searched for an episode's group members
 GROUP_MAX = 32  # group members whose traces are fetched for the tree
 UNREACHABLE = "gateway unreachable"
 
@@ -195,14 +194,14 @@ def stop_run(request: Request, experiment_id: str):
 
 
 def _group_members(gateway, trace: dict) -> tuple[list[dict], str | None]:
-    """The traces of the other episodes of `trace`'s group (the gateway lists group ids
-    with a run's episodes), or why there are none."""
+    """The traces of the other episodes of `trace`'s group (`GET /runs/{run}/episodes`
+    filtered by `group_id`), or why there are none."""
     group = trace.get("group_id")
     if not group:
         return [], None
     try:
         listed = gateway._call("GET", f"/runs/{trace['run']}/episodes",
-                               params={"limit": GROUP_SCAN})  # fmt: skip
+                               params={"group_id": group, "limit": 1000})  # fmt: skip
         others = [e["episode_id"] for e in listed or []
                   if e.get("group_id") == group and e["episode_id"] != trace["episode_id"]]  # fmt: skip
         members = []
@@ -215,7 +214,7 @@ def _group_members(gateway, trace: dict) -> tuple[list[dict], str | None]:
     except ResearcherError as error:
         return [], f"the episodes of group {group} could not be read ({error})"
     if not members:
-        return [], f"no other episode of group {group} among the run's newest {GROUP_SCAN}"
+        return [], f"no other episode of group {group}"
     if len(others) > GROUP_MAX:
         return members, f"the tree shows {GROUP_MAX} of the group's {len(others)} other episodes"
     return members, None

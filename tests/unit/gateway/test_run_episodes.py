@@ -75,6 +75,15 @@ def test_the_status_filter_keeps_one_status(trainer_client):
     assert episodes(trainer_client, status="aborted") == []
 
 
+def test_the_group_filter_keeps_one_groups_episodes(trainer_client):
+    create_run(trainer_client, group_size=4)
+    g1 = [open_episode(trainer_client, group_id="g1")["episode_id"] for _ in range(2)]
+    open_episode(trainer_client, group_id="g2")
+    open_episode(trainer_client)
+    assert [e["episode_id"] for e in episodes(trainer_client, group_id="g1")] == g1[::-1]
+    assert episodes(trainer_client, group_id="nobody") == []
+
+
 def test_limit_and_offset_page_through_the_episodes(trainer_client):
     create_run(trainer_client, group_size=8)
     ids = [open_episode(trainer_client, task_id=f"t-{i}")["episode_id"] for i in range(5)]
