@@ -1,4 +1,5 @@
-"""A real `gateway serve` process on a free loopback port, serving the bundled SmolLM2."""
+"""A real `gateway serve` process on a free loopback port, serving the bundled SmolLM2, on
+its default SQLite file or (`database_url=`) a PostgreSQL database."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ class RunningGateway:
     state_dir: Path
     log_path: Path
     model: str
+    database_url: str  # where its runs and episodes are: its SQLite file, or --database-url
 
     @property
     def v1(self) -> str:
@@ -30,17 +32,25 @@ class RunningGateway:
 
 
 def start_gateway(
-    tmp: Path, *args: str, model: str = "smollm2-135m", timeout: float = 240.0
+    tmp: Path,
+    *args: str,
+    model: str = "smollm2-135m",
+    timeout: float = 240.0,
+    database_url: str | None = None,
 ) -> RunningGateway:
+    """`gateway serve` with its state in `tmp/state`; its database is the SQLite file there,
+    or `database_url` (`--database-url`) when given."""
     state_dir = tmp / "state"
+    extra = [*args, "--database-url", database_url] if database_url else list(args)
     local = start_local_gateway(
         model=model,
         state_dir=state_dir,
         log_path=tmp / "gateway.log",
-        extra_args=list(args),
+        extra_args=extra,
         timeout=timeout,
     )
-    return RunningGateway(local.url, local.process, state_dir, local.log_path, model)
+    url = database_url or f"sqlite:///{state_dir / 'gateway.sqlite'}"
+    return RunningGateway(local.url, local.process, state_dir, local.log_path, model, url)
 
 
 def stop_gateway(gw: RunningGateway) -> None:
@@ -56,6 +66,16 @@ def smollm2_gateway(tmp_path_factory) -> Iterator[RunningGateway]:
     gw = start_gateway(tmp_path_factory.mktemp("smollm2-gateway"), "--dtype", "float32")
     yield gw
     stop_gateway(gw)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def gateway_database(request: pytest.FixtureRequest) -> str | None:
+    """The database for a gateway a test starts: None (its default SQLite file in its state
+    dir) or a fresh PostgreSQL database's URL (`pg_database`; skips, saying why, where no
+    PostgreSQL server can be started)."""
+    if request.param == "sqlite":
+        return None
+    return request.getfixturevalue("pg_database")
 
 
 def wait_for(predicate: Callable[[], object], timeout: float = 120.0, every: float = 0.5):

@@ -1,7 +1,8 @@
 """A real `gateway serve --model tiny`, killed with SIGKILL mid-run and started again on the
 same --state-dir: the run comes back from its last checkpoint (its weights version goes
 on from the checkpoint's), the step trained after that checkpoint is trained again, and
-the episode left open answers 409 "gateway restarted".
+the episode left open answers 409 "gateway restarted". Run on the gateway's SQLite file and
+on PostgreSQL (`--database-url`; the state dir still holds the checkpoints).
 
     .venv/bin/python -m pytest -q -m slow tests/integration/test_gateway_restart.py
 """
@@ -43,8 +44,8 @@ def play(http: httpx.Client, reward: float) -> None:
     assert response.status_code == 200, response.text
 
 
-def test_a_killed_gateway_resumes_its_run_from_the_last_checkpoint(tmp_path):
-    gw = start_gateway(tmp_path, model="tiny")
+def test_a_killed_gateway_resumes_its_run_from_the_last_checkpoint(tmp_path, gateway_database):
+    gw = start_gateway(tmp_path, model="tiny", database_url=gateway_database)
     try:
         with httpx.Client(base_url=gw.url, timeout=60) as http:
             response = http.post(
@@ -71,7 +72,7 @@ def test_a_killed_gateway_resumes_its_run_from_the_last_checkpoint(tmp_path):
         stop_gateway(gw)
         raise
 
-    gw = start_gateway(tmp_path, model="tiny")
+    gw = start_gateway(tmp_path, model="tiny", database_url=gateway_database)
     try:
         with httpx.Client(base_url=gw.url, timeout=60) as http:
             # the sample step 3 trained was lost with the process: it trains again at once

@@ -304,3 +304,28 @@ def test_researcher_stop_from_another_process_stops_the_study(home: Path):
     again = researcher(home, "stop", study_id)
     assert again.returncode == 0 and "already stopped" in again.stdout
     assert_nothing_left_running(Path(study.directory))
+
+
+def test_a_study_on_postgresql_keeps_its_records_there(home: Path, pg_database: str):
+    """`researcher start --db postgresql://…`: the study, its experiments and its report are
+    rows in PostgreSQL, and no SQLite researcher.db is made (the embedded gateway keeps its
+    own SQLite file in the study folder, as documented)."""
+    process = start_researcher(home, "start", QUESTION, "--budget", "1m", "--model", "tiny",
+                               "--seeds", "1", "--db", pg_database)  # fmt: skip
+    code = finish(process, home, timeout=180)
+    assert code == 0, tail(home / "researcher.log")
+    assert not (home / "researcher.db").exists()
+
+    engine = make_engine(pg_database)
+    try:
+        study_id = only_study(engine)
+        study, report, experiments, processes, events = recorded(engine, study_id)
+    finally:
+        engine.dispose()  # no pooled connection left on the database the fixture drops
+    assert study.status == "finished" and study.finished_at, study
+    assert report is not None and report.conclusion and Path(report.html_path).is_file()
+    assert experiments and all(e.run_name for e in experiments), experiments
+    assert {p.experiment_id for p in processes} == {e.id for e in experiments}
+    assert set(PHASES) <= {e.phase for e in events}
+    assert not [e for e in events if e.kind == "error"], [e.message for e in events]
+    assert_nothing_left_running(Path(study.directory))

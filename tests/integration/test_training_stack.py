@@ -1,6 +1,7 @@
 """The whole stack for real: `gateway serve` (tiny model) + `swarm run` subprocesses on a
 shipped-style workflow; the run trains, the served weights change, metrics and
-checkpoints exist, and every finished episode is in the database."""
+checkpoints exist, and every finished episode is in the database (the gateway's SQLite
+file, and a PostgreSQL database through `--database-url`)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,17 @@ def tiny_gateway(tmp_path_factory):
     stop_gateway(gw)
 
 
+@pytest.fixture
+def e2e_gateway(request, gateway_database, tmp_path):
+    """The module's tiny gateway (SQLite), or one of its own on a fresh PostgreSQL database."""
+    if gateway_database is None:
+        yield request.getfixturevalue("tiny_gateway")
+        return
+    gw = start_gateway(tmp_path, model="tiny", database_url=gateway_database)
+    yield gw
+    stop_gateway(gw)
+
+
 def swarm_run(
     gw, run: str, workflow: Path, *args: str, timeout: float = 300
 ) -> subprocess.CompletedProcess:
@@ -49,8 +61,8 @@ def swarm_run(
     )
 
 
-def test_swarm_run_trains_a_run_end_to_end(tiny_gateway):
-    gw = tiny_gateway
+def test_swarm_run_trains_a_run_end_to_end(e2e_gateway):
+    gw = e2e_gateway
     r = httpx.post(
         f"{gw.url}/runs",
         timeout=120,
@@ -128,8 +140,12 @@ def test_swarm_run_trains_a_run_end_to_end(tiny_gateway):
     from experiments_db.db import make_engine
     from experiments_db.models import EpisodeRow
 
-    with Session(make_engine(f"sqlite:///{gw.state_dir / 'gateway.sqlite'}")) as session:
-        rows = session.exec(select(EpisodeRow).where(EpisodeRow.run == "e2e")).all()
+    engine = make_engine(gw.database_url)
+    try:
+        with Session(engine) as session:
+            rows = session.exec(select(EpisodeRow).where(EpisodeRow.run == "e2e")).all()
+    finally:
+        engine.dispose()  # PostgreSQL: no pooled connection left open on the test database
     assert sum(row.status == "finished" for row in rows) == run["episodes_finished"]
 
 
