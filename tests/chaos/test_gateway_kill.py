@@ -60,8 +60,11 @@ def test_a_killed_gateway_comes_back_where_its_clients_and_checkpoint_left_it(tm
             tmp_path, lease_s=LEASE_S, port=gw.port, log_name="restarted.log", log_level="info"
         )
         restored = run()
-        # the checkpoint it came back from is the latest one the database lists
-        checkpoint = checkpoints()[-1]
+        # the checkpoint it came back from is the latest one saved before the kill (the
+        # restored run trains at once and may save a newer one before this reads the list)
+        checkpoint = max(
+            (c for c in checkpoints() if c["created_at"] < killed_at), key=lambda c: c["step"]
+        )
         state = json.loads((Path(checkpoint["path"]) / "policy" / "trainer_state.json").read_text())
         restart_line = f"run {RUN}: restarting at step {checkpoint['step']} from"
         assert restart_line in gw.log_path.read_text()
