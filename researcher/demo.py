@@ -12,7 +12,6 @@ and the untouched base model the same question. Nothing is downloaded.
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import subprocess
 import sys
@@ -24,13 +23,10 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from researcher.local_gateway import LocalGateway, start_local_gateway
+from researcher.settings import swarmrl_home
 
 console = Console()
 REPO = Path(__file__).resolve().parents[1]
-
-
-def swarmrl_home() -> Path:
-    return Path(os.environ.get("SWARMRL_HOME") or "~/.swarmrl").expanduser()
 
 
 def ask(gateway: LocalGateway, model: str, question: str) -> str:

@@ -1,7 +1,8 @@
 """Render a `ReportContext` into report.md, a self-contained report.html and figures/*.png.
 
-The templates are `prompts/reports/report.md.j2` and `report.html.j2`, rendered with a
-StrictUndefined Jinja2 environment (autoescaped for HTML). This module turns the context
+The templates are `prompts/reports/report.md.j2` and `report.html.j2`, rendered with the
+project's template environment (`prompts.environment`: StrictUndefined, HTML autoescaped)
+plus the report's filters. This module turns the context
 into the plain values the templates show — formatted numbers, the conclusion and why,
 per-arm tables, failed runs, the timeline — so the templates hold layout only.
 """
@@ -13,6 +14,7 @@ import json
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +25,6 @@ import prompts
 from researcher.analysis import heldout_metric, usable
 from researcher.report import figures
 from researcher.report.context import ReportContext
-
-TEMPLATES = Path(prompts.__file__).parent / "reports"
 
 
 @dataclass(frozen=True)
@@ -62,15 +62,11 @@ def fence(code: str) -> str:
     return "`" * max(3, longest + 1)
 
 
-def _environment(autoescape: bool) -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES),
-        undefined=jinja2.StrictUndefined,
-        autoescape=autoescape,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
+@cache
+def _environment() -> jinja2.Environment:
+    """The project's template environment (`prompts.environment`: StrictUndefined, HTML
+    autoescaped by name) with the report's filters added."""
+    env = prompts.environment().overlay()
     env.filters.update(
         utc=utc,
         duration=duration,
@@ -200,9 +196,9 @@ def write_report(ctx: ReportContext, out_dir: Path) -> ReportFiles:
     markdown = out_dir / "report.md"
     html = out_dir / "report.html"
     markdown.write_text(
-        _environment(False).get_template("report.md.j2").render(**view, figures=md_figures)
+        _environment().get_template("reports/report.md.j2").render(**view, figures=md_figures)
     )
     html.write_text(
-        _environment(True).get_template("report.html.j2").render(**view, figures=html_figures)
+        _environment().get_template("reports/report.html.j2").render(**view, figures=html_figures)
     )
     return ReportFiles(markdown=markdown, html=html, figures=[p for _, p in drawn])
