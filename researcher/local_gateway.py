@@ -1,11 +1,16 @@
-"""Start and stop a local `gateway serve` process (the embedded gateway of demos and studies).
+"""Start and stop a local `gateway serve` process (the embedded gateway of demos and studies),
+and say where a study's embedded gateway keeps its runs and episodes.
 
-Speaks to it over HTTP only, like every client; knows nothing of its internals.
+Speaks to it over HTTP only, like every client; knows nothing of its internals. Its
+database is handed over as `$SWARMRL_GATEWAY_DB_URL` in its own environment only (never
+on its command line, which every local user can read, nor in the researcher's environment,
+which clients inherit).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -14,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+from sqlalchemy import text
+from sqlalchemy.engine import Engine
 
 
 class GatewayStartError(RuntimeError):
@@ -58,9 +65,11 @@ def start_local_gateway(
     timeout: float = 300.0,
     port: int | None = None,
     start_new_session: bool = False,
+    database_url: str | None = None,
 ) -> LocalGateway:
     """Start `gateway serve` on `port` (default: a free loopback port) and wait until
-    `/healthz` answers."""
+    `/healthz` answers. Its database is `database_url` when given, else the one `gateway
+    serve` picks (its SQLite file in `state_dir`, unless `extra_args` names another)."""
     port = port or free_port()
     state_dir.mkdir(parents=True, exist_ok=True)
     cmd = [
@@ -78,11 +87,14 @@ def start_local_gateway(
         "warning",
         *(extra_args or []),
     ]
+    env = dict(os.environ)
+    if database_url:
+        env["SWARMRL_GATEWAY_DB_URL"] = database_url
     process = subprocess.Popen(
         cmd,
         stdout=log_path.open("w"),
         stderr=subprocess.STDOUT,
-        env=dict(os.environ),
+        env=env,
         start_new_session=start_new_session,  # outlives its parent (a study's gateway)
     )
     gateway = LocalGateway(f"http://127.0.0.1:{port}", process, log_path)
@@ -102,3 +114,30 @@ def start_local_gateway(
     raise GatewayStartError(
         f"gateway did not answer /healthz within {timeout:.0f}s:\n{gateway.log_tail()}"
     )
+
+
+def embedded_gateway_database(study_db: Engine, study_id: str) -> str | None:
+    """The database URL for a study's embedded gateway when the study database is
+    PostgreSQL: the same database, in a schema of its own, `gateway_<study id>` (created
+    here if missing), named by the URL's `search_path`. None otherwise: the gateway keeps its
+    SQLite file in the study folder.
+
+    Never the researcher's own schema: a gateway restores every live run it finds in its
+    database at start, so two studies' gateways sharing run tables would train each other's
+    runs; and the gateway creates every swarmrl table it does not see, which would put
+    study tables without an Alembic revision next to the researcher's."""
+    url = study_db.url
+    if url.get_backend_name() != "postgresql":
+        return None
+    schema = embedded_gateway_schema(study_id)
+    with study_db.begin() as connection:
+        connection.execute(text(f'CREATE SCHEMA IF NOT EXISTS "{schema}"'))
+    options = url.query.get("options")  # the user's own `-c name=value` settings stay
+    search_path = f"-c search_path={schema}"
+    options = f"{options} {search_path}" if isinstance(options, str) else search_path
+    return url.update_query_dict({"options": options}).render_as_string(hide_password=False)
+
+
+def embedded_gateway_schema(study_id: str) -> str:
+    """`st-1a2b3c4d` → `gateway_st_1a2b3c4d`: the PostgreSQL schema of that study's gateway."""
+    return "gateway_" + re.sub(r"[^a-z0-9_]", "_", study_id.lower())

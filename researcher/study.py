@@ -4,7 +4,9 @@ Owns: `create_study` (database row, folder, settings.json), `drive` (the loop ar
 LangGraph stream: checkpointed in the study's `graph.sqlite` with `durability="sync"`,
 honouring pause/stop requests and `--ask` approvals between nodes), the embedded gateway's
 lifecycle (started per study under `<study>/gateway`, recorded in `gateway.json`, adopted
-again by `resume` while it still answers), and `stop_study` for a researcher that is gone.
+again by `resume` while it still answers; its runs and episodes are in its SQLite file
+there, or in the schema `gateway_<study id>` of a PostgreSQL study database), and
+`stop_study` for a researcher that is gone.
 Knows nothing of the command line.
 """
 
@@ -32,7 +34,12 @@ from researcher.gateway_api import GatewayAPI, GatewayUnavailable
 from researcher.graph import build_graph
 from researcher.launcher import LocalLauncher
 from researcher.launcher.local import exit_path_of
-from researcher.local_gateway import GatewayStartError, start_local_gateway
+from researcher.local_gateway import (
+    GatewayStartError,
+    embedded_gateway_database,
+    embedded_gateway_schema,
+    start_local_gateway,
+)
 from researcher.nodes.common import LIVE
 from researcher.nodes.report import write_study_report
 from researcher.planner import make_planner
@@ -110,10 +117,12 @@ def connect_gateway(
         except GatewayUnavailable:
             api.close()
     model = settings.model or settings.embedded_model or DEFAULT_MODEL
-    console.print(f"[dim]starting an embedded gateway serving {model} …[/dim]")
+    database = embedded_gateway_database(engine, study.id)  # PostgreSQL: a schema of its own
+    where = f"schema {embedded_gateway_schema(study.id)}" if database else "SQLite"
+    console.print(f"[dim]starting an embedded gateway serving {model} ({where}) …[/dim]")
     gateway = start_local_gateway(
         model=model, state_dir=directory / "gateway", log_path=directory / "gateway.log",
-        start_new_session=True,
+        start_new_session=True, database_url=database,
     )  # fmt: skip
     record.write_text(json.dumps({"url": gateway.url, "pid": gateway.process.pid}))
     with session_scope(engine) as session:
