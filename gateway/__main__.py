@@ -2,7 +2,9 @@
 
 The only module of `gateway` that imports the trainer's torch side: it loads the models,
 builds one engine per model, opens the recorder under the state dir and hands all of it
-to `make_app`. (When policies move to Ray actors, this is where that choice is made.)
+to `make_app` — or, with `--ray`, places every served model and every run's policy in a
+Ray actor of its own (`gateway.ray_hosting`, `trainer.hosting`) and hands `make_app` the
+same interfaces. This is the one place that picks in-process or Ray.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import logging
+import math
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -126,12 +129,26 @@ def serve(
             "pip install --no-build-isolation deepspeed)."
         ),
     ] = "torch",
+    actor_cpus: Annotated[
+        float,
+        typer.Option(min=0, help="With --ray: CPUs each model's actor reserves on the cluster."),
+    ] = 1.0,
+    actor_gpus: Annotated[
+        float | None,
+        typer.Option(
+            min=0,
+            help="With --ray: GPUs each model's actor reserves (default: 1 with a cuda "
+            "--device, else 0).",
+        ),
+    ] = None,
     zero: Annotated[
         int | None,
         typer.Option(min=0, max=3, help="DeepSpeed ZeRO stage 0-3 (needs --optimizer deepspeed)."),
     ] = None,
 ) -> None:
     """Load the models and serve the gateway until interrupted."""
+    if actor_gpus is None:
+        actor_gpus = 1.0 if device.startswith("cuda") else 0.0
     logging.basicConfig(
         level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
@@ -172,40 +189,45 @@ def serve(
 
     # torch is imported here, not at module import, so `gateway --help` stays instant.
     from trainer.config import EngineConfig, ModelConfig
-    from trainer.engine import TorchEngine
-    from trainer.engine.torch_engine import reserve_cores_for_engine
-    from trainer.errors import ModelNotAvailable
-    from trainer.model import load_model, resolve_dtype
-    from trainer.tokenizer import HFChatTokenizer
-    from trainer.types import ServedModel
+    from trainer.errors import ModelNotAvailable, PolicyHostLost
+    from trainer.model import resolve_dtype
 
-    threads = reserve_cores_for_engine()  # only engine threads compute; see its docstring
     dtype = str(resolve_dtype(dtype, device)).removeprefix("torch.")  # record what is used
-    engine_config = EngineConfig(max_batch=max_batch, max_context=max_context, threads=threads)
-    served: list[ServedModel] = []
-    engines: list[TorchEngine] = []
-    for name in model or ["smollm2-135m"]:
-        model_config = ModelConfig(
-            name=name, dtype=dtype, device=device, allow_download=allow_download
-        )
-        try:
-            loaded = load_model(model_config)
-        except ModelNotAvailable as e:
-            typer.echo(f"error: {e}", err=True)
-            raise typer.Exit(2) from e
-        tokenizer = HFChatTokenizer(loaded.tokenizer)
-        engine = TorchEngine(loaded.model, tokenizer, engine_config)
-        engines.append(engine)
-        served.append(
-            ServedModel(name=name, tokenizer=tokenizer, engine=engine, owned_by=loaded.source)
-        )
-        log.info(
-            "loaded %s from %s in %.1fs (%s)",
-            name,
-            loaded.source,
-            loaded.load_seconds,
-            next(loaded.model.parameters()).dtype,
-        )
+    model_configs = [
+        ModelConfig(name=name, dtype=dtype, device=device, allow_download=allow_download)
+        for name in model or ["smollm2-135m"]
+    ]
+    factory_kwargs = {
+        "engine_dtype": dtype,
+        "device": device,
+        "allow_download": allow_download,
+        "engine": settings.engine,
+        "optimizer": settings.optimizer,
+        "zero_stage": settings.zero_stage,
+    }
+    try:
+        if settings.ray_address is None:
+            from trainer.engine.torch_engine import reserve_cores_for_engine
+
+            threads = reserve_cores_for_engine()  # only engine threads compute; see its docstring
+            engine_config = EngineConfig(
+                max_batch=max_batch, max_context=max_context, threads=threads
+            )
+            served, policy_factory, shutdown = _in_process(
+                model_configs, engine_config, factory_kwargs
+            )
+        else:
+            threads = max(1, math.ceil(actor_cpus))
+            engine_config = EngineConfig(
+                max_batch=max_batch, max_context=max_context, threads=threads
+            )
+            resources = {"num_cpus": actor_cpus, "num_gpus": actor_gpus}
+            served, policy_factory, shutdown = _on_ray(
+                settings.ray_address, model_configs, engine_config, factory_kwargs, resources
+            )
+    except (ModelNotAvailable, PolicyHostLost) as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(2) from e
 
     settings.state_dir.mkdir(parents=True, exist_ok=True)
     resolved = {
@@ -215,21 +237,11 @@ def serve(
             ModelConfig(name=s.name, dtype=dtype, device=device).model_dump() for s in served
         ],
         "engine": engine_config.model_dump(),
+        "hosting": "in-process" if settings.ray_address is None else f"ray {settings.ray_address}",
     }
     log.info("config: %s", json.dumps(resolved))
     (settings.state_dir / "serve-config.json").write_text(json.dumps(resolved, indent=2))
 
-    from trainer.policy.factory import TorchPolicyFactory
-
-    policy_factory = TorchPolicyFactory(
-        engine_config=engine_config,
-        engine_dtype=dtype,
-        device=device,
-        allow_download=allow_download,
-        engine=settings.engine,
-        optimizer=settings.optimizer,
-        zero_stage=settings.zero_stage,
-    )
     app = make_app(served, recorder, settings, policy_factory=policy_factory)
     try:
         uvicorn.run(
@@ -240,8 +252,81 @@ def serve(
             access_log=log_level.lower() == "debug",
         )
     finally:
+        shutdown()
+
+
+def _in_process(model_configs, engine_config, factory_kwargs):
+    """Served models and policies in this process: (served models, factory, shutdown)."""
+    from trainer.model import load_model
+    from trainer.policy.factory import TorchPolicyFactory
+    from trainer.tokenizer import HFChatTokenizer
+    from trainer.types import ServedModel
+
+    served: list[ServedModel] = []
+    engines = []
+    for config in model_configs:
+        loaded = load_model(config)
+        tokenizer = HFChatTokenizer(loaded.tokenizer)
+        if factory_kwargs["engine"] == "vllm":
+            from trainer.engine.vllm_engine import build_vllm_engine  # CUDA only
+
+            engine = build_vllm_engine(loaded.model, tokenizer, engine_config, initial_version=0)
+        else:
+            from trainer.engine import TorchEngine
+
+            engine = TorchEngine(loaded.model, tokenizer, engine_config)
+        engines.append(engine)
+        served.append(
+            ServedModel(
+                name=config.name, tokenizer=tokenizer, engine=engine, owned_by=loaded.source
+            )
+        )
+        log.info(
+            "loaded %s from %s in %.1fs (%s)",
+            config.name,
+            loaded.source,
+            loaded.load_seconds,
+            next(loaded.model.parameters()).dtype,
+        )
+    factory = TorchPolicyFactory(engine_config=engine_config, **factory_kwargs)
+
+    def shutdown() -> None:
         for engine in engines:
             engine.shutdown()
+
+    return served, factory, shutdown
+
+
+def _on_ray(address, model_configs, engine_config, factory_kwargs, resources):
+    """Served models and policies as Ray actors on the cluster at `address`: (served
+    models, factory, shutdown). The actors die with this process (Ray fate-sharing)."""
+    import ray
+
+    from gateway.ray_hosting import ActorResources, RayPolicyFactory, start_served_model
+    from trainer.hosting import PolicyHost
+
+    ray.init(address=address, namespace="swarmrl", logging_level=logging.WARNING)
+    log.info("connected to the Ray cluster at %s: %s", address, ray.cluster_resources())
+    kwargs = factory_kwargs | {"engine_config": engine_config}
+    actor_resources = ActorResources(**resources)
+    served = [
+        start_served_model(
+            actor_class=PolicyHost,
+            name=config.name,
+            model=config.model_dump(),
+            factory_kwargs=kwargs,
+            resources=actor_resources,
+            threads=engine_config.threads,
+        )
+        for config in model_configs
+    ]
+    factory = RayPolicyFactory(
+        actor_class=PolicyHost,
+        factory_kwargs=kwargs,
+        resources=actor_resources,
+        threads=engine_config.threads,
+    )
+    return served, factory, ray.shutdown
 
 
 def main() -> None:

@@ -50,6 +50,7 @@ class Run:
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)  # one step or checkpoint at a time
     task: asyncio.Task[None] | None = None
+    watcher: asyncio.Task[None] | None = None  # awaits a remote policy host's death
     last_metrics: dict[tuple[str | None, str], float] = field(default_factory=dict)
     # open episode id (or a reservation while one is created) → (task family, group key)
     in_flight: dict[str, tuple[str, str]] = field(default_factory=dict)

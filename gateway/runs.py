@@ -28,7 +28,7 @@ import anyio
 from pydantic import ValidationError
 
 from experiments_db.models import PolicyRow, RunRow
-from gateway.buffer import FinishedEpisode
+from gateway.buffer import FinishedEpisode, GroupBuffer
 from gateway.drift import drift_counts
 from gateway.errors import Conflict, NotConfigured, RunNotFound, Unprocessable
 from gateway.recorder import EpisodeRecorder
@@ -55,6 +55,7 @@ from trainer.types import Policy, PolicyFactory
 log = logging.getLogger(__name__)
 
 RESTART_REASON = "gateway restarted"  # why episodes left open by a killed gateway end
+HOST_LOST_REASON = "policy host lost"  # why episodes end when a policy's Ray actor died
 
 
 class RunManager:
@@ -168,9 +169,7 @@ class RunManager:
             self._store.set_policy_versions, run.name, run.policy_versions()
         )
         await self._set_status(run, "running")
-        run.task = asyncio.create_task(
-            TrainingLoop(run, self._store, self)(), name=f"train-{run.name}"
-        )
+        self._start_training(run)
         return await self.public(run.name)
 
     def _persist_new(self, run: Run) -> None:
@@ -294,9 +293,57 @@ class RunManager:
             self._store.set_policy_versions, run.name, run.policy_versions()
         )
         await self._set_status(run, "paused" if run.status == "paused" else "running")
+        self._start_training(run)
+
+    def _start_training(self, run: Run) -> None:
+        """The run's training loop and, for policies in other processes, their watcher."""
         run.task = asyncio.create_task(
             TrainingLoop(run, self._store, self)(), name=f"train-{run.name}"
         )
+        waits = [
+            policy.trainer.host_lost
+            for policy in run.policies.values()
+            if hasattr(policy.trainer, "host_lost")
+        ]
+        if waits:
+            run.watcher = asyncio.create_task(
+                self._watch_hosts(run, waits), name=f"watch-{run.name}"
+            )
+
+    async def _watch_hosts(self, run: Run, waits) -> None:
+        tasks = [asyncio.ensure_future(wait()) for wait in waits]
+        try:
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in tasks:
+                task.cancel()
+        reason = next(iter(done)).result()
+        run.watcher = None
+        await self.recover(run, reason)
+
+    async def recover(self, run: Run, reason: str) -> None:
+        """A policy's host process died: do what a gateway restart does for this run —
+        stop its loop, free its other hosts, abort its open episodes ("policy host lost"),
+        rewind to the latest checkpoint, rebuild the buffer from the persisted episodes and
+        create the policies again from the checkpoint. A stopped, finished or failed run
+        only frees its policies (it trains no more)."""
+        log.warning("run %s: %s; restoring it from its latest checkpoint", run.name, reason)
+        if run.task is not None and run.task is not asyncio.current_task():
+            run.task.cancel()
+            await asyncio.gather(run.task, return_exceptions=True)
+        run.task = None
+        if run.is_terminal:
+            async with run.lock:
+                await self._close_policies(run)
+            return
+        previous = run.status
+        await self._set_status(run, "starting")  # new episodes wait (429) meanwhile
+        await self._abort_open_episodes(run.name, reason=HOST_LOST_REASON)
+        async with run.lock:
+            await self._close_policies(run)
+        run.buffer = GroupBuffer()
+        run.status = previous  # _restart brings a paused run back paused
+        await self._restart(run)
 
     async def _create_policies(self, run: Run, resume_from_of, doing: str) -> bool:
         """Create every policy of `run` (`resume_from_of(name, plan)`: a checkpoint dir or
@@ -497,7 +544,12 @@ class RunManager:
 
     async def close(self) -> None:
         """Cancel the training loops and free every policy (gateway shutdown)."""
-        tasks = [run.task for run in self._runs.values() if run.task is not None]
+        tasks = [
+            task
+            for run in self._runs.values()
+            for task in (run.task, run.watcher)
+            if task is not None
+        ]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)

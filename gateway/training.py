@@ -19,7 +19,8 @@ oldest complete group completed, or not at all once the buffer's complete groups
 `max_buffered_groups` (nothing more could be admitted): then it takes what exists (the
 quotas it can meet, the oldest other groups for the rest, fewer than `batch_groups` when
 fewer are complete), so a family without clients never stalls the run. An exception fails the run
-(logged with its traceback); the gateway keeps serving.
+(logged with its traceback); the gateway keeps serving — except `PolicyHostLost` (a policy's
+Ray actor died): the loop just ends, and the run manager restores the run.
 
 Row statuses follow the trainer's documented rules (zero-variance groups, samples more
 than `max_staleness` versions old) for the reasons the trainer reports; the counters are
@@ -43,6 +44,7 @@ from gateway.run import Run
 from gateway.run_store import RunStore
 from gateway.task_mix import quotas, shares, short_families
 from trainer.config import TrainSettings
+from trainer.errors import PolicyHostLost
 from trainer.types import EpisodeSamples, Group, StepResult
 
 log = logging.getLogger(__name__)
@@ -207,6 +209,8 @@ class TrainingLoop:
                         await self.lifecycle.checkpoint(run)
                     continue
                 await self.sleep()
+        except PolicyHostLost as error:  # the run manager's host watcher restores the run
+            log.warning("run %s: training paused at step %d: %s", run.name, run.step + 1, error)
         except Exception as error:
             log.exception("run %s failed at step %d", run.name, run.step + 1)
             await self.lifecycle.fail(run, f"{type(error).__name__}: {error}")

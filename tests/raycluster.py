@@ -6,7 +6,7 @@ Tests that need it skip, saying why, where Ray (`pip install 'swarmrl[cluster]'`
 
 Fixture (registered for every test by `tests/conftest.py`):
 
-- `ray_cluster`: a `RayCluster` with `address` (`127.0.0.1:PORT`, what `ray.init(address=)`
+- `ray_cluster`: a `RayCluster` (8 logical CPUs, so a few 1-CPU actors fit on a 2-core box) with `address` (`127.0.0.1:PORT`, what `ray.init(address=)`
   and `gateway serve --ray` take), `dashboard_url` (`http://127.0.0.1:PORT`, the job API
   `researcher start --launcher ray` submits to) and `temp_dir`.
 """
@@ -72,7 +72,7 @@ def _dashboard_up(url: str) -> bool:
         return False
 
 
-def start_cluster(num_cpus: int = 2) -> RayCluster:
+def start_cluster(num_cpus: int = 8) -> RayCluster:
     # short: Ray puts unix sockets under it (path limit 107 bytes)
     temp_root = Path(tempfile.mkdtemp(prefix="rt", dir="/tmp"))
     gcs, dashboard, agent, agent_grpc, metrics, env_agent, client, nm, om = _free_ports(9)

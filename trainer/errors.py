@@ -27,3 +27,7 @@ class ChatFormatError(TrainerError):
 
 class InvalidPrompt(TrainerError):
     """The prompt holds token ids the model does not have."""
+
+
+class PolicyHostLost(TrainerError):
+    """The process hosting a policy (a Ray actor) died; the run restores from its checkpoint."""
