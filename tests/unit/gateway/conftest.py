@@ -157,3 +157,33 @@ def run_state(client: TestClient, name: str = "r", headers=None) -> dict:
     response = client.get(f"/runs/{name}", headers=headers)
     assert response.status_code == 200, response.text
     return response.json()
+
+
+Start = Callable[[FakePolicyFactory | None], TestClient]
+
+
+@pytest.fixture
+def start(settings: GatewaySettings) -> Iterator[Start]:
+    """`start(factory)` → a gateway on `settings`' state dir, with a recorder of its own
+    (a new process); the gateways started before are closed first."""
+    clients: list[TestClient] = []
+
+    def close_all() -> None:
+        while clients:
+            clients.pop().__exit__(None, None, None)
+
+    def build(factory: FakePolicyFactory | None) -> TestClient:
+        close_all()
+        app = make_app(
+            [fake_served_model(MODEL)],
+            EpisodeRecorder.from_settings(settings),
+            settings,
+            policy_factory=factory,
+        )
+        client = TestClient(app)
+        client.__enter__()
+        clients.append(client)
+        return client
+
+    yield build
+    close_all()

@@ -6,17 +6,13 @@ anything, as a killed process would."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-
-import pytest
 from fastapi.testclient import TestClient
 
-from gateway.app import make_app
 from gateway.recorder import EpisodeRecorder
 from gateway.settings import GatewaySettings
-from tests.fakes import FakePolicyFactory, fake_served_model
+from tests.fakes import FakePolicyFactory
 from tests.unit.gateway.conftest import (
-    MODEL,
+    Start,
     assert_openai_error,
     bearer,
     chat_as,
@@ -28,40 +24,12 @@ from tests.unit.gateway.conftest import (
     run_state,
 )
 
-Start = Callable[[FakePolicyFactory | None], TestClient]
 STEP_BY_STEP = {
     "group_size": 1,
     "batch_groups": 1,
     "zero_variance_groups": "keep",
     "checkpoint_every": 2,
 }
-
-
-@pytest.fixture
-def start(settings: GatewaySettings) -> Iterator[Start]:
-    """`start(factory)` → a gateway on `settings`' state dir, with a recorder of its own
-    (a new process); the gateways started before are closed first."""
-    clients: list[TestClient] = []
-
-    def close_all() -> None:
-        while clients:
-            clients.pop().__exit__(None, None, None)
-
-    def build(factory: FakePolicyFactory | None) -> TestClient:
-        close_all()
-        app = make_app(
-            [fake_served_model(MODEL)],
-            EpisodeRecorder.from_settings(settings),
-            settings,
-            policy_factory=factory,
-        )
-        client = TestClient(app)
-        client.__enter__()
-        clients.append(client)
-        return client
-
-    yield build
-    close_all()
 
 
 def play(client: TestClient, run: str = "r", reward: float = 1.0, **fields) -> dict:
