@@ -305,7 +305,15 @@ def _on_ray(address, model_configs, engine_config, factory_kwargs, resources):
     from gateway.ray_hosting import ActorResources, RayPolicyFactory, start_served_model
     from trainer.hosting import PolicyHost
 
-    ray.init(address=address, namespace="swarmrl", logging_level=logging.WARNING)
+    try:
+        ray.init(address=address, namespace="swarmrl", logging_level=logging.WARNING)
+    except Exception as e:  # a version mismatch, auth, a cluster that went away since the probe
+        typer.echo(
+            f"error: cannot join the Ray cluster at {address} ({type(e).__name__}: "
+            f"{' '.join(str(e).split())[:300]})",
+            err=True,
+        )
+        raise typer.Exit(2) from None
     log.info("connected to the Ray cluster at %s: %s", address, ray.cluster_resources())
     kwargs = factory_kwargs | {"engine_config": engine_config}
     actor_resources = ActorResources(**resources)
