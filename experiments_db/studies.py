@@ -121,7 +121,7 @@ class ClientProcessRow(SQLModel, table=True):
     launcher: str  # LAUNCHERS
     pid: int | None = None
     host: str
-    job_id: str | None = None  # the Ray job id when launcher is "ray"
+    job_id: str | None = None  # launcher "ray": the job's submission id (pid is None then)
     command: list[str] = Field(sa_column=Column(JSON, nullable=False))
     code_version: str | None = None
     log_path: str

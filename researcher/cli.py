@@ -1,6 +1,6 @@
 """`researcher`: start, follow, steer and report autonomous RL studies.
 
-    researcher start "does multi-task mixing help?" --budget 20m
+    researcher start "does multi-task mixing help?" --budget 20m [--launcher ray]
     researcher list | status STUDY | resume STUDY | stop STUDY | report STUDY [--open]
     researcher ui [--host 127.0.0.1] [--port 8500] [--token T]
 
@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import time
 import webbrowser
+from enum import StrEnum
 from typing import Annotated
+from urllib.parse import urlsplit
 
 import typer
 from rich.console import Console
@@ -40,8 +42,15 @@ DbOption = Annotated[
 ]  # fmt: skip
 
 
+class LauncherKind(StrEnum):
+    local = "local"
+    ray = "ray"
+
+
 def _fail(message: str, code: int = 2) -> typer.Exit:
-    err.print(f"[red]researcher: {message}[/red]")
+    from rich.markup import escape
+
+    err.print(f"[red]researcher: {escape(message)}[/red]")  # `swarmrl[cluster]` is no markup
     return typer.Exit(code)
 
 
@@ -65,23 +74,49 @@ def start(
     budget: Annotated[str, typer.Option(help="Wall-clock budget: 90s, 20m, 6h, 3d.")] = "20m",
     gateway: Annotated[
         str | None,
-        typer.Option(help="A running gateway's URL. Default: start an embedded one (CPU).",
-                     show_default=False),
+        typer.Option(
+            help="A running gateway's URL. Default: start an embedded one (CPU).",
+            show_default=False,
+        ),
     ] = None,  # fmt: skip
     planner: Annotated[
-        str, typer.Option(help="`template`, or an OpenAI-compatible base URL (key in "
-                          "$SWARMRL_PLANNER_API_KEY, model in $SWARMRL_PLANNER_MODEL).")
+        str,
+        typer.Option(
+            help="`template`, or an OpenAI-compatible base URL (key in "
+            "$SWARMRL_PLANNER_API_KEY, model in $SWARMRL_PLANNER_MODEL)."
+        ),
     ] = "template",  # fmt: skip
     model: Annotated[
         str | None,
-        typer.Option(help="The model to train (one the gateway serves; the embedded gateway "
-                     "serves it). Default: the bundled SmolLM2-135M-Instruct.", show_default=False),
+        typer.Option(
+            help="The model to train (one the gateway serves; the embedded gateway "
+            "serves it). Default: the bundled SmolLM2-135M-Instruct.",
+            show_default=False,
+        ),
     ] = None,  # fmt: skip
     seeds: Annotated[int, typer.Option(min=1, max=10, help="Seeds per arm.")] = 2,
-    ask: Annotated[bool, typer.Option("--ask", help="Wait for a human to approve each design.")] = False,
+    ask: Annotated[
+        bool, typer.Option("--ask", help="Wait for a human to approve each design.")
+    ] = False,
     api_key: Annotated[
-        str | None, typer.Option(envvar="SWARMRL_API_KEY", help="The gateway's admin key.",
-                                 show_default=False)
+        str | None,
+        typer.Option(envvar="SWARMRL_API_KEY", help="The gateway's admin key.", show_default=False),
+    ] = None,  # fmt: skip
+    launcher: Annotated[
+        LauncherKind,
+        typer.Option(
+            help="How the `swarm run` clients run: `local` processes, or `ray` jobs "
+            "submitted to a Ray cluster's job server (needs `swarmrl[cluster]`).",
+        ),
+    ] = LauncherKind.local,  # fmt: skip
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            help="The Ray job server for `--launcher ray`: the dashboard URL "
+            "(http://HEAD:8265) or a GCS HOST:PORT. Default: $RAY_API_SERVER_ADDRESS, "
+            "else $RAY_ADDRESS, else http://127.0.0.1:8265.",
+            show_default=False,
+        ),
     ] = None,  # fmt: skip
     db: DbOption = None,
 ) -> None:
@@ -96,19 +131,35 @@ def start(
     except ResearcherError as error:
         raise _fail(str(error)) from None
     settings = StudySettings(question=question.strip(), budget_s=budget_s, gateway=gateway,
-                             planner=planner, model=model, seeds=seeds, ask=ask, api_key=api_key)  # fmt: skip
+                             planner=planner, model=model, seeds=seeds, ask=ask, api_key=api_key,
+                             launcher=launcher.value)  # fmt: skip
     try:
         from researcher.planner import make_planner
 
         planner_ = make_planner(planner)
         if planner == "template":  # a question it cannot map is refused before anything starts
             planner_.frame(settings.question, served_models=[model or "smollm2-135m"], model=model)
+        if launcher is LauncherKind.ray:
+            settings.ray_address = _check_ray(ray_address, gateway)
     except ResearcherError as error:
         raise _fail(str(error)) from None
     engine = _engine(db)
     study = create_study(engine, settings)
     console.print(f"study [bold]{study.id}[/bold] in {study.directory}")
     raise typer.Exit(drive(engine, study.id))
+
+
+def _check_ray(address: str | None, gateway: str | None) -> str:
+    """The job server's URL, once one answers there; an error naming the fix otherwise."""
+    from researcher.launcher.ray import RayJobLauncher
+
+    ray = RayJobLauncher(address)
+    if ray.ships_files and (gateway is None or urlsplit(gateway).hostname in LOOPBACK):
+        raise ResearcherError(
+            f"the Ray cluster at {ray.address} is on another machine, where this machine's "
+            "embedded gateway cannot be reached: give --gateway URL, a gateway the cluster reaches"
+        )
+    return ray.address
 
 
 @app.command("list")
@@ -120,11 +171,13 @@ def list_studies(db: DbOption = None) -> None:
     for s in studies:
         table.add_row(s.id, s.status, s.phase, f"{format_duration(s.budget_used_s)}/"
                       f"{format_duration(s.budget_s)}", s.question, (s.latest_finding or "")[:80])  # fmt: skip
-    console.print(table if studies else "no studies yet: `researcher start \"...\"`")
+    console.print(table if studies else 'no studies yet: `researcher start "..."`')
 
 
 @app.command()
-def status(study: Annotated[str, typer.Argument(help="The study id.")], db: DbOption = None) -> None:
+def status(
+    study: Annotated[str, typer.Argument(help="The study id.")], db: DbOption = None
+) -> None:
     """Phase, budget, runs and the latest events of a study (works from another terminal)."""
     from researcher.study import get_study
 
@@ -155,13 +208,17 @@ def status(study: Annotated[str, typer.Argument(help="The study id.")], db: DbOp
         console.print(table)
     for e in events:
         stamp = time.strftime("%H:%M:%S", time.localtime(e.at))
-        console.print(f"[dim]{stamp}[/dim] {e.phase:>10} {e.message}" + (f" ({e.reason})" if e.reason else ""))
+        console.print(
+            f"[dim]{stamp}[/dim] {e.phase:>10} {e.message}" + (f" ({e.reason})" if e.reason else "")
+        )
     if report:
         console.print(f"report: {report.html_path}")
 
 
 @app.command()
-def resume(study: Annotated[str, typer.Argument(help="The study id.")], db: DbOption = None) -> None:
+def resume(
+    study: Annotated[str, typer.Argument(help="The study id.")], db: DbOption = None
+) -> None:
     """Carry on a study after a crash or kill -9, from the node it was at."""
     from researcher.study import drive, get_study
 
@@ -171,7 +228,9 @@ def resume(study: Annotated[str, typer.Argument(help="The study id.")], db: DbOp
     except ResearcherError as error:
         raise _fail(str(error)) from None
     if row.status in ("finished", "stopped", "failed"):
-        raise _fail(f"study {study} is {row.status}; `researcher report {study}` shows its report", 1)
+        raise _fail(
+            f"study {study} is {row.status}; `researcher report {study}` shows its report", 1
+        )
     raise typer.Exit(drive(engine, study))
 
 
@@ -189,7 +248,9 @@ def stop(study: Annotated[str, typer.Argument(help="The study id.")], db: DbOpti
 @app.command()
 def report(
     study: Annotated[str, typer.Argument(help="The study id.")],
-    open_: Annotated[bool, typer.Option("--open", help="Open the HTML report in a browser.")] = False,
+    open_: Annotated[
+        bool, typer.Option("--open", help="Open the HTML report in a browser.")
+    ] = False,
     db: DbOption = None,
 ) -> None:
     """Print where a study's report is (and open it)."""
@@ -203,7 +264,9 @@ def report(
     with session_scope(engine) as session:
         found = crud.latest_report(session, study_id=study)
     if found is None:
-        raise _fail(f"study {study} has no report yet; `researcher status {study}` shows where it is", 1)
+        raise _fail(
+            f"study {study} has no report yet; `researcher status {study}` shows where it is", 1
+        )
     console.print(f"{found.html_path}\n{found.markdown_path}\n{found.conclusion}")
     if open_:
         webbrowser.open(f"file://{found.html_path}")
@@ -214,11 +277,17 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 @app.command("ui")
 def ui(
-    host: Annotated[str, typer.Option(help="Address to bind; non-loopback needs --token.")] = "127.0.0.1",
+    host: Annotated[
+        str, typer.Option(help="Address to bind; non-loopback needs --token.")
+    ] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8500,
     token: Annotated[
-        str | None, typer.Option(envvar="SWARMRL_UI_TOKEN", help="Required on every request "
-                                 "(?token= once, or Authorization: Bearer).", show_default=False)
+        str | None,
+        typer.Option(
+            envvar="SWARMRL_UI_TOKEN",
+            help="Required on every request (?token= once, or Authorization: Bearer).",
+            show_default=False,
+        ),
     ] = None,  # fmt: skip
     db: DbOption = None,
 ) -> None:

@@ -1,7 +1,8 @@
 """What every node of the study graph may use: the runtime context (LangGraph `Runtime`).
 
 Owns: `StudyContext` — settings, the study's folder, the database, the gateway client, the
-planner and the launcher — and the two things every node does with them: record an event
+planner and the launcher (the study's `settings.launcher`; `launcher_for` finds the one that
+started a recorded client) — and the two things every node does with them: record an event
 (database + console) and account the budget (wall time while the researcher runs; time
 while it was dead or paused is not spent). Built once per `researcher start/resume`.
 """
@@ -23,7 +24,7 @@ from experiments_db import crud
 from experiments_db.db import session_scope
 from experiments_db.studies import StudyRow
 from researcher.gateway_api import GatewayAPI
-from researcher.launcher import LocalLauncher
+from researcher.launcher import ClientRecord, Launcher, LocalLauncher, make_launcher
 from researcher.planner.base import Planner
 from researcher.settings import StudySettings, format_duration
 
@@ -36,11 +37,21 @@ class StudyContext:
     db: Engine
     gateway: GatewayAPI
     planner: Planner
-    launcher: LocalLauncher = field(default_factory=LocalLauncher)
+    launcher: Launcher = field(default_factory=LocalLauncher)
     console: Console = field(default_factory=lambda: Console(stderr=True))
     step_seconds: float = 12.0  # the planner's estimate of one training step
     poll_s: float = 2.0
     _last_tick: float = field(default_factory=time.monotonic)
+    _other_launchers: dict[str, Launcher] = field(default_factory=dict)
+
+    def launcher_for(self, client: ClientRecord) -> Launcher:
+        """The launcher that started `client` (a `client_process` row names it)."""
+        kind = getattr(client, "launcher", self.launcher.name)
+        if kind == self.launcher.name:
+            return self.launcher
+        if kind not in self._other_launchers:
+            self._other_launchers[kind] = make_launcher(kind, ray_address=self.settings.ray_address)
+        return self._other_launchers[kind]
 
     @contextmanager
     def session(self) -> Iterator[Session]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -45,8 +46,7 @@ def parse_budget(text: str) -> float:
     match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*", str(text).lower())
     if match is None:
         raise BadBudget(
-            f"budget {text!r} is not a duration: use a number with a unit, "
-            "e.g. 90s, 20m, 6h or 3d"
+            f"budget {text!r} is not a duration: use a number with a unit, e.g. 90s, 20m, 6h or 3d"
         )
     seconds = float(match.group(1)) * BUDGET_UNITS[match.group(2) or "m"]
     if seconds <= 0:
@@ -84,3 +84,5 @@ class StudySettings(BaseModel):
     max_repairs: int = Field(default=2, ge=0)
     max_client_restarts: int = Field(default=3, ge=0)
     stall_s: float = Field(default=600.0, gt=0)  # no training step for this long: stalled
+    launcher: Literal["local", "ray"] = "local"  # how clients run: processes here, or Ray jobs
+    ray_address: str | None = None  # the Ray job server (resolved at start; `resume` keeps it)

@@ -32,8 +32,8 @@ from researcher.context import StudyContext
 from researcher.errors import ResearcherError
 from researcher.gateway_api import GatewayAPI, GatewayUnavailable
 from researcher.graph import build_graph
-from researcher.launcher import LocalLauncher
-from researcher.launcher.local import exit_path_of
+from researcher.launcher import Launcher, LocalLauncher, make_launcher, was_started
+from researcher.launcher.base import STOPPED_STATUS
 from researcher.local_gateway import (
     GatewayStartError,
     embedded_gateway_database,
@@ -112,7 +112,9 @@ def connect_gateway(
         api = GatewayAPI(known["url"])
         try:
             api.check(within_s=3.0)
-            console.print(f"[dim]embedded gateway {known['url']} (pid {known['pid']}) adopted[/dim]")
+            console.print(
+                f"[dim]embedded gateway {known['url']} (pid {known['pid']}) adopted[/dim]"
+            )
             return api
         except GatewayUnavailable:
             api.close()
@@ -194,25 +196,31 @@ def stop_everything(ctx: StudyContext, *, reason: str) -> None:
                 except ResearcherError:
                     pass  # the gateway is gone: nothing to stop there
             with ctx.session() as session:
-                crud.update_experiment(session, experiment_id=row.id, status="stopped", error=reason)
+                crud.update_experiment(
+                    session, experiment_id=row.id, status="stopped", error=reason
+                )
         with ctx.session() as session:
             processes = crud.client_processes(session, experiment_id=row.id)
         for process in processes:
-            if process.pid and process.exit_status is None and ctx.launcher.alive(process.pid):
-                ctx.launcher.stop(process.pid, exit_path=exit_path_of(process.log_path))
+            if not was_started(process) or process.exit_status is not None:
+                continue
+            launcher = ctx.launcher_for(process)
+            if launcher.client_alive(process):
+                launcher.stop_client(process)
                 with ctx.session() as session:
                     crud.update_client_process(session, process_id=process.id, exited_at=time.time(),
-                                               exit_status=-15)  # fmt: skip
+                                               exit_status=STOPPED_STATUS)  # fmt: skip
 
 
 def build_context(engine: Engine, study: StudyRow, console: Console) -> StudyContext:
     settings = load_settings(study)
+    launcher = make_launcher(settings.launcher, ray_address=settings.ray_address)
     gateway = connect_gateway(engine, study, settings, console)
     planner = make_planner(settings.planner, model=settings.planner_model)
     model = settings.model or settings.embedded_model
     return StudyContext(
         study_id=study.id, settings=settings, directory=Path(study.directory), db=engine,
-        gateway=gateway, planner=planner, console=console,
+        gateway=gateway, planner=planner, launcher=launcher, console=console,
         step_seconds=2.0 if model == "tiny" else 12.0,
     )  # fmt: skip
 
@@ -246,9 +254,13 @@ def _drive(ctx: StudyContext, console: Console) -> int:
     with sqlite3.connect(path, check_same_thread=False) as connection:
         graph = build_graph().compile(checkpointer=SqliteSaver(connection))
         config = {"configurable": {"thread_id": ctx.study_id}, "recursion_limit": RECURSION_LIMIT}
-        payload = None if graph.get_state(config).values else {"study_id": ctx.study_id, "notes": []}
+        payload = (
+            None if graph.get_state(config).values else {"study_id": ctx.study_id, "notes": []}
+        )
         if payload is None:
-            ctx.event("resume", "action", f"resuming at {graph.get_state(config).next or 'the end'}")
+            ctx.event(
+                "resume", "action", f"resuming at {graph.get_state(config).next or 'the end'}"
+            )
         while True:
             try:
                 for _ in graph.stream(payload, config, context=ctx, durability="sync",
@@ -273,7 +285,9 @@ def _drive(ctx: StudyContext, console: Console) -> int:
                 _set_status(ctx, "finished", finished_at=time.time())
                 if not ctx.settings.gateway:
                     stop_embedded_gateway(ctx.directory)
-                console.print(f"[green]study {ctx.study_id} finished[/green]: {ctx.study().latest_finding}")
+                console.print(
+                    f"[green]study {ctx.study_id} finished[/green]: {ctx.study().latest_finding}"
+                )
                 console.print(f"report: {ctx.directory / 'report' / 'report.html'}")
                 return 0
 
@@ -331,18 +345,38 @@ def stop_study(engine: Engine, study_id: str) -> str:
         return f"asked researcher pid {study.pid} to stop study {study_id}"
     directory = Path(study.directory)
     settings = load_settings(study)
-    launcher = LocalLauncher()
     with session_scope(engine) as session:
         for row in crud.experiments(session, study_id=study_id):
             if row.status in LIVE or row.status in ("planned", "validated"):
                 crud.update_experiment(session, experiment_id=row.id, status="stopped",
                                        error="study stopped")  # fmt: skip
         processes = crud.client_processes(session, study_id=study_id)
+    launchers: dict[str, Launcher | None] = {}
+    unreachable: list[str] = []
     for process in processes:
-        if process.pid and process.exit_status is None and launcher.alive(process.pid):
-            launcher.stop(process.pid, exit_path=exit_path_of(process.log_path))
+        if not was_started(process) or process.exit_status is not None:
+            continue
+        if process.launcher not in launchers:  # the launcher that started it
+            launchers[process.launcher] = _launcher_or_none(process.launcher, settings, unreachable)
+        launcher = launchers[process.launcher]
+        if launcher is None:
+            continue
+        if launcher.client_alive(process):
+            launcher.stop_client(process)
+        with session_scope(engine) as session:
+            crud.update_client_process(session, process_id=process.id, exited_at=time.time(),
+                                       exit_status=launcher.client_exit_status(process))  # fmt: skip
     if not settings.gateway:
         stop_embedded_gateway(directory)
     with session_scope(engine) as session:
         crud.update_study(session, study_id=study_id, status="stopped", finished_at=time.time())
-    return f"study {study_id} stopped (no researcher was running it)"
+    note = f"; some clients may still run: {'; '.join(unreachable)}" if unreachable else ""
+    return f"study {study_id} stopped (no researcher was running it){note}"
+
+
+def _launcher_or_none(kind: str, settings: StudySettings, problems: list[str]) -> Launcher | None:
+    try:
+        return make_launcher(kind, ray_address=settings.ray_address)
+    except ResearcherError as error:
+        problems.append(str(error))
+        return None

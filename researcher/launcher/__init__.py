@@ -1,11 +1,37 @@
-"""Client launchers: how the researcher starts `swarm run` processes and follows them.
+"""Client launchers: how the researcher starts `swarm run` clients and follows them.
 
-`local.LocalLauncher` starts them as processes on this machine (today's only backend; a Ray
-job backend lands with issue 8). A launcher hands back `ProcessInfo`s that survive the
-researcher itself — pid, log file, exit-status file — so `researcher resume` can adopt the
-clients a killed researcher left running instead of launching them twice.
+`base.Launcher` is the protocol; `local.LocalLauncher` starts clients as processes on this
+machine, `ray.RayJobLauncher` as Ray jobs (`researcher start --launcher ray`). A launcher
+hands back `ProcessInfo`s that survive the researcher itself — pid or Ray job id, log file,
+exit-status file — so `researcher resume` can adopt the clients a killed researcher left
+running instead of launching them twice. `make_launcher` builds one by its recorded name;
+Ray is imported only for `ray`.
 """
 
-from researcher.launcher.local import LocalLauncher, ProcessInfo
+from researcher.launcher.base import ClientRecord, Launcher, ProcessInfo, was_started
+from researcher.launcher.local import LocalLauncher
 
-__all__ = ["LocalLauncher", "ProcessInfo"]
+LAUNCHERS = ("local", "ray")
+
+
+def make_launcher(kind: str, *, ray_address: str | None = None) -> Launcher:
+    """The launcher named `kind` (as `client_process.launcher` records it). For `ray`, an
+    error naming the fix when Ray is missing or no job server answers at the address."""
+    if kind == "local":
+        return LocalLauncher()
+    if kind == "ray":
+        from researcher.launcher.ray import RayJobLauncher
+
+        return RayJobLauncher(ray_address)
+    raise ValueError(f"unknown launcher {kind!r}; one of {', '.join(LAUNCHERS)}")
+
+
+__all__ = [
+    "LAUNCHERS",
+    "ClientRecord",
+    "Launcher",
+    "LocalLauncher",
+    "ProcessInfo",
+    "make_launcher",
+    "was_started",
+]

@@ -1,10 +1,13 @@
 """Start, follow and stop client processes (`swarm run …`) on this machine.
 
-Owns: `LocalLauncher`. Each process runs in its own session (so it outlives a killed
-researcher and can be stopped as a group) under a small `sh` wrapper that writes the exit
-status to a file beside the log — so whoever looks later (the same researcher, or one that
-resumed after kill -9 and never was the parent) learns how it ended. The environment is
-scrubbed of the researcher's database settings: generated code never sees them.
+Owns: `LocalLauncher` (the `Launcher` protocol of `base.py`, plus pid-level `alive` / `stop`
+that the researcher also uses for its own processes) and the environment scrubbing rules
+every launcher applies (`is_scrubbed`, `client_env`). Each process runs in its own session
+(so it outlives a killed researcher and can be stopped as a group) under a small `sh`
+wrapper that writes the exit status to a file beside the log — so whoever looks later (the
+same researcher, or one that resumed after kill -9 and never was the parent) learns how it
+ended. The environment is scrubbed of the researcher's database settings: generated code
+never sees them.
 Knows nothing of studies, the graph or the gateway.
 """
 
@@ -15,43 +18,42 @@ import signal
 import socket
 import subprocess
 import time
-from dataclasses import dataclass
 from pathlib import Path
+
+from researcher.launcher.base import ClientRecord, ProcessInfo, exit_path_of
 
 # Environment a client must not inherit: the researcher's database and planner credentials.
 SCRUBBED_ENV_PREFIXES = ("SWARMRL_DB", "SWARMRL_PLANNER", "DATABASE_URL", "PG")
+SCRUBBED_ENV_NAMES = ("OPENAI_API_KEY",)
 WRAPPER = '"$@"; echo $? > "$SWARMRL_EXIT_FILE"'
 
-
-@dataclass
-class ProcessInfo:
-    pid: int
-    host: str
-    log_path: Path
-    exit_path: Path
-    started_at: float
+__all__ = ["LocalLauncher", "ProcessInfo", "client_env", "exit_path_of", "is_scrubbed"]
 
 
-def exit_path_of(log_path: Path | str) -> Path:
-    """Where the wrapper writes the exit status of the process logging to `log_path`."""
-    return Path(log_path).with_suffix(".exit")
+def is_scrubbed(key: str) -> bool:
+    """Whether a client must not see the environment variable `key`."""
+    return key.startswith(SCRUBBED_ENV_PREFIXES) or key in SCRUBBED_ENV_NAMES
 
 
 def client_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith(SCRUBBED_ENV_PREFIXES) and key != "OPENAI_API_KEY"
-    }
+    env = {key: value for key, value in os.environ.items() if not is_scrubbed(key)}
     env.update(extra or {})
     return env
 
 
 class LocalLauncher:
     name = "local"
+    ships_files = False  # the client runs here: the workflow is read where it lies
 
     def start(
-        self, command: list[str], *, log_path: Path, cwd: Path, env: dict[str, str] | None = None
+        self,
+        command: list[str],
+        *,
+        log_path: Path,
+        cwd: Path,
+        env: dict[str, str] | None = None,
+        name: str | None = None,  # a local process cannot be found by name: adoption is by pid
+        files: Path | None = None,  # nothing travels: `cwd` and the paths in `command` are here
     ) -> ProcessInfo:
         log_path.parent.mkdir(parents=True, exist_ok=True)
         exit_path = exit_path_of(log_path)
@@ -68,6 +70,21 @@ class LocalLauncher:
             )
         _children.append(process)  # reaped by `alive`, so no zombie outlives its exit
         return ProcessInfo(process.pid, socket.gethostname(), log_path, exit_path, time.time())
+
+    # the `Launcher` protocol: a client by its record
+
+    def client_alive(self, client: ClientRecord) -> bool:
+        return client.pid is not None and self.alive(client.pid)
+
+    def client_exit_status(self, client: ClientRecord) -> int | None:
+        assert client.pid is not None, client
+        return self.exit_status(client.pid, exit_path_of(client.log_path))
+
+    def stop_client(self, client: ClientRecord, *, timeout_s: float = 15.0) -> None:
+        if client.pid is not None:
+            self.stop(client.pid, timeout_s=timeout_s, exit_path=exit_path_of(client.log_path))
+
+    # by pid (also the researcher's own processes: the embedded gateway, a researcher)
 
     def exit_status(self, pid: int, exit_path: Path) -> int | None:
         """The exit status once the process ended; None while it runs. A process that

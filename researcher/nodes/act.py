@@ -10,7 +10,7 @@ from langgraph.runtime import Runtime
 
 from experiments_db import crud
 from researcher.context import StudyContext
-from researcher.launcher.local import exit_path_of
+from researcher.launcher import was_started
 from researcher.nodes.common import (
     arm_named,
     code_version,
@@ -20,7 +20,7 @@ from researcher.nodes.common import (
     round_experiments,
     update_experiment,
 )
-from researcher.nodes.launch import start_client
+from researcher.nodes.launch import describe, found_at, start_client
 from researcher.state import StudyState
 
 
@@ -37,10 +37,11 @@ def _stop_clients(ctx: StudyContext, experiment: str) -> None:
     with ctx.session() as session:
         processes = crud.client_processes(session, experiment_id=experiment)
     for process in processes:
-        if process.pid is None or process.exit_status is not None:
+        if not was_started(process) or process.exit_status is not None:
             continue
-        ctx.launcher.stop(process.pid, exit_path=exit_path_of(process.log_path))
-        status = ctx.launcher.exit_status(process.pid, exit_path_of(process.log_path))
+        launcher = ctx.launcher_for(process)
+        launcher.stop_client(process)
+        status = launcher.client_exit_status(process)
         with ctx.session() as session:
             crud.update_client_process(
                 session, process_id=process.id, exit_status=status, exited_at=time.time()
@@ -68,8 +69,12 @@ def act(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
             at = action.get("step", -1)  # the NaN's step: monitor answers only later ones again
             update_experiment(ctx, row.id,
                               config={**row.config, "lr_lowered": True, "lr_lowered_at": at})  # fmt: skip
-            _record(ctx, "patch_run", row.id, {"run": row.id, "fields": {"lr": lr}}, reason, "lr halved")
-            ctx.event("act", "action", f"{row.id}: lowered the learning rate to {lr:g}", reason=reason)
+            _record(
+                ctx, "patch_run", row.id, {"run": row.id, "fields": {"lr": lr}}, reason, "lr halved"
+            )
+            ctx.event(
+                "act", "action", f"{row.id}: lowered the learning rate to {lr:g}", reason=reason
+            )
         elif kind == "edit_code":
             _edit_code(ctx, state, row, reason)
         elif kind == "restart_client":
@@ -78,21 +83,27 @@ def act(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
                        if p.attempt == row.attempt]  # fmt: skip
             tail = log_tail(old[0].log_path if old else None, 15)
             for process in old:
+                status = (
+                    ctx.launcher_for(process).client_exit_status(process)
+                    if was_started(process)
+                    else None
+                )
                 with ctx.session() as session:
-                    crud.update_client_process(
-                        session, process_id=process.id, exited_at=time.time(),
-                        exit_status=ctx.launcher.exit_status(process.pid, exit_path_of(process.log_path)),
-                    )  # fmt: skip
+                    crud.update_client_process(session, process_id=process.id, exited_at=time.time(),
+                                               exit_status=status)  # fmt: skip
             if row.attempt >= ctx.settings.max_client_restarts:
                 ctx.gateway.stop_run(row.id)
-                update_experiment(ctx, row.id, status="failed", error=f"client kept dying: {reason}\n{tail}")
+                update_experiment(
+                    ctx, row.id, status="failed", error=f"client kept dying: {reason}\n{tail}"
+                )
                 ctx.event("act", "error", f"{row.id}: client died {row.attempt + 1} times; arm run failed",
                           reason=reason, data={"log_tail": tail})  # fmt: skip
                 continue
             row = update_experiment(ctx, row.id, attempt=row.attempt + 1)
             process = start_client(ctx, row, row.attempt)
-            _record(ctx, "restart_client", row.id, {"attempt": row.attempt, "pid": process.pid},
-                    reason, f"client restarted as pid {process.pid}")  # fmt: skip
+            _record(ctx, "restart_client", row.id,
+                    {"attempt": row.attempt, **found_at(process)},
+                    reason, f"client restarted as {describe(process)}")  # fmt: skip
             ctx.event("act", "action", f"{row.id}: restarted its client (attempt {row.attempt})",
                       reason=reason, data={"log_tail": tail})  # fmt: skip
     return {"actions": []}
@@ -124,9 +135,9 @@ def _edit_code(ctx: StudyContext, state: StudyState, row, reason: str) -> None:
     row = update_experiment(ctx, row.id, code_version=new_version, attempt=row.attempt + 1,
                             config={**row.config, "code_edits": edits + 1})  # fmt: skip
     process = start_client(ctx, row, row.attempt)
-    _record(ctx, "edit_code", row.id, {"from": old_version, "to": new_version, "pid": process.pid},
+    _record(ctx, "edit_code", row.id,
+            {"from": old_version, "to": new_version, **found_at(process)},
             reason, f"client restarted on code {new_version}")  # fmt: skip
     same = " (the planner wrote the same code)" if new_version == old_version else ""
     ctx.event("act", "action", f"{row.id}: edited the workflow live, {old_version} → {new_version}"
               f"{same}; client restarted", reason=reason, data={"feedback": feedback[-2000:]})  # fmt: skip
-

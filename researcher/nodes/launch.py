@@ -2,19 +2,22 @@
 
 Idempotent after a crash: the run's name is the experiment id (creating it again returns
 the existing run), and each client process is recorded under (experiment, attempt) before
-it starts — a resumed researcher adopts a recorded process that is still alive instead of
-starting a second one.
+it starts — a resumed researcher adopts a recorded client that is still alive instead of
+starting a second one (a Ray job is also found by its submission id, named after the
+experiment and attempt, so one submitted just before a crash is adopted too).
 """
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from langgraph.runtime import Runtime
 
 from experiments_db import crud
 from experiments_db.studies import ClientProcessRow, ExperimentRow
 from researcher.context import StudyContext
+from researcher.launcher import ClientRecord, was_started
 from researcher.nodes.common import (
     LIVE,
     arm_named,
@@ -42,8 +45,15 @@ def run_body(state: StudyState, row: ExperimentRow) -> dict:
 
 
 def client_command(ctx: StudyContext, row: ExperimentRow) -> list[str]:
+    """This interpreter and the workflow where it lies — or, for a launcher whose clients
+    run on other machines, `swarm` from their PATH and the workflow in the folder that
+    travels with them (its working directory)."""
+    if ctx.launcher.ships_files:
+        program, workflow = ["swarm"], Path(str(row.workflow_path)).name
+    else:
+        program, workflow = [sys.executable, "-m", "swarm.cli"], str(row.workflow_path)
     return [
-        sys.executable, "-m", "swarm.cli", "run", str(row.workflow_path),
+        *program, "run", workflow,
         "--gateway", ctx.gateway.url, "--run", row.id,
         "--name", f"{row.id}-client",  # the same name after a restart: supersedes the old one
         "--concurrency", str(ctx.settings.client_concurrency),
@@ -64,17 +74,31 @@ def start_client(ctx: StudyContext, row: ExperimentRow, attempt: int) -> ClientP
                 log_path=str(log_path), started_at=0.0,
             ),
         )  # fmt: skip
-    if not created and process.pid is not None and ctx.launcher.alive(process.pid):
-        ctx.event("launch", "action", f"{row.id}: adopted client pid {process.pid} (attempt {attempt})")
+    launcher = ctx.launcher_for(process)
+    if not created and was_started(process) and launcher.client_alive(process):
+        ctx.event(
+            "launch", "action", f"{row.id}: adopted client {describe(process)} (attempt {attempt})"
+        )
         return process
     env = {"SWARMRL_API_KEY": ctx.gateway.api_key} if ctx.gateway.api_key else {}
-    info = ctx.launcher.start(command, log_path=log_path, cwd=ctx.directory, env=env)
+    info = launcher.start(command, log_path=log_path, cwd=ctx.directory, env=env,
+                          name=log_path.stem, files=Path(str(row.workflow_path)).parent)  # fmt: skip
     with ctx.session() as session:
         process = crud.update_client_process(
-            session, process_id=process.id, pid=info.pid, host=info.host,
+            session, process_id=process.id, pid=info.pid, job_id=info.job_id, host=info.host,
             started_at=info.started_at, exited_at=None, exit_status=None,
         )  # fmt: skip
     return process
+
+
+def describe(process: ClientRecord) -> str:
+    """'pid 123' or 'Ray job swarmrl-…', for events."""
+    return f"Ray job {process.job_id}" if process.job_id else f"pid {process.pid}"
+
+
+def found_at(process: ClientRecord) -> dict:
+    """{"pid": 123} or {"job": "swarmrl-…"}, for interventions' payloads."""
+    return {"job": process.job_id} if process.job_id else {"pid": process.pid}
 
 
 def launch(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
@@ -96,7 +120,7 @@ def launch(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
         update_experiment(ctx, row.id, status="running")
         ctx.event(
             "launch", "action",
-            f"{row.id}: run at step {run['step']}, client pid {process.pid}",
-            data={"run": run["name"], "log": process.log_path},
+            f"{row.id}: run at step {run['step']}, client {describe(process)}",
+            data={"run": run["name"], "log": process.log_path, **found_at(process)},
         )  # fmt: skip
     return {}

@@ -19,8 +19,9 @@ from langgraph.runtime import Runtime
 from experiments_db import crud
 from researcher.context import StudyContext
 from researcher.gateway_api import GatewayRefused
-from researcher.launcher.local import exit_path_of
+from researcher.launcher import was_started
 from researcher.nodes.common import LIVE, design_of, round_experiments, update_experiment
+from researcher.nodes.launch import describe
 from researcher.state import StudyState
 
 WATCHED = ("loss", "reward/mean")
@@ -30,7 +31,10 @@ EDIT_AFTER_ABORTS = 8
 def _apply_interventions(ctx: StudyContext, notes: list[str]) -> list[str]:
     with ctx.session() as session:
         pending = crud.interventions(
-            session, study_id=ctx.study_id, status="pending", kinds=["note", "stop_run", "patch_run"]
+            session,
+            study_id=ctx.study_id,
+            status="pending",
+            kinds=["note", "stop_run", "patch_run"],
         )
     for item in pending:
         result, status = "applied", "applied"
@@ -41,7 +45,9 @@ def _apply_interventions(ctx: StudyContext, notes: list[str]) -> list[str]:
                 ctx.event("monitor", "note", f"human note read: {text}", reason=item.actor)
             elif item.kind == "stop_run":
                 ctx.gateway.stop_run(item.payload["run"])
-                ctx.event("monitor", "action", f"stopped run {item.payload['run']}", reason=item.reason)
+                ctx.event(
+                    "monitor", "action", f"stopped run {item.payload['run']}", reason=item.reason
+                )
             else:
                 ctx.gateway.patch_run(item.payload["run"], item.payload["fields"])
                 ctx.event("monitor", "action", f"edited run {item.payload['run']}: {item.payload['fields']}",
@@ -91,7 +97,9 @@ def monitor(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
         bad = [p for p in points if p["name"] in WATCHED and not _finite(p["value"])
                and p["step"] > acted_at]  # fmt: skip
         now = time.time()
-        last_step, last_move, started, run_share_s = progress.get(row.id, [0, now, now, fresh_share_s])
+        last_step, last_move, started, run_share_s = progress.get(
+            row.id, [0, now, now, fresh_share_s]
+        )
         if run["step"] != last_step:
             progress[row.id] = [run["step"], now, started, run_share_s]
             moved = True
@@ -105,17 +113,35 @@ def monitor(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
                       reason=run.get("error"))  # fmt: skip
             continue
         if over_budget:
-            actions.append({"kind": "stop_run", "experiment": row.id, "reason": "training budget spent"})
+            actions.append(
+                {"kind": "stop_run", "experiment": row.id, "reason": "training budget spent"}
+            )
         elif now - started > run_share_s:
-            actions.append({"kind": "stop_run", "experiment": row.id,
-                            "reason": f"its share of the training budget ({run_share_s:.0f} s) is spent"})
+            actions.append(
+                {
+                    "kind": "stop_run",
+                    "experiment": row.id,
+                    "reason": f"its share of the training budget ({run_share_s:.0f} s) is spent",
+                }
+            )
         elif bad:
             kind = "stop_run" if row.config.get("lr_lowered") else "lower_lr"
-            actions.append({"kind": kind, "experiment": row.id, "step": bad[-1]["step"],
-                            "reason": f"{bad[0]['name']} is {bad[0]['value']} at step {bad[0]['step']}"})
+            actions.append(
+                {
+                    "kind": kind,
+                    "experiment": row.id,
+                    "step": bad[-1]["step"],
+                    "reason": f"{bad[0]['name']} is {bad[0]['value']} at step {bad[0]['step']}",
+                }
+            )
         elif time.time() - progress[row.id][1] > ctx.settings.stall_s:
-            actions.append({"kind": "stop_run", "experiment": row.id,
-                            "reason": f"no training step for {ctx.settings.stall_s:g} s"})
+            actions.append(
+                {
+                    "kind": "stop_run",
+                    "experiment": row.id,
+                    "reason": f"no training step for {ctx.settings.stall_s:g} s",
+                }
+            )
         elif _failing(run, health.setdefault(row.id, [0, 0])):
             finished, aborted = run.get("episodes_finished", 0), run.get("episodes_aborted", 0)
             health[row.id] = [finished, aborted]  # the next edit is judged on what follows
@@ -127,12 +153,17 @@ def monitor(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
                 processes = crud.client_processes(session, experiment_id=row.id)
             current = [p for p in processes if p.attempt == row.attempt]
             for process in current:
-                if process.pid is None:
+                if not was_started(process):
                     continue
-                status = ctx.launcher.exit_status(process.pid, exit_path_of(process.log_path))
+                status = ctx.launcher_for(process).client_exit_status(process)
                 if status is not None:
-                    actions.append({"kind": "restart_client", "experiment": row.id,
-                                    "reason": f"client pid {process.pid} exited with {status}"})
+                    actions.append(
+                        {
+                            "kind": "restart_client",
+                            "experiment": row.id,
+                            "reason": f"client {describe(process)} exited with {status}",
+                        }
+                    )
     if not actions and not moved:
         time.sleep(ctx.poll_s)
     return {"actions": actions, "progress": progress, "notes": notes, "health": health}

@@ -212,11 +212,13 @@ class FakeGateway:
 
 @dataclass
 class FakeLauncher:
-    """`LocalLauncher`'s methods, starting nothing. A started pid is alive until stopped;
-    `crashed` pids read as exited with status 1 (while alive stays False for them);
-    `always_alive` makes every pid alive (a client a killed researcher left running)."""
+    """The `Launcher` protocol (and `LocalLauncher`'s pid methods), starting nothing. A
+    started pid is alive until stopped; `crashed` pids read as exited with status 1 (while
+    alive stays False for them); `always_alive` makes every pid alive (a client a killed
+    researcher left running)."""
 
     name: str = "local"
+    ships_files: bool = False
     started: list[tuple[int, list[str]]] = field(default_factory=list)
     stopped: list[int] = field(default_factory=list)
     crashed: set[int] = field(default_factory=set)
@@ -224,7 +226,9 @@ class FakeLauncher:
     always_alive: bool = False
     _next_pid: int = 1000
 
-    def start(self, command: list[str], *, log_path: Path, cwd: Path, env=None) -> ProcessInfo:
+    def start(
+        self, command: list[str], *, log_path: Path, cwd: Path, env=None, name=None, files=None
+    ) -> ProcessInfo:
         self._next_pid += 1
         pid = self._next_pid
         self.started.append((pid, list(command)))
@@ -255,3 +259,13 @@ class FakeLauncher:
 
     def stop(self, pid: int, *, timeout_s: float = 15.0, exit_path=None) -> None:
         self.stopped.append(pid)
+
+    # the `Launcher` protocol: a client by its record
+    def client_alive(self, client) -> bool:
+        return self.alive(client.pid)
+
+    def client_exit_status(self, client) -> int | None:
+        return self.exit_status(client.pid, Path(client.log_path).with_suffix(".exit"))
+
+    def stop_client(self, client, *, timeout_s: float = 15.0) -> None:
+        self.stop(client.pid, timeout_s=timeout_s)
