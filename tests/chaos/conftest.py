@@ -2,7 +2,8 @@
 `swarm run` processes that can be killed (SIGKILL) and replaced.
 
 `start_gateway_with_lease` is `gateway serve --client-lease-s S` as a user types it
-(`researcher.local_gateway.start_local_gateway`). `bench/churn.py` uses the same helpers.
+(`researcher.local_gateway.start_local_gateway`), on its SQLite file or a PostgreSQL
+database. `bench/churn.py` uses the same helpers.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 import httpx
 
 from researcher.local_gateway import LocalGateway, start_local_gateway
+from tests.integration.conftest import gateway_database  # noqa: F401  (sqlite | postgresql)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -27,10 +29,11 @@ REPO = Path(__file__).resolve().parents[2]
 class ChaosGateway(LocalGateway):
     state_dir: Path = Path()
     lease_s: float = 30.0
+    database: str | None = None  # its --database-url; None: its SQLite file in state_dir
 
     @property
     def database_url(self) -> str:
-        return f"sqlite:///{self.state_dir / 'gateway.sqlite'}"
+        return self.database or f"sqlite:///{self.state_dir / 'gateway.sqlite'}"
 
     @property
     def port(self) -> int:
@@ -46,10 +49,12 @@ def start_gateway_with_lease(
     port: int | None = None,
     log_name: str = "gateway.log",
     log_level: str = "warning",
+    database_url: str | None = None,
 ) -> ChaosGateway:
     """`gateway serve --model MODEL --state-dir TMP/state` on `port` (default: a free
-    loopback one), clients leased for `lease_s`. The same `tmp` and `port` again restart
-    a killed gateway where its clients look for it."""
+    loopback one), clients leased for `lease_s`, on `database_url` (default: its SQLite
+    file in the state dir). The same `tmp`, `port` and `database_url` again restart a
+    killed gateway where its clients look for it."""
     state_dir = tmp / "state"
     started = start_local_gateway(
         model=model,
@@ -58,8 +63,11 @@ def start_gateway_with_lease(
         extra_args=["--client-lease-s", str(lease_s), "--log-level", log_level],
         timeout=timeout,
         port=port,
+        database_url=database_url,
     )
-    return ChaosGateway(started.url, started.process, started.log_path, state_dir, lease_s)
+    return ChaosGateway(
+        started.url, started.process, started.log_path, state_dir, lease_s, database_url
+    )
 
 
 # The chaos tests' run: a GRPO run on `tiny` whose every finished episode is trained or
@@ -216,9 +224,13 @@ def check_ledger(ledger: list[str], database_url: str, run: str) -> LedgerCheck:
     from experiments_db.db import make_engine
     from experiments_db.models import EpisodeRow, SampleRow
 
-    with Session(make_engine(database_url)) as session:
-        episodes = {e.id: e for e in session.exec(select(EpisodeRow)).all()}
-        samples = session.exec(select(SampleRow).where(SampleRow.run == run)).all()
+    engine = make_engine(database_url)
+    try:
+        with Session(engine) as session:
+            episodes = {e.id: e for e in session.exec(select(EpisodeRow)).all()}
+            samples = session.exec(select(SampleRow).where(SampleRow.run == run)).all()
+    finally:
+        engine.dispose()  # PostgreSQL: no pooled connection left on the test's database
     by_episode: dict[str, list[SampleRow]] = {}
     for sample in samples:
         by_episode.setdefault(sample.episode_id, []).append(sample)

@@ -2,7 +2,9 @@
 started again on the same port and --state-dir: the clients reconnect by themselves (same
 processes) and go on finishing episodes, nothing a client was told is finished is lost or
 trained twice, and the run goes on from its last checkpoint — weights version, trainer
-step count and AdamW state — with steps advancing past it.
+step count and AdamW state — with steps advancing past it. On the gateway's SQLite file
+and on PostgreSQL (`--database-url`; the checkpoints stay in the state dir): the ledger is
+checked against the database the gateway came back on.
 
     .venv/bin/python -m pytest -q -m slow tests/chaos/test_gateway_kill.py
 """
@@ -30,11 +32,13 @@ CLIENTS = 3
 CHECKPOINT_EVERY = 2
 
 
-def test_a_killed_gateway_comes_back_where_its_clients_and_checkpoint_left_it(tmp_path):
+def test_a_killed_gateway_comes_back_where_its_clients_and_checkpoint_left_it(
+    tmp_path, gateway_database
+):
     from experiments_db.db import make_engine
     from experiments_db.models import ClientRow, EpisodeRow
 
-    gw = start_gateway_with_lease(tmp_path, lease_s=LEASE_S)
+    gw = start_gateway_with_lease(tmp_path, lease_s=LEASE_S, database_url=gateway_database)
     fleet = ClientFleet(gw.url, RUN, WORKFLOW, tmp_path, concurrency=2)
     http = httpx.Client(base_url=gw.url, timeout=30)
     try:
@@ -57,8 +61,9 @@ def test_a_killed_gateway_comes_back_where_its_clients_and_checkpoint_left_it(tm
         ledger_at_kill = {c.number: _lines(c.ledger) for c in fleet.running}
 
         gw = start_gateway_with_lease(
-            tmp_path, lease_s=LEASE_S, port=gw.port, log_name="restarted.log", log_level="info"
-        )
+            tmp_path, lease_s=LEASE_S, port=gw.port, log_name="restarted.log", log_level="info",
+            database_url=gateway_database,
+        )  # fmt: skip
         restored = run()
         # the checkpoint it came back from is the latest one saved before the kill (the
         # restored run trains at once and may save a newer one before this reads the list)
@@ -108,9 +113,13 @@ def test_a_killed_gateway_comes_back_where_its_clients_and_checkpoint_left_it(tm
 
     ledger = fleet.ledger_episode_ids()
     checked = check_ledger(ledger, gw.database_url, RUN)
-    with Session(make_engine(gw.database_url)) as session:
-        episodes = {e.id: e for e in session.exec(select(EpisodeRow)).all()}
-        clients = session.exec(select(ClientRow)).all()
+    engine = make_engine(gw.database_url)
+    try:
+        with Session(engine) as session:
+            episodes = {e.id: e for e in session.exec(select(EpisodeRow)).all()}
+            clients = session.exec(select(ClientRow)).all()
+    finally:
+        engine.dispose()
     after_restart = [i for i in ledger if episodes[i].created_at > killed_at]
     by_restart = [e for e in episodes.values() if "gateway restarted" in (e.abort_reason or "")]
     print(

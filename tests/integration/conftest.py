@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from researcher.local_gateway import start_local_gateway
+from tests.postgres import _admin
 
 
 @dataclass
@@ -76,6 +78,20 @@ def gateway_database(request: pytest.FixtureRequest) -> str | None:
     if request.param == "sqlite":
         return None
     return request.getfixturevalue("pg_database")
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def module_gateway_database(request: pytest.FixtureRequest) -> Iterator[str | None]:
+    """`gateway_database` for a module-scoped gateway (one per module and database): None,
+    or a fresh PostgreSQL database made for the module and dropped after it."""
+    if request.param == "sqlite":
+        yield None
+        return
+    server = request.getfixturevalue("postgres_server")
+    name = f"m_{uuid.uuid4().hex}"
+    _admin(server, f'CREATE DATABASE "{name}"')
+    yield f"{server}/{name}"
+    _admin(server, f'DROP DATABASE "{name}" WITH (FORCE)')
 
 
 def wait_for(predicate: Callable[[], object], timeout: float = 120.0, every: float = 0.5):

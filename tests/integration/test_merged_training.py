@@ -1,7 +1,9 @@
 """Merged training through the whole stack: `gateway serve` (tiny model) + `swarm run` on
 the shipped multi-turn game (`examples/guess_number.py`, several calls per episode) with a
 run created with `merge: "tree"`. The episodes' calls merge into fewer timelines than
-calls, the run steps, the weights version goes up, and nothing fails."""
+calls, the run steps, the weights version goes up, and nothing fails — on the gateway's
+SQLite file and on PostgreSQL (`--database-url`), which records each step and from which
+the step metrics below are read."""
 
 from __future__ import annotations
 
@@ -18,8 +20,9 @@ GUESS_NUMBER = Path(__file__).parents[2] / "examples" / "guess_number.py"
 
 
 @pytest.fixture(scope="module")
-def tiny_gateway(tmp_path_factory):
-    gw = start_gateway(tmp_path_factory.mktemp("tiny-merge-gateway"), model="tiny")
+def tiny_gateway(tmp_path_factory, module_gateway_database):
+    tmp = tmp_path_factory.mktemp("tiny-merge-gateway")
+    gw = start_gateway(tmp, model="tiny", database_url=module_gateway_database)
     yield gw
     stop_gateway(gw)
 

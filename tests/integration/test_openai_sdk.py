@@ -1,5 +1,7 @@
 """The official openai SDK (sync, async, streaming, tools) against a real `gateway serve`
-with the bundled SmolLM2, and the recorded trace read back at token level."""
+with the bundled SmolLM2, and the recorded trace read back at token level — from the
+gateway's SQLite file and from PostgreSQL (`--database-url`): the episode tests run on both,
+plain inference (nothing recorded) on the session's SQLite gateway only."""
 
 from __future__ import annotations
 
@@ -9,6 +11,9 @@ import json
 import httpx
 import openai
 import pytest
+from sqlmodel import Session, select
+
+from tests.integration.conftest import start_gateway, stop_gateway
 
 pytestmark = pytest.mark.slow
 
@@ -25,6 +30,19 @@ WEATHER = {
     },
 }
 QUESTION = [{"role": "user", "content": "What is the capital of France?"}]
+
+
+@pytest.fixture(scope="module")
+def recording_gateway(request, module_gateway_database, tmp_path_factory):
+    """Where the episode tests record: the session's SmolLM2 gateway (its SQLite file), or
+    a SmolLM2 gateway of the module's own on a fresh PostgreSQL database."""
+    if module_gateway_database is None:
+        yield request.getfixturevalue("smollm2_gateway")
+        return
+    tmp = tmp_path_factory.mktemp("smollm2-postgresql-gateway")
+    gw = start_gateway(tmp, "--dtype", "float32", database_url=module_gateway_database)
+    yield gw
+    stop_gateway(gw)
 
 
 def client(gw, key="sk-none", base=None):
@@ -163,9 +181,9 @@ def _new_episode(gw):
     return r.json()
 
 
-def test_episode_calls_are_recorded_at_token_level_and_redecode_to_the_text(smollm2_gateway):
-    ep = _new_episode(smollm2_gateway)
-    llm = client(smollm2_gateway, key=ep["api_key"], base=ep["base_url"])
+def test_episode_calls_are_recorded_at_token_level_and_redecode_to_the_text(recording_gateway):
+    ep = _new_episode(recording_gateway)
+    llm = client(recording_gateway, key=ep["api_key"], base=ep["base_url"])
     first = llm.chat.completions.create(
         model="smollm2-135m", messages=QUESTION, max_tokens=16, temperature=0.7, seed=1
     )
@@ -181,14 +199,16 @@ def test_episode_calls_are_recorded_at_token_level_and_redecode_to_the_text(smol
         if c.choices
     )
     # the same under the path form, without a key
-    path_llm = client(smollm2_gateway, base=f"{smollm2_gateway.url}/episodes/{ep['episode_id']}/v1")
+    path_llm = client(
+        recording_gateway, base=f"{recording_gateway.url}/episodes/{ep['episode_id']}/v1"
+    )
     path_llm.chat.completions.create(model="smollm2-135m", messages=QUESTION, max_tokens=4)
     # plain inference (no episode key) is not recorded
-    client(smollm2_gateway).chat.completions.create(
+    client(recording_gateway).chat.completions.create(
         model="smollm2-135m", messages=QUESTION, max_tokens=4
     )
 
-    trace = httpx.get(f"{smollm2_gateway.url}/swarm/episodes/{ep['episode_id']}").json()
+    trace = httpx.get(f"{recording_gateway.url}/swarm/episodes/{ep['episode_id']}").json()
     calls = trace["calls"]
     assert len(calls) == 3
     from transformers import AutoTokenizer
@@ -205,17 +225,28 @@ def test_episode_calls_are_recorded_at_token_level_and_redecode_to_the_text(smol
         assert "<|im_start|>assistant" in tok.decode(call["prompt_token_ids"])
     # the second call's prompt holds the first exchange
     assert "And of Italy?" in tok.decode(calls[1]["prompt_token_ids"])
+    # the trace was read back from the database, where the three calls are rows
+    from experiments_db.db import make_engine
+    from experiments_db.models import CallRow
+
+    engine = make_engine(recording_gateway.database_url)
+    try:
+        with Session(engine) as session:
+            rows = session.exec(select(CallRow).where(CallRow.episode_id == ep["episode_id"])).all()
+    finally:
+        engine.dispose()  # PostgreSQL: no pooled connection left on the module's database
+    assert sorted(row.index for row in rows) == [0, 1, 2]
 
 
-def test_a_foreign_or_unknown_episode_key_is_refused(smollm2_gateway):
-    a, b = _new_episode(smollm2_gateway), _new_episode(smollm2_gateway)
+def test_a_foreign_or_unknown_episode_key_is_refused(recording_gateway):
+    a, b = _new_episode(recording_gateway), _new_episode(recording_gateway)
     with pytest.raises(openai.AuthenticationError):
         client(
-            smollm2_gateway,
+            recording_gateway,
             key=a["api_key"],
-            base=f"{smollm2_gateway.url}/episodes/{b['episode_id']}/v1",
+            base=f"{recording_gateway.url}/episodes/{b['episode_id']}/v1",
         ).chat.completions.create(model="smollm2-135m", messages=QUESTION, max_tokens=2)
     with pytest.raises(openai.AuthenticationError):
-        client(smollm2_gateway, key="sk-ep-not-a-real-key").chat.completions.create(
+        client(recording_gateway, key="sk-ep-not-a-real-key").chat.completions.create(
             model="smollm2-135m", messages=QUESTION, max_tokens=2
         )

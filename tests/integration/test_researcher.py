@@ -11,6 +11,7 @@ the study folder in its command line, and killed by pid when a test fails.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -23,6 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy import text
 
 from experiments_db import crud
 from experiments_db.db import make_engine, session_scope
@@ -166,8 +168,8 @@ def running_experiment(home: Path) -> str | None:
 
 
 def gateway_runs(study_dir: Path) -> dict[str, float]:
-    """Training runs (name → created_at) in the embedded gateway's own database (it is
-    stopped by now), without validate's dry-run runs."""
+    """Training runs (name → created_at) in the embedded gateway's own SQLite database (it
+    is stopped by now), without validate's dry-run runs."""
     with sqlite3.connect(study_dir / "gateway" / "gateway.sqlite") as db:
         rows = db.execute("SELECT id, created_at FROM run").fetchall()
     return {name: created for name, created in rows if not CHECK_RUN.search(name)}
@@ -308,8 +310,9 @@ def test_researcher_stop_from_another_process_stops_the_study(home: Path):
 
 def test_a_study_on_postgresql_keeps_its_records_there(home: Path, pg_database: str):
     """`researcher start --db postgresql://…`: the study, its experiments and its report are
-    rows in PostgreSQL, and no SQLite researcher.db is made (the embedded gateway keeps its
-    own SQLite file in the study folder, as documented)."""
+    rows in PostgreSQL, and no SQLite researcher.db is made; the embedded gateway keeps its
+    runs and episodes in the same database, in the study's own schema `gateway_<study id>`,
+    and makes no SQLite file either."""
     process = start_researcher(home, "start", QUESTION, "--budget", "1m", "--model", "tiny",
                                "--seeds", "1", "--db", pg_database)  # fmt: skip
     code = finish(process, home, timeout=180)
@@ -320,12 +323,32 @@ def test_a_study_on_postgresql_keeps_its_records_there(home: Path, pg_database: 
     try:
         study_id = only_study(engine)
         study, report, experiments, processes, events = recorded(engine, study_id)
+        schema = "gateway_" + study_id.replace("-", "_")
+        with engine.connect() as connection:
+            runs = connection.execute(text(f'SELECT id FROM "{schema}".run')).scalars().all()
+            finished = dict(connection.execute(text(
+                f'SELECT run, count(*) FROM "{schema}".episode WHERE status = \'finished\' '
+                "GROUP BY run"
+            )).all())  # fmt: skip
     finally:
         engine.dispose()  # no pooled connection left on the database the fixture drops
     assert study.status == "finished" and study.finished_at, study
     assert report is not None and report.conclusion and Path(report.html_path).is_file()
-    assert experiments and all(e.run_name for e in experiments), experiments
-    assert {p.experiment_id for p in processes} == {e.id for e in experiments}
+    # a 1-minute budget on a loaded box may be spent before the second arm starts
+    launched = [e for e in experiments if e.run_name]
+    assert launched and len(experiments) == 2, experiments
+    assert {p.experiment_id for p in processes} == {e.id for e in launched}
     assert set(PHASES) <= {e.phase for e in events}
     assert not [e for e in events if e.kind == "error"], [e.message for e in events]
-    assert_nothing_left_running(Path(study.directory))
+
+    # the embedded gateway's runs (each launched experiment's, and validate's dry runs) and
+    # their finished episodes are rows in the study's schema; its state dir has no SQLite file
+    study_dir = Path(study.directory)
+    training = {name for name in runs if not CHECK_RUN.search(name)}
+    assert training == {e.run_name for e in launched}, runs
+    assert all(finished.get(e.run_name, 0) > 0 for e in launched), finished
+    assert any(CHECK_RUN.search(name) for name in runs), runs  # validate's, on it too
+    assert not list((study_dir / "gateway").glob("*.sqlite*"))
+    served = json.loads((study_dir / "gateway" / "serve-config.json").read_text())
+    assert schema in served["settings"]["database_url"], served["settings"]
+    assert_nothing_left_running(study_dir)

@@ -2,7 +2,8 @@
 on the shipped two-policy workflow (`examples/team.py`: a planner and an executor) with a
 run created with both policies. The run steps; each policy keeps its own weights version
 and its own step metrics; every sample trains only the policy whose model its call named;
-and the per-policy rewards the rollout returned are stored as given."""
+and the per-policy rewards the rollout returned are stored as given — in the gateway's
+SQLite file and in PostgreSQL (`--database-url`): the module runs once on each."""
 
 from __future__ import annotations
 
@@ -25,8 +26,9 @@ POLICIES = {"planner", "executor"}
 
 
 @pytest.fixture(scope="module")
-def tiny_gateway(tmp_path_factory):
-    gw = start_gateway(tmp_path_factory.mktemp("tiny-team-gateway"), model="tiny")
+def tiny_gateway(tmp_path_factory, module_gateway_database):
+    tmp = tmp_path_factory.mktemp("tiny-team-gateway")
+    gw = start_gateway(tmp, model="tiny", database_url=module_gateway_database)
     yield gw
     stop_gateway(gw)
 
@@ -64,11 +66,16 @@ def trained_team(tiny_gateway):
 
 
 def rows(gw, table, **where) -> list:
-    with Session(make_engine(f"sqlite:///{gw.state_dir / 'gateway.sqlite'}")) as session:
-        query = select(table)
-        for column, value in where.items():
-            query = query.where(getattr(table, column) == value)
-        return list(session.exec(query).all())
+    """`table`'s rows in the gateway's database (`where`: column == value)."""
+    engine = make_engine(gw.database_url)
+    try:
+        with Session(engine) as session:
+            query = select(table)
+            for column, value in where.items():
+                query = query.where(getattr(table, column) == value)
+            return list(session.exec(query).all())
+    finally:
+        engine.dispose()  # PostgreSQL: no pooled connection left on the module's database
 
 
 def test_a_two_policy_run_trains_each_policy_to_its_own_new_version(trained_team):
