@@ -88,6 +88,9 @@ def start_local_gateway(
         *(extra_args or []),
     ]
     env = dict(os.environ)
+    # the embedded gateway's database is the study's choice, never a standalone gateway's
+    # $SWARMRL_GATEWAY_DB_URL that happens to be set in the user's shell
+    env.pop("SWARMRL_GATEWAY_DB_URL", None)
     if database_url:
         env["SWARMRL_GATEWAY_DB_URL"] = database_url
     process = subprocess.Popen(

@@ -23,7 +23,13 @@ from pathlib import Path
 from researcher.launcher.base import ClientRecord, ProcessInfo, exit_path_of
 
 # Environment a client must not inherit: the researcher's database and planner credentials.
-SCRUBBED_ENV_PREFIXES = ("SWARMRL_DB", "SWARMRL_PLANNER", "DATABASE_URL", "PG")
+SCRUBBED_ENV_PREFIXES = (
+    "SWARMRL_DB",
+    "SWARMRL_GATEWAY_DB",  # a standalone gateway's database URL, if the user has one set
+    "SWARMRL_PLANNER",
+    "DATABASE_URL",
+    "PG",
+)
 SCRUBBED_ENV_NAMES = ("OPENAI_API_KEY",)
 WRAPPER = '"$@"; echo $? > "$SWARMRL_EXIT_FILE"'
 

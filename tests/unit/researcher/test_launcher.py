@@ -34,11 +34,17 @@ def test_the_researchers_database_and_planner_credentials_are_not_inherited(tmp_
     monkeypatch.setenv("SWARMRL_PLANNER_API_KEY", "sk-secret")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-other")
     monkeypatch.setenv("PGPASSWORD", "pw")
+    monkeypatch.setenv("SWARMRL_GATEWAY_DB_URL", "postgresql://gw:secret@db/gw")
     monkeypatch.setenv("SWARMRL_GATEWAY", "http://127.0.0.1:8400")
     env = client_env({"SWARMRL_API_KEY": "admin"})
-    assert not {"SWARMRL_DB_URL", "SWARMRL_PLANNER_API_KEY", "OPENAI_API_KEY", "PGPASSWORD"} & set(
-        env
-    )
+    scrubbed = {
+        "SWARMRL_DB_URL",
+        "SWARMRL_PLANNER_API_KEY",
+        "OPENAI_API_KEY",
+        "PGPASSWORD",
+        "SWARMRL_GATEWAY_DB_URL",
+    }
+    assert not scrubbed & set(env)
     assert env["SWARMRL_GATEWAY"] == "http://127.0.0.1:8400" and env["SWARMRL_API_KEY"] == "admin"
     launcher = LocalLauncher()
     info = launcher.start(
