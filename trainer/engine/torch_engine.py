@@ -9,6 +9,10 @@ The event loop only awaits queues: the HTTP server stays responsive while we dec
 The weights version is a counter the training loop bumps (`run_exclusive` runs a weight
 update on the worker thread between two decode steps); every token records the version
 that produced it.
+
+What a sampled token becomes (text, stop strings, the `Completion`) and the bridge to the
+caller's loop are shared with the vLLM engine: `trainer.engine.completion` and
+`trainer.engine.streaming`.
 """
 
 from __future__ import annotations
@@ -19,23 +23,24 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
 from trainer.config import EngineConfig
+from trainer.engine.completion import CompletionBuilder, prompt_error, serving_context
 from trainer.engine.kv_cache import SlotKVCache
 from trainer.engine.sampling import RowSampler, sample_rows
+from trainer.engine.streaming import Emit, RelayedEngine
 from trainer.engine.weights import copy_weights_into
-from trainer.errors import EngineFailure, EngineStopped, InvalidPrompt, PromptTooLong
-from trainer.tokenizer import HFChatTokenizer, IncrementalDetokenizer
-from trainer.types import Completion, GeneratedToken, SamplingParams, StreamEnd, TokenLogprob
+from trainer.errors import EngineFailure, EngineStopped
+from trainer.tokenizer import HFChatTokenizer
+from trainer.types import SamplingParams, StreamEnd, TokenLogprob
 
 log = logging.getLogger(__name__)
 
-_DEFAULT_CONTEXT_CAP = 8192
 # torch's thread count before anyone lowers it for the main thread (see `compute_thread`).
 DEFAULT_THREADS = torch.get_num_threads()
 
@@ -60,7 +65,7 @@ class _Request:
     id: int
     prompt: list[int]
     params: SamplingParams
-    emit: Callable[[Any], None]  # thread-safe: delivers to the requester's asyncio queue
+    emit: Emit
     cancelled: threading.Event = field(default_factory=threading.Event)
     submitted_at: float = field(default_factory=time.time)
 
@@ -68,22 +73,13 @@ class _Request:
 @dataclass
 class _Sequence:
     request: _Request
-    detok: IncrementalDetokenizer
+    out: CompletionBuilder
     sampler: RowSampler
     cached: int = 0  # tokens whose keys/values are in the cache
     next_token: int = -1  # sampled, not yet fed to the model
-    tokens: list[int] = field(default_factory=list)
-    logprobs: list[float] = field(default_factory=list)
-    versions: list[int] = field(default_factory=list)
-    tops: list[list[TokenLogprob]] = field(default_factory=list)
-    token_texts: list[str] = field(default_factory=list)
-    text: str = ""  # visible text so far (before stop-string cut)
-    emitted: int = 0  # chars of `text` already streamed
-    first_token_at: float = 0.0
-    finish_reason: str | None = None
 
 
-class TorchEngine:
+class TorchEngine(RelayedEngine):
     """Implements `trainer.types.InferenceEngine` for transformers causal LMs."""
 
     def __init__(
@@ -97,8 +93,7 @@ class TorchEngine:
         self.model = model
         self.tokenizer = tokenizer
         mc = model.config
-        model_context = getattr(mc, "max_position_embeddings", None) or _DEFAULT_CONTEXT_CAP
-        self._max_context = self.config.max_context or min(model_context, _DEFAULT_CONTEXT_CAP)
+        self._max_context = serving_context(mc, self.config.max_context)
         self._vocab_size = model.get_input_embeddings().num_embeddings
         param = next(model.parameters())
         self.device, self.dtype = param.device, param.dtype
@@ -135,38 +130,13 @@ class TorchEngine:
     def max_context(self) -> int:
         return self._max_context
 
-    async def stream(
-        self, prompt_token_ids: Sequence[int], params: SamplingParams
-    ) -> AsyncIterator[GeneratedToken | StreamEnd]:
-        if self._stopped.is_set():
-            raise EngineStopped("the engine has been shut down")
-        loop = asyncio.get_running_loop()
-        inbox: asyncio.Queue[Any] = asyncio.Queue()
-
-        def emit(item: Any) -> None:
-            try:
-                loop.call_soon_threadsafe(inbox.put_nowait, item)
-            except RuntimeError:  # the requester's loop is closed; nobody is listening
-                pass
-
+    def _submit(
+        self, prompt_token_ids: Sequence[int], params: SamplingParams, emit: Emit
+    ) -> Callable[[], None]:
+        """Queue the request for the worker (it checks the prompt); return its cancel."""
         request = _Request(next(self._ids), list(prompt_token_ids), params, emit)
         self._inbox.put(request)
-        try:
-            while True:
-                item = await inbox.get()
-                if isinstance(item, BaseException):
-                    raise item
-                yield item
-                if isinstance(item, StreamEnd):
-                    return
-        finally:
-            request.cancelled.set()
-
-    async def generate(self, prompt_token_ids: Sequence[int], params: SamplingParams) -> Completion:
-        async for item in self.stream(prompt_token_ids, params):
-            if isinstance(item, StreamEnd):
-                return item.completion
-        raise EngineFailure("the engine stream ended without a completion")
+        return request.cancelled.set
 
     # -- control ------------------------------------------------------------------------
     async def run_exclusive(self, fn: Callable[[], Any], bump_version: bool = True) -> Any:
@@ -244,11 +214,14 @@ class TorchEngine:
             gen.manual_seed(req.params.seed)
         else:
             gen = self._generator
-        return _Sequence(
-            request=req,
-            detok=IncrementalDetokenizer(self.tokenizer),
-            sampler=RowSampler(req.params, gen),
+        out = CompletionBuilder.start(
+            self.tokenizer,
+            req.prompt,
+            req.params,
+            max_context=self._max_context,
+            started_at=req.submitted_at,
         )
+        return _Sequence(request=req, out=out, sampler=RowSampler(req.params, gen))
 
     def _admit(self) -> None:
         self._waiting = [
@@ -271,17 +244,10 @@ class TorchEngine:
         self._prefill(batch, longest)
 
     def _acceptable(self, req: _Request) -> bool:
-        if any(not 0 <= t < self._vocab_size for t in req.prompt):
-            req.emit(InvalidPrompt(f"prompt token ids must lie in [0, {self._vocab_size})"))
-            return False
-        if 0 < len(req.prompt) < self._max_context:
-            return True
-        req.emit(
-            PromptTooLong(
-                f"prompt has {len(req.prompt)} tokens; this engine takes 1 to {self._max_context - 1}"
-            )
-        )
-        return False
+        error = prompt_error(req.prompt, self._vocab_size, self._max_context)
+        if error is not None:
+            req.emit(error)
+        return error is None
 
     def _ensure_cache(self, rows: int, columns: int) -> None:
         live_columns = max((s.cached + 1 for s in self._live), default=0)
@@ -352,67 +318,10 @@ class TorchEngine:
         version = self._version
         now = time.time()
         for seq, token, logprob, top in zip(seqs, tokens, logprobs, tops, strict=True):
-            self._append_token(
-                seq, token, logprob, [TokenLogprob(i, lp) for i, lp in top], version, now
-            )
+            seq.next_token = token
+            top_logprobs = [TokenLogprob(i, lp) for i, lp in top]
+            seq.request.emit(seq.out.add(token, logprob, top_logprobs, version, now))
         self._retire_finished()
-
-    def _append_token(
-        self,
-        seq: _Sequence,
-        token: int,
-        logprob: float,
-        top: list[TokenLogprob],
-        version: int,
-        now: float,
-    ) -> None:
-        p = seq.request.params
-        if not seq.tokens:
-            seq.first_token_at = now
-        seq.tokens.append(token)
-        seq.logprobs.append(logprob)
-        seq.versions.append(version)
-        seq.tops.append(top)
-        seq.token_texts.append(self.tokenizer.token_text(token))
-        seq.next_token = token
-        is_eos = token in self.tokenizer.eos_token_ids and not p.ignore_eos
-        delta = "" if is_eos else seq.detok.push(token)
-        seq.text += delta
-        if is_eos:
-            seq.finish_reason = "stop"
-        elif p.stop and self._cut_at_stop(seq):
-            seq.finish_reason = "stop"
-        elif len(seq.tokens) >= p.max_tokens or seq.cached + 1 >= self._max_context:
-            seq.finish_reason = "length"
-        visible = self._emittable(seq)
-        piece = seq.text[seq.emitted : visible]
-        seq.emitted = visible
-        seq.request.emit(
-            GeneratedToken(
-                token_id=token, logprob=logprob, text=piece, version=version, top_logprobs=top
-            )
-        )
-
-    def _cut_at_stop(self, seq: _Sequence) -> bool:
-        window_start = max(0, seq.emitted - max(len(s) for s in seq.request.params.stop))
-        hits = [i for s in seq.request.params.stop if (i := seq.text.find(s, window_start)) >= 0]
-        if not hits:
-            return False
-        seq.text = seq.text[: min(hits)]
-        return True
-
-    def _emittable(self, seq: _Sequence) -> int:
-        """How much of the text may be streamed: all of it once finished; otherwise hold
-        back a tail that could still become a stop string."""
-        if seq.finish_reason or not seq.request.params.stop:
-            return len(seq.text)
-        hold = 0
-        for stop in seq.request.params.stop:
-            for k in range(min(len(stop) - 1, len(seq.text)), 0, -1):
-                if seq.text.endswith(stop[:k]):
-                    hold = max(hold, k)
-                    break
-        return max(seq.emitted, len(seq.text) - hold)
 
     def _retire_finished(self) -> None:
         keep: list[_Sequence] = []
@@ -420,28 +329,10 @@ class TorchEngine:
         for seq in self._live:
             if seq.request.cancelled.is_set():
                 continue
-            if seq.finish_reason is None:
+            if seq.out.finish_reason is None:
                 keep.append(seq)
                 continue
-            req = seq.request
-            seq.request.emit(
-                StreamEnd(
-                    Completion(
-                        prompt_token_ids=req.prompt,
-                        token_ids=seq.tokens,
-                        logprobs=seq.logprobs,
-                        text=seq.text,
-                        finish_reason=seq.finish_reason,  # type: ignore[arg-type]
-                        versions=seq.versions,
-                        top_logprobs=seq.tops,
-                        token_texts=seq.token_texts,
-                        temperature=req.params.temperature if req.params.temperature > 0 else 1.0,
-                        started_at=req.submitted_at,
-                        first_token_at=seq.first_token_at,
-                        finished_at=now,
-                    )
-                )
-            )
+            seq.request.emit(StreamEnd(seq.out.completion(finished_at=now)))
         if len(keep) != len(self._live):
             self._compact(keep)
 

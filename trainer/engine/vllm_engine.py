@@ -33,15 +33,17 @@ How it maps the contract:
 
 - one asyncio loop of our own (a daemon thread) owns the `AsyncLLM`: vLLM binds its output
   handler to the loop that first uses it, while our callers come from any loop (the
-  gateway's, or a fresh one per test). `stream()` bridges to it with thread-safe queues;
-  closing the stream cancels the request's task there, and vLLM aborts the request.
+  gateway's, or a fresh one per test). `stream()` bridges to it with thread-safe queues
+  (`trainer.engine.streaming.relay`, shared with `TorchEngine`); closing the stream
+  cancels the request's task there, and vLLM aborts the request.
 - text: vLLM returns token ids and logprobs only (`detokenize=False`); the visible text,
-  its per-token pieces and stop strings are done here exactly as `TorchEngine` does them
-  (`IncrementalDetokenizer`, hold back a tail that may grow into a stop string, cut at the
-  first match, finish "stop"). A stop string ends the vLLM request by abort. EOS: the
-  tokenizer's `eos_token_ids` go to vLLM as `stop_token_ids` (none with `ignore_eos`), and
-  `generation_config="vllm"` keeps the checkpoint's generation_config.json from adding
-  stop tokens or sampling defaults of its own.
+  its per-token pieces and stop strings are done here by the code `TorchEngine` uses
+  (`trainer.engine.completion.CompletionBuilder`: incremental detokenizing, hold back a
+  tail that may grow into a stop string, cut at the first match, finish "stop"). A stop
+  string ends the vLLM request by abort. EOS: the tokenizer's `eos_token_ids` go to vLLM
+  as `stop_token_ids` (none with `ignore_eos`), and `generation_config="vllm"` keeps the
+  checkpoint's generation_config.json from adding stop tokens or sampling defaults of its
+  own.
 - logprobs: `logprobs_mode="processed_logprobs"` — vLLM's default ("raw_logprobs") is
   log_softmax of the raw logits, without temperature. Processed logprobs are taken after
   temperature (raw logits when greedy) but also after top-k/top-p truncation. So they equal
@@ -50,8 +52,8 @@ How it maps the contract:
   distribution (the one actually sampled from), higher by -log(kept mass) than the torch
   engine's. `top_logprobs` are the top entries of the same distribution.
 - prompt checks (ids in the vocabulary, 1 to max_context - 1 tokens) run before vLLM sees
-  the request, with the torch engine's errors; vLLM's own refusals are mapped onto
-  `trainer.errors` too (`_as_trainer_error`).
+  the request, with the torch engine's errors (`trainer.engine.completion.prompt_error`);
+  vLLM's own refusals are mapped onto `trainer.errors` too (`_as_trainer_error`).
 - weights (`run_exclusive(fn)` + `load_weights` inside fn): fn runs on a thread of its own
   while vLLM keeps generating (its forward/backward does not touch vLLM); the first
   `load_weights` call pauses vLLM's scheduler in "keep" mode with `clear_cache=True` (running
@@ -78,8 +80,8 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -87,7 +89,8 @@ import torch
 from pydantic import BaseModel, Field
 
 from trainer.config import EngineConfig
-from trainer.engine.torch_engine import _DEFAULT_CONTEXT_CAP
+from trainer.engine.completion import CompletionBuilder, prompt_error, serving_context
+from trainer.engine.streaming import Emit, RelayedEngine
 from trainer.errors import (
     EngineFailure,
     EngineStopped,
@@ -95,11 +98,9 @@ from trainer.errors import (
     PromptTooLong,
     TrainerError,
 )
-from trainer.tokenizer import HFChatTokenizer, IncrementalDetokenizer
+from trainer.tokenizer import HFChatTokenizer
 from trainer.types import (
-    Completion,
     FinishReason,
-    GeneratedToken,
     SamplingParams,
     StreamEnd,
     TokenLogprob,
@@ -144,32 +145,11 @@ class VllmSettings(BaseModel):
 @dataclass
 class _Request:
     id: str
-    prompt: list[int]
-    params: SamplingParams
-    max_tokens: int  # params.max_tokens, capped by the room left in the context
-    emit: Callable[[Any], None]  # thread-safe: delivers to the requester's asyncio queue
-    submitted_at: float = field(default_factory=time.time)
+    emit: Emit
+    out: CompletionBuilder  # assembled from vLLM's deltas on the engine loop
 
 
-@dataclass
-class _Building:
-    """A completion being assembled from vLLM's deltas."""
-
-    request: _Request
-    detok: IncrementalDetokenizer
-    tokens: list[int] = field(default_factory=list)
-    logprobs: list[float] = field(default_factory=list)
-    versions: list[int] = field(default_factory=list)
-    tops: list[list[TokenLogprob]] = field(default_factory=list)
-    token_texts: list[str] = field(default_factory=list)
-    text: str = ""  # visible text so far (cut at a stop string once one appears)
-    emitted: int = 0  # chars of `text` already streamed
-    first_token_at: float = 0.0
-    finish_reason: FinishReason | None = None
-    vllm_finished: bool = False
-
-
-class VllmEngine:
+class VllmEngine(RelayedEngine):
     """Implements `InferenceEngine` and `TrainableEngine` on a vLLM `AsyncLLM`.
 
     `make_client` builds the `AsyncLLM` (called once, on the engine's own loop);
@@ -242,52 +222,30 @@ class VllmEngine:
         """Tokens vLLM has returned so far, all requests together (for tests and metrics)."""
         return self._tokens_received
 
-    async def stream(
-        self, prompt_token_ids: Sequence[int], params: SamplingParams
-    ) -> AsyncIterator[GeneratedToken | StreamEnd]:
-        if self._stopped.is_set():
-            raise EngineStopped("the engine has been shut down")
+    def _submit(
+        self, prompt_token_ids: Sequence[int], params: SamplingParams, emit: Emit
+    ) -> Callable[[], None]:
+        """Check the prompt and start serving it on the engine loop; return its cancel."""
         prompt = list(prompt_token_ids)
-        self._check_prompt(prompt)
-        loop = asyncio.get_running_loop()
-        inbox: asyncio.Queue[Any] = asyncio.Queue()
-
-        def emit(item: Any) -> None:
-            try:
-                loop.call_soon_threadsafe(inbox.put_nowait, item)
-            except RuntimeError:  # the requester's loop is closed; nobody is listening
-                pass
-
-        request = _Request(
-            id=f"swarmrl-{next(self._ids)}",
-            prompt=prompt,
-            params=params,
-            max_tokens=min(params.max_tokens, self._max_context - len(prompt)),
-            emit=emit,
+        error = prompt_error(prompt, self._vocab_size, self._max_context)
+        if error is not None:
+            raise error
+        out = CompletionBuilder.start(
+            self.tokenizer, prompt, params, max_context=self._max_context, started_at=time.time()
         )
+        request = _Request(id=f"swarmrl-{next(self._ids)}", emit=emit, out=out)
         self._live[request.id] = request
         if self._stopped.is_set():  # shut down while we registered: `_close` may have missed it
             self._live.pop(request.id, None)
             raise EngineStopped("the engine has been shut down")
         task = asyncio.run_coroutine_threadsafe(self._serve(request), self._loop)
-        try:
-            while True:
-                item = await inbox.get()
-                if isinstance(item, BaseException):
-                    raise item
-                yield item
-                if isinstance(item, StreamEnd):
-                    return
-        finally:
+
+        def cancel() -> None:
             if not task.done():
                 task.cancel()  # cancels `_serve` on the engine loop; vLLM aborts the request
             self._live.pop(request.id, None)
 
-    async def generate(self, prompt_token_ids: Sequence[int], params: SamplingParams) -> Completion:
-        async for item in self.stream(prompt_token_ids, params):
-            if isinstance(item, StreamEnd):
-                return item.completion
-        raise EngineFailure("the engine stream ended without a completion")
+        return cancel
 
     # -- TrainableEngine ----------------------------------------------------------------
     async def run_exclusive(self, fn: Callable[[], Any], bump_version: bool = True) -> Any:
@@ -367,23 +325,24 @@ class VllmEngine:
         task = asyncio.current_task()
         assert task is not None
         self._tasks.add(task)
-        building = _Building(request, IncrementalDetokenizer(self.tokenizer))
+        out = request.out
+        vllm_finished = False
         try:
             outputs = self._client.generate(
-                {"prompt_token_ids": request.prompt}, self._vllm_params(request), request.id
+                {"prompt_token_ids": out.prompt}, self._vllm_params(out), request.id
             )
             try:
                 async for output in outputs:
-                    self._take(building, output)
-                    if building.finish_reason is not None:
+                    vllm_finished = self._take(request, output)
+                    if out.finish_reason is not None:
                         break
             finally:
                 await outputs.aclose()
-            if building.finish_reason is None:  # the stream ended without saying so
-                self._finish_without_token(building, None)
-            if not building.vllm_finished:  # we stopped it (a stop string): free its slot
+            if out.finish_reason is None:  # the stream ended without saying so
+                out.end_without_token(_finish(None))
+            if not vllm_finished:  # we stopped it (a stop string): free its slot
                 await self._client.abort(request.id)
-            request.emit(StreamEnd(self._completion(building)))
+            request.emit(StreamEnd(out.completion(finished_at=time.time())))
         except asyncio.CancelledError:
             raise
         except Exception as e:  # noqa: BLE001 - the requester gets it as a trainer error
@@ -392,116 +351,42 @@ class VllmEngine:
             self._tasks.discard(task)
             self._live.pop(request.id, None)
 
-    def _vllm_params(self, request: _Request) -> Any:
-        p = request.params
+    def _vllm_params(self, out: CompletionBuilder) -> Any:
+        p = out.params
         return self._make_sampling_params(
             n=1,
             temperature=p.temperature,
             top_p=p.top_p,
             top_k=p.top_k,
             seed=p.seed,
-            max_tokens=request.max_tokens,
+            max_tokens=out.max_tokens,
             ignore_eos=p.ignore_eos,
             stop_token_ids=[] if p.ignore_eos else sorted(self._eos),
             logprobs=p.top_logprobs,  # 0: only the sampled token's
             detokenize=False,  # text and stop strings are ours
         )
 
-    def _take(self, building: _Building, output: Any) -> None:
-        """Append the tokens of one DELTA `RequestOutput`."""
-        out = output.outputs[0]
-        token_ids = list(out.token_ids)
+    def _take(self, request: _Request, output: Any) -> bool:
+        """Append and stream the tokens of one DELTA `RequestOutput`; True when vLLM
+        finished the request with the last token taken (or with none)."""
+        out = request.out
+        delta = output.outputs[0]
+        token_ids = list(delta.token_ids)
         self._tokens_received += len(token_ids)
-        positions = out.logprobs
+        positions = delta.logprobs
         if token_ids and (positions is None or len(positions) < len(token_ids)):
             raise EngineFailure("vLLM returned tokens without their logprobs")
         for i, token in enumerate(token_ids):
             last = bool(output.finished) and i == len(token_ids) - 1
-            building.vllm_finished = last
-            logprob, top = _logprobs_at(positions[i], token, building.request.params.top_logprobs)
-            self._append(
-                building, token, logprob, top, _finish(out.finish_reason) if last else None
-            )
-            if building.finish_reason is not None:
-                return
+            logprob, top = _logprobs_at(positions[i], token, out.params.top_logprobs)
+            finish = _finish(delta.finish_reason) if last else None
+            request.emit(out.add(token, logprob, top, self._version, time.time(), finish))
+            if out.finish_reason is not None:
+                return last
         if output.finished:  # finished with no token in this delta (an abort)
-            building.vllm_finished = True
-            self._finish_without_token(building, out.finish_reason)
-
-    def _append(
-        self,
-        building: _Building,
-        token: int,
-        logprob: float,
-        top: list[TokenLogprob],
-        vllm_finish: FinishReason | None,
-    ) -> None:
-        p = building.request.params
-        now = time.time()
-        if not building.tokens:
-            building.first_token_at = now
-        version = self._version
-        building.tokens.append(token)
-        building.logprobs.append(logprob)
-        building.versions.append(version)
-        building.tops.append(top)
-        building.token_texts.append(self.tokenizer.token_text(token))
-        is_eos = token in self._eos and not p.ignore_eos
-        if not is_eos:
-            building.text += building.detok.push(token)
-        if is_eos:
-            building.finish_reason = "stop"
-        elif p.stop and (cut := _cut_at_stop(building.text, building.emitted, p.stop)) is not None:
-            building.text = cut
-            building.finish_reason = "stop"
-        elif len(building.tokens) >= building.request.max_tokens:
-            building.finish_reason = "length"
-        else:
-            building.finish_reason = vllm_finish
-        visible = (
-            len(building.text)
-            if building.finish_reason or not p.stop
-            else _streamable(building.text, building.emitted, p.stop)
-        )
-        piece = building.text[building.emitted : visible]
-        building.emitted = visible
-        building.request.emit(
-            GeneratedToken(
-                token_id=token, logprob=logprob, text=piece, version=version, top_logprobs=top
-            )
-        )
-
-    @staticmethod
-    def _finish_without_token(building: _Building, vllm_reason: str | None) -> None:
-        building.finish_reason = _finish(vllm_reason)
-        building.text = building.text[: building.emitted]  # nothing carries the held-back tail
-
-    def _completion(self, building: _Building) -> Completion:
-        request = building.request
-        assert building.finish_reason is not None
-        temperature = request.params.temperature
-        return Completion(
-            prompt_token_ids=request.prompt,
-            token_ids=building.tokens,
-            logprobs=building.logprobs,
-            text=building.text,
-            finish_reason=building.finish_reason,
-            versions=building.versions,
-            top_logprobs=building.tops,
-            token_texts=building.token_texts,
-            temperature=temperature if temperature > 0 else 1.0,
-            started_at=request.submitted_at,
-            first_token_at=building.first_token_at,
-            finished_at=time.time(),
-        )
-
-    def _check_prompt(self, prompt: list[int]) -> None:
-        if any(not 0 <= t < self._vocab_size for t in prompt):
-            raise InvalidPrompt(f"prompt token ids must lie in [0, {self._vocab_size})")
-        if not 0 < len(prompt) < self._max_context:
-            raise PromptTooLong(
-                f"prompt has {len(prompt)} tokens; this engine takes 1 to {self._max_context - 1}"
-            )
+            out.end_without_token(_finish(delta.finish_reason))
+            return True
+        return False
 
     def _as_trainer_error(self, error: BaseException) -> Exception:
         """vLLM's exceptions as `trainer.errors` (vLLM wraps unexpected ones in
@@ -608,24 +493,6 @@ def _finish(vllm_reason: str | None) -> FinishReason:
     return vllm_reason if vllm_reason in ("stop", "length") else "abort"  # type: ignore[return-value]
 
 
-def _cut_at_stop(text: str, emitted: int, stops: Sequence[str]) -> str | None:
-    """`text` cut before the first stop string, or None when there is none. Text already
-    streamed was checked before, so only matches reaching past it are new."""
-    start = max(0, emitted - max(len(s) for s in stops))
-    found = [i for s in stops if (i := text.find(s, start)) >= 0]
-    return text[: min(found)] if found else None
-
-
-def _streamable(text: str, emitted: int, stops: Sequence[str]) -> int:
-    """How much of unfinished text may be streamed: all but the longest tail that is the
-    beginning of a stop string."""
-    held = max(
-        (k for s in stops for k in range(1, min(len(s), len(text) + 1)) if text.endswith(s[:k])),
-        default=0,
-    )
-    return max(emitted, len(text) - held)
-
-
 def _supported(method: Callable[..., Any], **kwargs: Any) -> dict[str, Any]:
     """The keyword arguments `method` accepts (vLLM grows them release by release)."""
     accepted = inspect.signature(method).parameters
@@ -667,10 +534,7 @@ def build_vllm_engine(
     param = next(served_model.parameters())
     colocated = param.device.type == "cuda"
     sleep = settings.sleep == "on" or (settings.sleep == "auto" and colocated)
-    model_context = getattr(served_model.config, "max_position_embeddings", None)
-    max_context = config.max_context or min(
-        model_context or _DEFAULT_CONTEXT_CAP, _DEFAULT_CONTEXT_CAP
-    )
+    max_context = serving_context(served_model.config, config.max_context)
     model_dir = Path(tempfile.mkdtemp(prefix="swarmrl-vllm-model-"))
     try:
         write_hf_dir(served_model, tokenizer.hf, model_dir)
