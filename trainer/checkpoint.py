@@ -6,8 +6,11 @@ Layout of `<directory>/`:
                                                              the MERGED full model)
     tokenizer files                                          the tokenizer, saved alongside
     adapter/                                                 LoRA only: the peft adapter
-    optimizer.pt                                             AdamW state (torch.save)
-    trainer_state.json                                       version, steps, settings, base
+    optimizer.pt                                             AdamW state (torch.save), in
+                                                             torch's AdamW format whichever
+                                                             backend wrote it (trainer.optim)
+    trainer_state.json                                       version, steps, settings, base,
+                                                             update backend (optimizer, zero)
 
 Everything is written into a temp directory next to the target and renamed into place; an
 existing checkpoint at the same path is moved aside first and removed after the rename, so

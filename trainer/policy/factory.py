@@ -6,6 +6,9 @@ copy, the engine, the tokenizer and the trainer — from a model name or a check
   on `base_model`), the optimizer state and the version.
 - engine copy: the master's weights cast to the engine dtype (`auto`: bf16 where the CPU
   or GPU is fast at it), served by a `TorchEngine` running on `engine_threads` threads.
+- update backend (`trainer.optim`): torch's fused AdamW (`optimizer="torch"`, default) or
+  a DeepSpeed engine at ZeRO `zero_stage` (`optimizer="deepspeed"`, stage 0 unless given);
+  built after the engine copy, so ZeRO never touches the served weights.
 - loading runs in a helper thread (`asyncio.to_thread`, one torch thread) so the event
   loop keeps serving.
 
@@ -27,9 +30,10 @@ from trainer.config import DType, EngineConfig, EngineKind, LoraConfig, ModelCon
 from trainer.engine.torch_engine import TorchEngine
 from trainer.engine.weights import TrainableEngine
 from trainer.model import load_model, resolve_dtype
+from trainer.optim import build_update_backend
 from trainer.policy.master import FullMaster, LoraMaster
 from trainer.policy.threads import single_threaded
-from trainer.policy.trainer import TorchPolicyTrainer
+from trainer.policy.trainer import TorchPolicyTrainer, master_forward
 from trainer.tokenizer import HFChatTokenizer
 from trainer.types import Policy, ServedModel
 
@@ -116,6 +120,13 @@ class TorchPolicyFactory:
             master = LoraMaster(self._peft_model(loaded.model, lora_config, seed, resume_from))
             master.copy_into(served_model)
 
+        backend = build_update_backend(
+            self.optimizer_kind,
+            model=master.model,
+            parameters=master.trainable_parameters(),
+            forward=master_forward(master),
+            zero_stage=self.zero_stage,
+        )
         tokenizer = HFChatTokenizer(loaded.tokenizer)
         engine = self._build_engine(served_model, tokenizer, state["version"] if state else 0)
         trainer = TorchPolicyTrainer(
@@ -123,6 +134,7 @@ class TorchPolicyFactory:
             engine=engine,
             hf_tokenizer=loaded.tokenizer,
             compute_dtype=self.compute_dtype,
+            backend=backend,
             identity={
                 "served_name": served_name,
                 "base_model": base_model,

@@ -79,7 +79,8 @@ class FullMaster:
             self._reference.eval().requires_grad_(False)
         return completion_logprobs(self._reference, batch)
 
-    def merged_state_dict(self) -> dict[str, torch.Tensor]:
+    def merged_state_dict(self, share_frozen: bool = True) -> dict[str, torch.Tensor]:
+        """Clones of every tensor (nothing here is frozen, so `share_frozen` changes nothing)."""
         return _snapshot((k, v) for k, v in self.model.state_dict().items())
 
 
@@ -126,14 +127,17 @@ class LoraMaster:
             return completion_logprobs(self.model, batch)
 
     @torch.no_grad()
-    def merged_state_dict(self) -> dict[str, torch.Tensor]:
-        """Plain-architecture names; frozen base tensors are shared (they never change),
-        adapted weights are merged fresh."""
+    def merged_state_dict(self, share_frozen: bool = True) -> dict[str, torch.Tensor]:
+        """Plain-architecture names; frozen base tensors are shared (they never change)
+        unless `share_frozen` is off (their storage may not outlive the call, e.g. ZeRO-3
+        gathered parameters); adapted weights are merged fresh."""
         out: dict[str, torch.Tensor] = {}
         for name, tensor in self.model.state_dict().items():
             if ".lora_" in name:
                 continue
-            out[name.replace(".base_layer.", ".")] = tensor.detach()
+            out[name.replace(".base_layer.", ".")] = (
+                tensor.detach() if share_frozen else tensor.detach().clone()
+            )
         for name, layer in self.lora_layers():
             out[f"{name}.weight"] = self._merged_weight(layer).detach().clone()
         return out

@@ -4,6 +4,7 @@ are simulated, so "installed but no GPU" and friends run on any box."""
 
 from __future__ import annotations
 
+import json
 import socket
 from pathlib import Path
 
@@ -66,9 +67,21 @@ def simulate(
     gpu: bool = False,
     answering: set[tuple[str, int]] = frozenset(),
     local_ray: str | None = None,
+    sizes: dict[str, int] | None = None,
+    memory: int | None = None,
 ) -> list[str]:
-    """Swap the probes for a simulated machine; returns the log of probes asked."""
+    """Swap the probes for a simulated machine (`sizes`: parameters of the models whose
+    size is known; `memory`: bytes available to any device); returns the log of probes
+    asked."""
     asked: list[str] = []
+
+    def model_parameters(name: str) -> int | None:
+        asked.append(f"params:{name}")
+        return (sizes or {}).get(name)
+
+    def available_memory(device: str) -> int | None:
+        asked.append(f"memory:{device}")
+        return memory
 
     def module_installed(name: str) -> bool:
         asked.append(f"installed:{name}")
@@ -88,6 +101,8 @@ def simulate(
         cuda_available=cuda_available,
         tcp_answers=tcp_answers,
         local_ray_address=lambda: local_ray,
+        model_parameters=model_parameters,
+        available_memory=available_memory,
     )
     monkeypatch.setattr(backends, "probes", probes)
     return asked
@@ -199,7 +214,149 @@ def test_vllm_without_vllm_never_asks_for_the_gpu(monkeypatch):
     assert "cuda" not in asked
 
 
+# A DeepSpeed update whose model states cannot fit (sized from the config, nothing loaded).
+
+GB = 2**30
+SEVEN_B = 7_000_000_000
+
+
+def check_deepspeed(zero: int | None, models=("big",), device="cpu", **flags) -> None:
+    settings = GatewaySettings(optimizer="deepspeed", zero_stage=zero, **flags)
+    check_backends(settings, models=list(models), device=device)
+
+
+@pytest.mark.parametrize(
+    ("zero", "message"),
+    [
+        pytest.param(
+            3,
+            "--optimizer deepspeed --zero 3 cannot fit big on cpu: its model states alone take "
+            "at least 143.4 GiB (7,000.0M params x 22 B: fp32 weights, gradients, AdamW "
+            "moments, ZeRO fp32 copy and the served copy; ZeRO shards nothing in one process) "
+            "and 24.0 GiB is available: use a smaller --model, a GPU with more memory, or "
+            "--optimizer torch with LoRA runs",
+            id="zero3",
+        ),
+        pytest.param(
+            None,
+            "--optimizer deepspeed --zero 0 cannot fit big on cpu: its model states alone take "
+            "at least 117.3 GiB (7,000.0M params x 18 B: fp32 weights, gradients, AdamW "
+            "moments and the served copy; ZeRO shards nothing in one process) and 24.0 GiB is "
+            "available: use a smaller --model, a GPU with more memory, or --optimizer torch "
+            "with LoRA runs",
+            id="no-zero-flag-is-stage-0",
+        ),
+    ],
+)
+def test_a_deepspeed_update_that_cannot_fit_is_one_line_naming_the_sizes(
+    monkeypatch, zero, message
+):
+    simulate(monkeypatch, installed={"deepspeed"}, sizes={"big": SEVEN_B}, memory=24 * GB)
+    with pytest.raises(BackendUnavailable) as caught:
+        check_deepspeed(zero)
+    assert str(caught.value) == message
+
+
+def test_the_deepspeed_size_check_is_against_the_gpu_on_a_cuda_device(monkeypatch):
+    asked = simulate(
+        monkeypatch,
+        installed={"deepspeed"},
+        sizes={"small": 135_000_000, "big": SEVEN_B},
+        memory=80 * GB,
+    )
+    with pytest.raises(BackendUnavailable, match="cannot fit big on cuda:1: .* 80.0 GiB"):
+        check_deepspeed(1, models=["small", "big"], device="cuda:1")
+    assert "memory:cuda:1" in asked
+
+
+@pytest.mark.parametrize("zero", [0, 1, 2, 3])
+def test_a_deepspeed_update_that_fits_goes_on(monkeypatch, zero):
+    asked = simulate(monkeypatch, installed={"deepspeed"}, sizes={"big": SEVEN_B}, memory=200 * GB)
+    check_deepspeed(zero)
+    assert asked[-2:] == ["params:big", "memory:cpu"]
+
+
+def test_a_model_of_unknown_size_or_a_machine_of_unknown_memory_is_not_refused(monkeypatch):
+    asked = simulate(monkeypatch, installed={"deepspeed"}, sizes={}, memory=1 * GB)
+    check_deepspeed(3, models=["some/moe"])
+    assert "memory:cpu" not in asked  # nothing to size: memory is not even asked
+    simulate(monkeypatch, installed={"deepspeed"}, sizes={"big": SEVEN_B}, memory=None)
+    check_deepspeed(3)
+
+
+def test_the_size_check_is_skipped_with_ray_and_for_the_torch_optimizer(monkeypatch):
+    asked = simulate(
+        monkeypatch,
+        installed={"deepspeed", "ray"},
+        answering={("10.0.0.5", 6379)},
+        sizes={"big": SEVEN_B},
+        memory=1 * GB,
+    )
+    check_deepspeed(3, ray_address="10.0.0.5:6379")  # the cluster's nodes hold the models
+    check_backends(GatewaySettings(), models=["big"])
+    assert not any(a.startswith(("params:", "memory:")) for a in asked)
+
+
+def test_the_bundled_models_pass_the_size_check_with_the_real_probes():
+    if not backends.module_installed("deepspeed"):
+        pytest.skip("DeepSpeed is not installed here")
+    for zero in (0, 1, 2, 3):  # SmolLM2 at ZeRO 1-3: 2.7 GiB at least; this box has ~20
+        settings = GatewaySettings(optimizer="deepspeed", zero_stage=zero)
+        check_backends(settings, models=["tiny", "smollm2-135m"])
+
+
 # The real probes, on this machine.
+
+
+def _random_model_parameters(model_type: str, **extra) -> tuple[dict, int]:
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    config = AutoConfig.for_model(
+        model_type,
+        vocab_size=96,
+        hidden_size=32,
+        intermediate_size=48,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        **extra,
+    )
+    model = AutoModelForCausalLM.from_config(config)
+    return config.to_dict(), sum(p.numel() for p in model.parameters())
+
+
+@pytest.mark.parametrize(
+    ("model_type", "extra"),
+    [
+        ("llama", {"tie_word_embeddings": True}),
+        ("llama", {"tie_word_embeddings": False, "attention_bias": True, "mlp_bias": True}),
+        ("mistral", {"tie_word_embeddings": False}),
+        ("qwen2", {"tie_word_embeddings": False}),
+        ("qwen3", {"tie_word_embeddings": True, "head_dim": 16}),
+    ],
+)
+def test_count_parameters_from_a_config_matches_the_built_model(model_type, extra):
+    config, expected = _random_model_parameters(model_type, **extra)
+    assert backends.count_parameters(config) == expected
+
+
+def test_model_parameters_knows_the_bundled_names_reads_a_directory_and_admits_ignorance(
+    tmp_path, tiny_loaded
+):
+    assert backends.model_parameters("tiny") == sum(
+        p.numel() for p in tiny_loaded.model.parameters()
+    )
+    assert backends.model_parameters("smollm2-135m") == 134_515_008
+    (tmp_path / "config.json").write_text(json.dumps(tiny_loaded.model.config.to_dict()))
+    assert backends.model_parameters(str(tmp_path)) == backends.KNOWN_PARAMETERS["tiny"]
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "mixtral"}))
+    assert backends.model_parameters(str(tmp_path)) is None
+    assert backends.model_parameters(str(tmp_path / "missing")) is None
+    assert backends.model_parameters("surely-not/a-cached-model") is None
+
+
+def test_available_memory_reads_this_machine():
+    assert backends.available_memory("cpu") > 0
 
 
 def test_module_installed_finds_packages_without_importing_them():
