@@ -165,7 +165,7 @@ def serve(
         **({"state_dir": state_dir} if state_dir else {}),
     )
     try:  # before anything starts: a backend this machine lacks is a one-line error
-        check_backends(settings)
+        check_backends(settings, models=model or ["smollm2-135m"], device=device)
     except BackendUnavailable as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(2) from e

@@ -397,3 +397,15 @@ def test_this_venv_has_none_of_the_optional_backends_and_says_so():
         with pytest.raises(BackendUnavailable) as caught:
             check_backends(GatewaySettings(**flags))
         assert str(caught.value) == message
+
+
+def test_serve_sizes_a_deepspeed_update_against_the_machine_before_anything_starts(
+    tmp_path, monkeypatch, nothing_starts
+):
+    asked = simulate(monkeypatch, installed={"deepspeed"}, sizes={"tiny": SEVEN_B}, memory=24 * GB)
+    result = serve(tmp_path, "--optimizer", "deepspeed", "--zero", "2")
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("error: --optimizer deepspeed --zero 2 cannot fit tiny on cpu")
+    assert result.stderr.count("\n") == 1
+    assert "memory:cpu" in asked
+    assert not (tmp_path / "gw").exists()
