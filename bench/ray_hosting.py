@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import sys
 import tempfile
@@ -143,7 +144,9 @@ def main() -> None:
     cluster = start_cluster()
     results: dict[str, dict[str, float]] = {}
     try:
-        for label, extra in (("in-process", []), ("ray", ["--ray", cluster.address])):
+        # the actor gets as many torch threads as the in-process engine has (2 on this box)
+        ray_flags = ["--ray", cluster.address, "--actor-cpus", str(os.cpu_count() or 1)]
+        for label, extra in (("in-process", []), ("ray", ray_flags)):
             tmp = Path(tempfile.mkdtemp(prefix=f"bench-{label}-"))
             gateway = start_gateway(tmp, *extra, model=args.model)
             try:
