@@ -24,7 +24,9 @@ class StudyState(TypedDict, total=False):
     repairs: dict[str, int]  # arm -> repairs so far
     validated: list[str]  # arms whose code passed the dry-run this round
     actions: list[dict[str, Any]]  # what monitor asks act to do
-    progress: dict[str, list[float]]  # experiment -> [last step, when it moved, started, its time share]
+    progress: dict[
+        str, list[float]
+    ]  # experiment -> [last step, when it moved, started, its time share]
     health: dict[str, list[int]]  # experiment -> [finished, aborted] at its last code edit
     notes: list[str]  # human notes read so far (the planner sees them all)
     results: list[list[dict[str, Any]]]  # per round: plan.RunResult

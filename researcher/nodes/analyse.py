@@ -24,5 +24,7 @@ def analyse(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
             status=analysis.verdict, evidence=analysis.summary,
         )  # fmt: skip
     ctx.tick(latest_finding=analysis.summary[:1000])
-    ctx.event("analyse", "result", f"{state['hypothesis']} {analysis.verdict}", reason=analysis.summary)
+    ctx.event(
+        "analyse", "result", f"{state['hypothesis']} {analysis.verdict}", reason=analysis.summary
+    )
     return {"analyses": [*state.get("analyses", []), analysis.model_dump(mode="json")]}

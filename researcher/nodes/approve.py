@@ -16,7 +16,9 @@ def approve(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
         return {"rejected": False}
     ctx.tick("approve")
     answer = interrupt({"waiting_for": "approval of the design", "design": state["design"]})
-    verdict = str((answer or {}).get("verdict", "approve")) if isinstance(answer, dict) else str(answer)
+    verdict = (
+        str((answer or {}).get("verdict", "approve")) if isinstance(answer, dict) else str(answer)
+    )
     reason = answer.get("reason") if isinstance(answer, dict) else None
     if verdict == "reject":
         for row in round_experiments(ctx, state):

@@ -59,20 +59,36 @@ def report_context(ctx: StudyContext, state: dict[str, Any]) -> ReportContext:
         framing=Framing.model_validate(state["framing"]),
         planner=study.planner,
         hypotheses=[
-            HypothesisStatus(key=h.key, statement=h.statement, prediction=h.prediction,
-                             refuted_if=h.refuted_if, parent=h.parent, status=h.status,
-                             evidence=h.evidence)  # fmt: skip
+            HypothesisStatus(
+                key=h.key,
+                statement=h.statement,
+                prediction=h.prediction,
+                refuted_if=h.refuted_if,
+                parent=h.parent,
+                status=h.status,
+                evidence=h.evidence,
+            )  # fmt: skip
             for h in hypotheses
         ],
         designs=[Design.model_validate(d) for d in state.get("designs", [])],
-        results=[RunResult.model_validate(r) for round_ in state.get("results", []) for r in round_],
+        results=[
+            RunResult.model_validate(r) for round_ in state.get("results", []) for r in round_
+        ],
         analyses=[Analysis.model_validate(a) for a in state.get("analyses", [])],
         decision=Decision.model_validate(state["decision"]) if state.get("decision") else None,
-        events=[ReportEvent(at=e.at, phase=e.phase, kind=e.kind, message=e.message, reason=e.reason)
-                for e in events],  # fmt: skip
+        events=[
+            ReportEvent(at=e.at, phase=e.phase, kind=e.kind, message=e.message, reason=e.reason)
+            for e in events
+        ],  # fmt: skip
         interventions=[
-            ReportIntervention(at=i.created_at, actor=i.actor, kind=i.kind, payload=i.payload or {},
-                               reason=i.reason, status=i.status)  # fmt: skip
+            ReportIntervention(
+                at=i.created_at,
+                actor=i.actor,
+                kind=i.kind,
+                payload=i.payload or {},
+                reason=i.reason,
+                status=i.status,
+            )  # fmt: skip
             for i in interventions
         ],
         notes=notes,

@@ -47,7 +47,9 @@ BLOCKS_THE_LOOP = GOOD.replace(
 def context(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("dry-run")
     gateway = start_gateway(tmp, model="tiny")
-    settings = StudySettings(question="q", budget_s=60, episode_timeout_s=120, validate_timeout_s=240)
+    settings = StudySettings(
+        question="q", budget_s=60, episode_timeout_s=120, validate_timeout_s=240
+    )
     api = GatewayAPI(gateway.url)
     yield SimpleNamespace(gateway=api, settings=settings, directory=tmp)
     api.close()
