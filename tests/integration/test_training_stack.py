@@ -101,8 +101,12 @@ def test_swarm_run_trains_a_run_end_to_end(e2e_gateway):
     )
     assert done.returncode == 0, done.stdout + done.stderr
 
-    run = wait_for(lambda: (info := httpx.get(f"{gw.url}/runs/e2e").json())["step"] >= 3 and info)
-    assert run["status"] == "finished"
+    # finished = the 3rd step recorded, then its final checkpoint saved (in a Ray actor that
+    # save can outlast a poll, so wait for the status, not the step)
+    run = wait_for(
+        lambda: (info := httpx.get(f"{gw.url}/runs/e2e").json())["status"] != "running" and info
+    )
+    assert (run["status"], run["step"]) == ("finished", 3)
     assert run["policies"]["policy"]["version"] >= 3
     # 3 steps x 2 groups x 2 episodes; then the finished run answers 409 and swarm run stops
     assert run["episodes_finished"] >= 12 and run["samples_trained"] > 0
