@@ -403,10 +403,13 @@ class WorkflowRunner:
         await self._abort(episode, text)
 
     async def _abort(self, episode: Episode, reason: str) -> None:
-        try:
-            await episode.abort(reason)
-        except (EpisodeNotOpen, NotFound) as error:
-            log.debug("episode %s was already closed: %s", episode.episode_id, error)
+        # a rollout may close its episode itself and raise afterwards (or its own finish
+        # found the episode closed): it is over either way, and never aborted twice
+        if episode.is_open:
+            try:
+                await episode.abort(reason)
+            except (EpisodeNotOpen, NotFound) as error:
+                log.debug("episode %s was already closed: %s", episode.episode_id, error)
         self.progress.episode_aborted()
 
     async def _abort_cancelled(self, episode: Episode, reason: str) -> None:

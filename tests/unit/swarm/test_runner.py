@@ -86,6 +86,21 @@ def test_a_rollout_that_raises_is_aborted_with_its_traceback_printed_at_once(fak
     assert summary.aborted == 1 and summary.finished == 1 and summary.exit_code == 0
 
 
+def test_a_rollout_that_raises_after_closing_its_episode_itself_does_not_stop_the_client(
+    fake, captured
+):
+    async def finishes_then_raises(task, episode) -> float:
+        await episode.finish(1.0)
+        raise ConnectionError("the gateway went away after finish")
+
+    summary = asyncio.run(
+        run_inline(fake, captured, finishes_then_raises, concurrency=1, max_episodes=3)
+    )
+    assert summary.exit_code == 0 and summary.aborted == 3
+    assert len(fake.with_status("finished")) == 3  # closed once, by the rollout
+    assert "ConnectionError: the gateway went away after finish" in captured.text
+
+
 def test_a_repeated_failure_prints_its_traceback_once_then_one_line_each(fake, captured):
     async def broken(task, episode) -> float:
         raise ValueError(f"bad task {task['id']}")
