@@ -10,12 +10,18 @@ for the group estimators: with `drop` its episodes are left out (the caller coun
 samples as `zero_variance`), with `keep` they get advantage 0. For `reinforce` the check
 applies to the whole batch, which is its baseline's "group".
 
+Overflow-safe for any finite rewards: statistics are computed on the rewards divided by
+their largest magnitude (so nothing squared or summed can leave the float range), and the
+`rloo`/`reinforce` differences, which can truly exceed it (1e308 - -1e308), are clamped to
+±`sys.float_info.max`. The gateway bounds rewards far below that (docs/api.md).
+
 Pure functions on plain lists; this module knows nothing of torch, tokens or engines.
 """
 
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -27,16 +33,35 @@ ZeroVariancePolicy = Literal["drop", "keep"]
 STD_EPS = 1e-6
 
 
+FLOAT_MAX = sys.float_info.max
+
+
+def _scaled(values: Sequence[float]) -> tuple[float, list[float]]:
+    """(scale, values / scale) with every scaled value in [-1, 1]; scale 1 for all zeros."""
+    scale = max((abs(v) for v in values), default=0.0) or 1.0
+    return scale, [v / scale for v in values]
+
+
 def _mean(values: Sequence[float]) -> float:
     return sum(values) / len(values)
 
 
+def _clamp(value: float) -> float:
+    return min(max(value, -FLOAT_MAX), FLOAT_MAX)
+
+
+def _scaled_std(scaled: Sequence[float]) -> float:
+    m = _mean(scaled)
+    return math.sqrt(sum((v - m) ** 2 for v in scaled) / (len(scaled) - 1))
+
+
 def sample_std(values: Sequence[float]) -> float:
-    """Std with Bessel's correction; 0 for fewer than two values."""
+    """Std with Bessel's correction; 0 for fewer than two values (inf only when the true
+    std exceeds the float range)."""
     if len(values) < 2:
         return 0.0
-    m = _mean(values)
-    return math.sqrt(sum((v - m) ** 2 for v in values) / (len(values) - 1))
+    scale, scaled = _scaled(values)
+    return scale * _scaled_std(scaled)
 
 
 def has_zero_variance(rewards: Sequence[float]) -> bool:
@@ -44,21 +69,27 @@ def has_zero_variance(rewards: Sequence[float]) -> bool:
 
 
 def grpo_advantages(rewards: Sequence[float]) -> list[float]:
-    m, s = _mean(rewards), sample_std(rewards)
-    return [(r - m) / (s + STD_EPS) for r in rewards]
+    if len(rewards) < 2:
+        return [0.0] * len(rewards)
+    # (r - m) / (std + eps) == (x - m_x) / (std_x + eps / scale) with x = r / scale
+    scale, scaled = _scaled(rewards)
+    m, s = _mean(scaled), _scaled_std(scaled)
+    return [(x - m) / (s + STD_EPS / scale) for x in scaled]
 
 
 def rloo_advantages(rewards: Sequence[float]) -> list[float]:
     n = len(rewards)
     if n < 2:
         return [0.0] * n
-    total = sum(rewards)
-    return [r - (total - r) / (n - 1) for r in rewards]
+    scale, scaled = _scaled(rewards)
+    total = sum(scaled)
+    return [_clamp(scale * (x - (total - x) / (n - 1))) for x in scaled]
 
 
 def reinforce_advantages(rewards: Sequence[float]) -> list[float]:
-    m = _mean(rewards)
-    return [r - m for r in rewards]
+    scale, scaled = _scaled(rewards)
+    m = _mean(scaled)
+    return [_clamp(scale * (x - m)) for x in scaled]
 
 
 @dataclass

@@ -5,12 +5,15 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from trainer.advantages import (
     compute_advantages,
     grpo_advantages,
     reinforce_advantages,
     rloo_advantages,
+    sample_std,
 )
 from trainer.types import EpisodeSamples, Group
 
@@ -48,3 +51,43 @@ def test_zero_variance_groups_are_dropped_or_kept_with_advantage_zero():
     kept = compute_advantages(groups, "rloo", "keep")
     assert not kept.zero_variance
     assert [s.advantage for s in kept.scored] == pytest.approx([0, 0, 0, 0, -1.0, 1.0])
+
+
+# -- overflow safety (issue 14, F3) ---------------------------------------------------------
+
+FINITE_REWARDS = st.lists(
+    st.one_of(
+        st.floats(allow_nan=False, allow_infinity=False),
+        st.sampled_from([1e308, -1e308, 1.7e308, -1.7e308, 1e160, 0.0, 5e-324]),
+    ),
+    min_size=2,
+    max_size=16,
+)
+
+
+def test_a_group_of_rewards_1e160_and_0_gets_finite_advantages_of_opposite_signs():
+    for algorithm in ("grpo", "rloo", "reinforce"):
+        scored = compute_advantages([group("g", 1e160, 0.0)], algorithm)
+        high, low = (s.advantage for s in scored.scored)
+        assert math.isfinite(high) and math.isfinite(low)
+        assert high > 0 > low, algorithm
+    assert grpo_advantages([1e160, 0.0]) == pytest.approx([1 / math.sqrt(2), -1 / math.sqrt(2)])
+
+
+@settings(max_examples=300, deadline=None)
+@given(rewards=FINITE_REWARDS, algorithm=st.sampled_from(["grpo", "rloo", "reinforce"]))
+def test_advantages_of_any_finite_rewards_are_finite_and_keep_the_rewards_order(rewards, algorithm):
+    scored = compute_advantages([group("g", *rewards)], algorithm, "keep").scored
+    advantages = [s.advantage for s in scored]
+    assert all(math.isfinite(a) for a in advantages)
+    ranked = sorted(zip(rewards, advantages, strict=True))
+    assert all(a1 <= a2 for (_, a1), (_, a2) in zip(ranked, ranked[1:], strict=False))
+    if max(rewards) > min(rewards):
+        assert advantages[rewards.index(max(rewards))] >= 0
+        assert advantages[rewards.index(min(rewards))] <= 0
+
+
+@given(rewards=FINITE_REWARDS)
+def test_sample_std_never_overflows_below_the_float_range(rewards):
+    assume(max(abs(r) for r in rewards) <= 1e300)
+    assert math.isfinite(sample_std(rewards))
