@@ -145,6 +145,13 @@ def serve(
         int | None,
         typer.Option(min=0, max=3, help="DeepSpeed ZeRO stage 0-3 (needs --optimizer deepspeed)."),
     ] = None,
+    max_live_runs: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Most runs not yet stopped, finished or failed; POST /runs beyond it is a 409.",
+        ),
+    ] = 8,
 ) -> None:
     """Load the models and serve the gateway until interrupted."""
     if actor_gpus is None:
@@ -162,6 +169,7 @@ def serve(
         ray_address=ray,
         optimizer=optimizer,
         zero_stage=zero,
+        max_live_runs=max_live_runs,
         **({"state_dir": state_dir} if state_dir else {}),
     )
     try:  # before anything starts: a backend this machine lacks is a one-line error

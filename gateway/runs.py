@@ -143,6 +143,14 @@ class RunManager:
                 param="name",
                 code="run_exists",
             )
+        live = [run.name for run in self._runs.values() if not run.is_terminal]
+        if len(live) >= self._settings.max_live_runs:
+            raise Conflict(
+                f"This gateway holds {len(live)} live runs ({', '.join(live)}), its limit "
+                f"(--max-live-runs {self._settings.max_live_runs}); stop one with "
+                "POST /runs/{id}/stop (or let it finish) before creating another.",
+                code="too_many_live_runs",
+            )
         default_base = self._models.base_names()[0]
         plans = {
             name: PolicyPlan(base_model=spec.base_model or default_base, lora=spec.lora)

@@ -20,7 +20,10 @@ oldest complete group completed, or not at all once the buffer's complete groups
 quotas it can meet, the oldest other groups for the rest, fewer than `batch_groups` when
 fewer are complete), so a family without clients never stalls the run. An exception fails the run
 (logged with its traceback); the gateway keeps serving — except `PolicyHostLost` (a policy's
-Ray actor died): the loop just ends, and the run manager restores the run.
+Ray actor died): the loop just ends, and the run manager restores the run. A metric that
+is NaN or infinite (a NaN loss, say: the trainer then skips its weight update) never fails
+the run: it is left out of the step's record with a warning, and the step's
+`metrics/non_finite` counts them.
 
 Row statuses follow the trainer's documented rules (zero-variance groups, samples more
 than `max_staleness` versions old) for the reasons the trainer reports; the counters are
@@ -31,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import statistics
 import time
 from collections.abc import Sequence
@@ -151,6 +155,19 @@ def step_metrics(
         values[(None, f"episode/{name}")] = statistics.fmean(series)
     values.update(breakdown_metrics(batch))
     return values
+
+
+NON_FINITE_METRIC = "metrics/non_finite"
+
+
+def drop_non_finite(
+    values: dict[tuple[str | None, str], float],
+) -> tuple[dict[tuple[str | None, str], float], list[str]]:
+    """(the finite values plus `metrics/non_finite`, the names of the ones left out)."""
+    kept = {key: value for key, value in values.items() if math.isfinite(value)}
+    left_out = [f"{p or 'run'}/{n}={v}" for (p, n), v in values.items() if (p, n) not in kept]
+    kept[(None, NON_FINITE_METRIC)] = float(len(left_out))
+    return kept, left_out
 
 
 def _episode_reward(episode: FinishedEpisode) -> float:
@@ -316,6 +333,15 @@ class TrainingLoop:
         if self.mix is not None:
             for family, share in shares(self.mix).items():
                 values[(None, f"task_mix/{family}")] = share
+        values, left_out = drop_non_finite(values)
+        if left_out:
+            log.warning(
+                "run %s step %d: %d non-finite metric(s) not recorded: %s",
+                run.name,
+                step,
+                len(left_out),
+                ", ".join(left_out),
+            )
         now = time.time()
         outcomes: dict[int, str | None] = {}
         for policy, result in results.items():

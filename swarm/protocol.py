@@ -9,10 +9,31 @@ from __future__ import annotations
 import math
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field, ValidationInfo, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import InitErrorDetails, PydanticCustomError, ValidationError
 
 CallKind = Literal["chat", "completions"]
 EpisodeStatus = Literal["open", "finished", "aborted"]
+
+# names that become paths or labels: no separators, no control characters, bounded
+RUN_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+PolicyName = Annotated[str, StringConstraints(pattern=RUN_NAME_PATTERN)]
+# free text shown in lists and logs: printable (no C0/C1 control characters), bounded
+PRINTABLE_PATTERN = r"^[^\x00-\x1f\x7f-\x9f]*$"
+ID_MAX_CHARS = 200  # task ids, group ids, task families, run references, label keys
+LABEL_VALUE_MAX_CHARS = 256
+MAX_LABELS = 64
+TASK_FAMILY_MAX_CHARS = 200
+ShortText = Annotated[str, StringConstraints(max_length=ID_MAX_CHARS)]
 
 
 class EpisodeCreate(BaseModel):
@@ -22,11 +43,11 @@ class EpisodeCreate(BaseModel):
     name exists, records the episode without training on it (the issue-2 behaviour).
     """
 
-    client_id: str | None = None
-    run: str = "default"
-    task_id: str = Field(min_length=1)
-    task_family: str | None = None
-    group_id: str | None = None
+    client_id: ShortText | None = None
+    run: ShortText = "default"
+    task_id: str = Field(min_length=1, max_length=ID_MAX_CHARS)
+    task_family: str | None = Field(None, max_length=TASK_FAMILY_MAX_CHARS)
+    group_id: ShortText | None = None
 
 
 class EpisodeCreated(BaseModel):
@@ -136,9 +157,12 @@ class EpisodeSummary(BaseModel):
 class ClientRegister(BaseModel):
     """`POST /swarm/clients` body."""
 
-    name: str = Field(min_length=1, max_length=200)
+    name: str = Field(min_length=1, max_length=200, pattern=PRINTABLE_PATTERN)
     code_version: str | None = Field(None, max_length=256)  # e.g. a hash of the workflow file
-    labels: dict[str, str] = Field(default_factory=dict)
+    labels: dict[
+        Annotated[str, StringConstraints(min_length=1, max_length=ID_MAX_CHARS)],
+        Annotated[str, StringConstraints(max_length=LABEL_VALUE_MAX_CHARS)],
+    ] = Field(default_factory=dict, max_length=MAX_LABELS)
 
 
 class ClientRegistered(BaseModel):
@@ -160,13 +184,36 @@ class ClientPublic(BaseModel):
 # -- finishing episodes ---------------------------------------------------------------------
 
 FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
+# bounds at the wire: a reward (or an episode metric) outside them is a 422 naming the limit
+# and the episode stays open (finish again, or abort); statistics of bounded values cannot
+# overflow anywhere downstream
+REWARD_LIMIT = 1e6
+METRIC_LIMIT = 1e12
+MAX_EPISODE_METRICS = 64
+
+
+def _within(limit: float, what: str) -> AfterValidator:
+    # a validator, not ge/le: union error paths then stay `reward`, `reward.<policy>`
+    def check(value: float) -> float:
+        if abs(value) > limit:
+            raise ValueError(f"{what} must be between -{limit:.0f} and {limit:.0f}, got {value:g}")
+        return value
+
+    return AfterValidator(check)
+
+
+Reward = Annotated[float, Field(allow_inf_nan=False), _within(REWARD_LIMIT, "a reward")]
+EpisodeMetric = Annotated[float, Field(allow_inf_nan=False), _within(METRIC_LIMIT, "a metric")]
 
 
 class EpisodeFinish(BaseModel):
-    """`POST /swarm/episodes/{id}/finish` body. NaN/inf rewards are refused (422)."""
+    """`POST /swarm/episodes/{id}/finish` body. Rewards are finite with |r| ≤ 1e6 and
+    metrics finite with |m| ≤ 1e12 (422 otherwise; the episode stays open)."""
 
-    reward: FiniteFloat | dict[str, FiniteFloat]
-    metrics: dict[str, FiniteFloat] = Field(default_factory=dict)
+    reward: Reward | dict[str, Reward]
+    metrics: dict[
+        Annotated[str, StringConstraints(min_length=1, max_length=ID_MAX_CHARS)], EpisodeMetric
+    ] = Field(default_factory=dict, max_length=MAX_EPISODE_METRICS)
 
 
 class EpisodeAbort(BaseModel):
@@ -187,8 +234,9 @@ class EpisodeResult(BaseModel):
 # -- runs ---------------------------------------------------------------------------------
 
 RunStatus = Literal["starting", "running", "paused", "stopped", "finished", "failed"]
-RUN_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
-TASK_FAMILY_MAX_CHARS = 200
+MAX_TASK_FAMILIES = 1000
+MAX_COUNT = 1_000_000_000  # steps, checkpoint intervals, staleness: far beyond any real run
+MAX_TOKENS = 1 << 20
 
 
 def check_task_mix(mix: dict[str, float] | None) -> dict[str, float] | None:
@@ -196,6 +244,8 @@ def check_task_mix(mix: dict[str, float] | None) -> dict[str, float] | None:
     (The gateway cannot know the families up front: clients choose tasks.)"""
     if mix is None:
         return None
+    if len(mix) > MAX_TASK_FAMILIES:
+        raise ValueError(f"at most {MAX_TASK_FAMILIES} task families (got {len(mix)})")
     for family, weight in mix.items():
         if not family or len(family) > TASK_FAMILY_MAX_CHARS:
             raise ValueError(
@@ -214,21 +264,48 @@ class TaskMixSchedule(BaseModel):
     counted from the step at which the schedule or `task_mix` was last set."""
 
     to: dict[str, float]
-    steps: int = Field(ge=1)
+    steps: int = Field(ge=1, le=MAX_COUNT)
 
     _to = field_validator("to")(check_task_mix)
 
 
 class LoraSpec(BaseModel):
-    r: int = Field(16, ge=1)
-    alpha: int = Field(32, ge=1)
+    r: int = Field(16, ge=1, le=4096)
+    alpha: int = Field(32, ge=1, le=65536)
     dropout: float = Field(0.0, ge=0.0, lt=1.0)
-    target_modules: list[str] | None = None
+    target_modules: list[Annotated[str, StringConstraints(max_length=ID_MAX_CHARS)]] | None = Field(
+        None, max_length=256
+    )
 
 
 class PolicySpec(BaseModel):
-    base_model: str | None = None  # default: the gateway's first served model
+    base_model: str | None = Field(None, max_length=4096)  # default: the first served model
     lora: LoraSpec | None = None
+
+
+# -- run settings: one bounded type per setting, shared by RunSettings and RunPatch; the
+# trainer's TrainSettings (trainer/config.py) declares the same bounds (a test checks) ------
+
+
+def _real(**bounds: float) -> object:
+    return Field(allow_inf_nan=False, **bounds)
+
+
+Lr = Annotated[float, _real(gt=0.0, le=1.0)]
+WeightDecay = Annotated[float, _real(ge=0.0, le=1.0)]
+MaxGradNorm = Annotated[float, _real(gt=0.0, le=1e6)]
+ClipEps = Annotated[float, _real(gt=0.0, lt=1.0)]
+KlCoef = Annotated[float, _real(ge=0.0, le=1e3)]
+GroupSize = Annotated[int, Field(ge=1, le=1024)]
+BatchGroups = Annotated[int, Field(ge=1, le=4096)]
+MaxStaleness = Annotated[int, Field(ge=0, le=MAX_COUNT)]
+MinGroupSize = Annotated[int, Field(ge=1, le=1024)]
+GroupTimeout = Annotated[float, _real(gt=0.0, le=7 * 24 * 3600.0)]
+MicroBatchTokens = Annotated[int, Field(ge=64, le=MAX_TOKENS)]
+MaxSequenceTokens = Annotated[int, Field(ge=16, le=MAX_TOKENS)]
+MaxBufferedGroups = Annotated[int, Field(ge=1, le=1_000_000)]
+StepCount = Annotated[int, Field(ge=1, le=MAX_COUNT)]
+Seed = Annotated[int, Field(ge=0, le=2**63 - 1)]
 
 
 class RunSettings(BaseModel):
@@ -236,34 +313,34 @@ class RunSettings(BaseModel):
     the fields in `RunPatch` while the run trains."""
 
     algorithm: Literal["grpo", "rloo", "reinforce"] = "grpo"
-    lr: float = Field(1e-5, gt=0.0, le=1.0)
-    weight_decay: float = Field(0.0, ge=0.0)
-    max_grad_norm: float = Field(1.0, gt=0.0)
-    clip_eps: float = Field(0.2, gt=0.0, lt=1.0)
-    kl_coef: float = Field(0.0, ge=0.0)
-    group_size: int = Field(8, ge=1, le=1024)
-    batch_groups: int = Field(4, ge=1, le=4096)
-    max_staleness: int = Field(1, ge=0)
+    lr: Lr = 1e-5
+    weight_decay: WeightDecay = 0.0
+    max_grad_norm: MaxGradNorm = 1.0
+    clip_eps: ClipEps = 0.2
+    kl_coef: KlCoef = 0.0
+    group_size: GroupSize = 8
+    batch_groups: BatchGroups = 4
+    max_staleness: MaxStaleness = 1
     zero_variance_groups: Literal["drop", "keep"] = "drop"
     # an open group (fewer than group_size finished episodes) whose first episode finished
     # more than group_timeout_s ago is closed: "train" keeps it when it holds at least
     # min_group_size episodes, "drop" drops it (and smaller ones are dropped either way)
     partial_groups: Literal["train", "drop"] = "train"
-    min_group_size: int = Field(2, ge=1)  # ≤ group_size (ignored when group_size is 1)
-    group_timeout_s: float = Field(60.0, gt=0.0, allow_inf_nan=False)
-    micro_batch_tokens: int = Field(4096, ge=64)
+    min_group_size: MinGroupSize = 2  # ≤ group_size (ignored when group_size is 1)
+    group_timeout_s: GroupTimeout = 60.0
+    micro_batch_tokens: MicroBatchTokens = 4096
     # how an episode's calls are laid out for training: one sequence per call ("none"),
     # merged timelines ("timeline"), or timelines packed as prefix trees ("tree", fastest)
     merge: Literal["none", "timeline", "tree"] = "tree"
-    max_sequence_tokens: int | None = Field(None, ge=16)  # longer calls are dropped, counted
+    max_sequence_tokens: MaxSequenceTokens | None = None  # longer calls are dropped, counted
     task_mix: dict[str, float] | None = None
     task_mix_schedule: TaskMixSchedule | None = None  # needs task_mix
     # back-pressure: new groups wait (429 buffer_full) while the run holds this many
     # complete, open and in-flight groups (None: 4 × batch_groups)
-    max_buffered_groups: int | None = Field(None, ge=1)
-    max_steps: int | None = Field(None, ge=1)
-    checkpoint_every: int | None = Field(None, ge=1)  # steps; None: only on request and at the end
-    seed: int = 0
+    max_buffered_groups: MaxBufferedGroups | None = None
+    max_steps: StepCount | None = None
+    checkpoint_every: StepCount | None = None  # steps; None: only on request and at the end
+    seed: Seed = 0
 
     @property
     def buffered_groups_limit(self) -> int:
@@ -290,35 +367,81 @@ class RunSettings(BaseModel):
 
 
 class RunCreate(RunSettings):
-    """`POST /runs` body."""
+    """`POST /runs` body. Unknown fields are refused (422 naming the field): a misspelt
+    setting must not silently train with the default."""
+
+    model_config = ConfigDict(extra="forbid")
 
     name: str = Field(pattern=RUN_NAME_PATTERN)
-    policies: dict[str, PolicySpec] = Field(default_factory=lambda: {"policy": PolicySpec()})
-    resume_from: str | None = None  # a checkpoint directory of an earlier run (single policy)
+    # policy names become directory names of checkpoints: the run-name pattern
+    policies: dict[PolicyName, PolicySpec] = Field(
+        default_factory=lambda: {"policy": PolicySpec()}, max_length=64
+    )
+    resume_from: str | None = Field(None, max_length=4096)  # a checkpoint dir of an earlier run
+
+
+def _field_errors(
+    title: str, fields: dict[str, object], kind: str, message: str
+) -> ValidationError:
+    return ValidationError.from_exception_data(
+        title,
+        [
+            InitErrorDetails(type=PydanticCustomError(kind, message), loc=(name,), input=value)
+            for name, value in fields.items()
+        ],
+    )
 
 
 class RunPatch(BaseModel):
-    """`PATCH /runs/{id}` body: live edits, applied from the next training step."""
+    """`PATCH /runs/{id}` body: live edits, applied from the next training step. Any other
+    field is a 422 naming it: a setting fixed at creation (`group_size`, `algorithm`, ...)
+    "cannot change on a live run"; an unknown one lists the patchable fields."""
 
-    lr: float | None = Field(None, gt=0.0, le=1.0)
-    weight_decay: float | None = Field(None, ge=0.0)
-    max_grad_norm: float | None = Field(None, gt=0.0)
-    clip_eps: float | None = Field(None, gt=0.0, lt=1.0)
-    kl_coef: float | None = Field(None, ge=0.0)
-    batch_groups: int | None = Field(None, ge=1, le=4096)
-    max_staleness: int | None = Field(None, ge=0)
+    model_config = ConfigDict(extra="forbid")
+
+    lr: Lr | None = None
+    weight_decay: WeightDecay | None = None
+    max_grad_norm: MaxGradNorm | None = None
+    clip_eps: ClipEps | None = None
+    kl_coef: KlCoef | None = None
+    batch_groups: BatchGroups | None = None
+    max_staleness: MaxStaleness | None = None
     zero_variance_groups: Literal["drop", "keep"] | None = None
     partial_groups: Literal["train", "drop"] | None = None
-    min_group_size: int | None = Field(None, ge=1)
-    group_timeout_s: float | None = Field(None, gt=0.0, allow_inf_nan=False)
+    min_group_size: MinGroupSize | None = None
+    group_timeout_s: GroupTimeout | None = None
     merge: Literal["none", "timeline", "tree"] | None = None
     task_mix: dict[str, float] | None = None
     task_mix_schedule: TaskMixSchedule | None = None
-    max_buffered_groups: int | None = Field(None, ge=1)
-    max_steps: int | None = Field(None, ge=1)
-    checkpoint_every: int | None = Field(None, ge=1)
+    max_buffered_groups: MaxBufferedGroups | None = None
+    max_steps: StepCount | None = None
+    checkpoint_every: StepCount | None = None
 
     _task_mix = field_validator("task_mix")(check_task_mix)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _only_live_settings(cls, data: object) -> object:
+        if not isinstance(data, dict):
+            return data
+        extra = {k: v for k, v in data.items() if k not in cls.model_fields}
+        if not extra:
+            return data
+        fixed = {k: v for k, v in extra.items() if k in RunCreate.model_fields}
+        if fixed:
+            raise _field_errors(
+                cls.__name__,
+                fixed,
+                "not_patchable",
+                "is fixed when the run is created and cannot change on a live run "
+                "(create a new run instead)",
+            )
+        raise _field_errors(
+            cls.__name__,
+            extra,
+            "unknown_field",
+            f"is not a run setting; PATCH takes {', '.join(cls.model_fields)}",
+        )
 
 
 class PolicyPublic(BaseModel):

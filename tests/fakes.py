@@ -243,7 +243,8 @@ class TrainerExploded(RuntimeError):
 
 class FakePolicyTrainer:
     """Records every `train_step`; `explode=True` makes the next steps raise;
-    `step_gate` (an asyncio.Event), when set up, holds each step until it is set."""
+    `step_gate` (an asyncio.Event), when set up, holds each step until it is set;
+    `extra_metrics` are added to every step's metrics (NaN, inf: whatever a test needs)."""
 
     def __init__(self, engine: EchoEngine, *, explode: bool = False):
         self.engine = engine
@@ -252,6 +253,7 @@ class FakePolicyTrainer:
         self.checkpoints: list[str] = []
         self.closed = False
         self.step_gate: asyncio.Event | None = None
+        self.extra_metrics: dict[str, float] = {}
 
     @property
     def version(self) -> int:
@@ -279,7 +281,8 @@ class FakePolicyTrainer:
         self.engine.weights_version += 1
         return StepResult(
             version=self.engine.weights_version,
-            metrics={"loss": 0.5 / self.engine.weights_version, "kl": 0.0, "grad_norm": 1.0},
+            metrics={"loss": 0.5 / self.engine.weights_version, "kl": 0.0, "grad_norm": 1.0}
+            | self.extra_metrics,
             samples_trained=trained,
             samples_dropped={reason: n for reason, n in dropped.items() if n},
         )

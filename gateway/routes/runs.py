@@ -24,6 +24,9 @@ from swarm.protocol import (
 
 router = APIRouter(prefix="/runs", tags=["runs"])
 
+# database integers are signed 64-bit: larger query ints are a 422, never a driver error
+SQL_INT_MAX = 2**63 - 1
+
 
 @router.post("", response_model=RunPublic, status_code=201)
 async def create_run(body: RunCreate, state: State, token: Token) -> RunPublic:
@@ -84,8 +87,15 @@ async def run_metrics(
     run_id: str,
     state: State,
     token: Token,
-    since: int | None = Query(None, description="Only steps after this one (step > since)."),
-    name: str | None = Query(None, description="Only this metric (e.g. reward/mean)."),
+    since: int | None = Query(
+        None,
+        ge=-SQL_INT_MAX,
+        le=SQL_INT_MAX,
+        description="Only steps after this one (step > since).",
+    ),
+    name: str | None = Query(
+        None, max_length=400, description="Only this metric (e.g. reward/mean)."
+    ),
 ) -> list[MetricPoint]:
     require_admin(token, state.settings)
     return await state.runs.metrics(run_id, since=since, metric=name)
@@ -100,7 +110,7 @@ async def run_episodes(
         EpisodeStatus | None, Query(description="Only episodes in this status.")
     ] = None,
     limit: int = Query(50, ge=1, le=1000, description="At most this many episodes."),
-    offset: int = Query(0, ge=0, description="Skip this many (newest first)."),
+    offset: int = Query(0, ge=0, le=SQL_INT_MAX, description="Skip this many (newest first)."),
     group_id: str | None = Query(
         None, max_length=200, description="Only the episodes of this group (a GRPO group)."
     ),

@@ -4,6 +4,7 @@ weights together, drops are counted, and both full-parameter and LoRA training l
 from __future__ import annotations
 
 import asyncio
+import math
 
 import pytest
 import torch
@@ -127,3 +128,23 @@ def test_training_raises_the_served_probability_of_the_rewarded_completion(lora,
         assert result.metrics["kl"] > 0
     finally:
         policy.trainer.close()
+
+
+def test_a_nan_loss_skips_the_update_and_leaves_the_weights_finite_and_unchanged(policy):
+    prompt = prompt_ids(policy)
+    group = contrast_group(policy, prompt, GOOD, BAD)
+    for episode in group.episodes:  # NaN behaviour logprobs: the PPO ratio, so the loss, is NaN
+        for s in episode.samples:
+            s.behaviour_logprobs = [float("nan")] * len(s.behaviour_logprobs)
+    weights_before = {
+        k: v.detach().clone() for k, v in policy.trainer.master.model.state_dict().items()
+    }
+
+    result = asyncio.run(policy.trainer.train_step([group], TrainSettings(lr=3e-3)))
+
+    assert math.isnan(result.metrics["loss"]) and result.metrics["skipped_nonfinite"] == 1.0
+    after = policy.trainer.master.model.state_dict()
+    assert all(torch.equal(weights_before[k], after[k]) for k in weights_before)
+    assert served_logprobs(policy, prompt, GOOD) == pytest.approx(
+        _master_logprobs(policy, prompt, GOOD), abs=1e-5
+    )
