@@ -149,7 +149,7 @@ def serve(
         int,
         typer.Option(
             min=1,
-            help="Most runs not yet stopped, finished or failed; POST /runs beyond it is a 409.",
+            help="Most runs not yet stopped, finished or failed; POST /runs beyond it is a 429.",
         ),
     ] = 8,
 ) -> None:

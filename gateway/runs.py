@@ -30,7 +30,7 @@ from pydantic import ValidationError
 from experiments_db.models import PolicyRow, RunRow
 from gateway.buffer import FinishedEpisode, GroupBuffer
 from gateway.drift import drift_counts
-from gateway.errors import Conflict, NotConfigured, RunNotFound, Unprocessable
+from gateway.errors import Conflict, NotConfigured, RateLimited, RunNotFound, Unprocessable
 from gateway.recorder import EpisodeRecorder
 from gateway.registry import ModelRegistry
 from gateway.run import PolicyPlan, Run
@@ -56,6 +56,19 @@ log = logging.getLogger(__name__)
 
 RESTART_REASON = "gateway restarted"  # why episodes left open by a killed gateway end
 HOST_LOST_REASON = "policy host lost"  # why episodes end when a policy's Ray actor died
+LIVE_RUNS_RETRY_AFTER_S = 30.0  # a 429 too_many_live_runs: runs end in minutes, not seconds
+
+
+def stored_settings(stored: dict) -> tuple[RunSettings, str | None]:
+    """A run's settings as the database keeps them, and why they are no longer valid (None:
+    valid). Invalid ones are kept as they are (listed, never trained with)."""
+    try:
+        return RunSettings.model_validate(stored), None
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = ".".join(str(part) for part in first["loc"])
+        known = {k: v for k, v in stored.items() if k in RunSettings.model_fields}
+        return RunSettings.model_construct(**known), f"stored setting {field}: {first['msg']}"
 
 
 class RunManager:
@@ -145,10 +158,11 @@ class RunManager:
             )
         live = [run.name for run in self._runs.values() if not run.is_terminal]
         if len(live) >= self._settings.max_live_runs:
-            raise Conflict(
+            raise RateLimited(
                 f"This gateway holds {len(live)} live runs ({', '.join(live)}), its limit "
                 f"(--max-live-runs {self._settings.max_live_runs}); stop one with "
-                "POST /runs/{id}/stop (or let it finish) before creating another.",
+                "POST /runs/{id}/stop (or let one finish) before creating another.",
+                retry_after=LIVE_RUNS_RETRY_AFTER_S,
                 code="too_many_live_runs",
             )
         default_base = self._models.base_names()[0]
@@ -244,9 +258,10 @@ class RunManager:
                 continue
             await self._abort_open_episodes(row.id, reason=RESTART_REASON)
             policies = await anyio.to_thread.run_sync(self._store.policies, row.id)
+            settings, invalid = stored_settings(row.settings)
             run = Run(
                 name=row.id,
-                settings=RunSettings.model_validate(row.settings),
+                settings=settings,
                 plans={
                     p.name: PolicyPlan(
                         base_model=p.base_model,
@@ -263,6 +278,10 @@ class RunManager:
             self._runs[run.name] = run
             self._stored_versions[run.name] = {p.name: p.version for p in policies}
             if run.is_terminal:
+                continue
+            if invalid is not None:  # saved by an older gateway, before today's bounds
+                run.status, run.error = "failed", f"not restored: {invalid}"
+                log.warning("run %s: %s", run.name, run.error)
                 continue
             if self._factory is None:
                 run.status = "failed"

@@ -46,7 +46,7 @@ class GatewaySettings(BaseModel):
     optimizer: Literal["torch", "deepspeed"] = "torch"  # update backend
     zero_stage: int | None = Field(default=None, ge=0, le=3)  # DeepSpeed ZeRO stage
     # runs not yet stopped/finished/failed (each holds a policy's weights and optimizer);
-    # POST /runs beyond it is a 409 `too_many_live_runs`
+    # POST /runs beyond it is a 429 `too_many_live_runs`
     max_live_runs: int = Field(default=8, ge=1)
 
     @property

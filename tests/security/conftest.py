@@ -6,5 +6,6 @@ from tests.unit.gateway.conftest import (  # noqa: F401 (pytest finds fixtures b
     make_client,
     recorder,
     settings,
+    start,
     trainer_client,
 )

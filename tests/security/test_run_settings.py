@@ -1,17 +1,20 @@
 """Hostile run settings, rewards, names and query ints (issue 14, F3 F4 F8 F9): each is a
-422 (or 409) naming the field and its limit, the run and the gateway go on.
+422 (or a 429 for the live-run cap) naming the field and its limit, the run and the gateway go on.
 
 Raw JSON bodies carry `1e400` (Python parses it as inf), `NaN` and `Infinity` as they are.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
 import pytest
 
+from gateway.recorder import EpisodeRecorder
 from swarm.protocol import REWARD_LIMIT, RunPatch, RunSettings
+from tests.fakes import FakePolicyFactory
 from tests.unit.gateway.conftest import (
     assert_openai_error,
     create_run,
@@ -307,11 +310,19 @@ def test_the_largest_database_int_is_accepted(trainer_client, query):
 # -- F9: a cap on live runs -----------------------------------------------------------------
 
 
-def test_creating_more_live_runs_than_the_cap_is_a_409_saying_how_to_stop_one(make_client, factory):
+def too_many_live_runs(response) -> dict:
+    assert response.status_code == 429, response.text
+    error = response.json()["error"]
+    assert error["code"] == "too_many_live_runs" and error["retry_after"] > 0
+    assert int(response.headers["Retry-After"]) > 0
+    return error
+
+
+def test_creating_more_live_runs_than_the_cap_is_a_429_saying_how_to_stop_one(make_client, factory):
     client = make_client(policy_factory=factory, max_live_runs=2)
     create_run(client, "a")
     create_run(client, "b")
-    error = assert_openai_error(client.post("/runs", json={"name": "c"}), 409, "too_many_live_runs")
+    error = too_many_live_runs(client.post("/runs", json={"name": "c"}))
     assert "2 live runs" in error["message"] and "/stop" in error["message"]
     assert client.get("/runs/c").status_code == 404
     assert client.post("/runs/a/stop").status_code == 200
@@ -321,6 +332,23 @@ def test_creating_more_live_runs_than_the_cap_is_a_409_saying_how_to_stop_one(ma
 def test_the_default_cap_on_live_runs_is_eight(trainer_client):
     for i in range(8):
         create_run(trainer_client, f"r{i}")
-    assert_openai_error(
-        trainer_client.post("/runs", json={"name": "r8"}), 409, "too_many_live_runs"
-    )
+    too_many_live_runs(trainer_client.post("/runs", json={"name": "r8"}))
+
+
+def test_a_live_run_stored_with_settings_out_of_todays_bounds_is_listed_failed_on_restart(
+    start, settings
+):
+    before = start(FakePolicyFactory())
+    create_run(before, "old")
+    create_run(before, "fine")
+    with EpisodeRecorder.from_settings(settings).db.begin() as connection:
+        connection.exec_driver_sql(
+            "UPDATE run SET settings = ? WHERE id = 'old'",
+            (json.dumps(RunSettings().model_dump() | {"weight_decay": 5.0}),),
+        )
+
+    after = start(FakePolicyFactory())
+
+    old = run_state(after, "old")
+    assert old["status"] == "failed" and "weight_decay" in old["error"]
+    assert run_state(after, "fine")["status"] == "running"
