@@ -28,7 +28,13 @@ from swarm.errors import (
     InvalidReward,
     NotFound,
 )
-from swarm.protocol import EpisodeCreated, EpisodeFinish, EpisodeResult, EpisodeStatus
+from swarm.protocol import (
+    REWARD_LIMIT,
+    EpisodeCreated,
+    EpisodeFinish,
+    EpisodeResult,
+    EpisodeStatus,
+)
 
 if TYPE_CHECKING:
     import openai
@@ -248,6 +254,11 @@ def _finite_float(value: Any, *, where: str) -> float:
     number = float(value)
     if not math.isfinite(number):
         raise InvalidReward(f"rollout returned {number} as {where}; rewards must be finite")
+    if abs(number) > REWARD_LIMIT:
+        raise InvalidReward(
+            f"rollout returned {number:g} as {where}; rewards must be between "
+            f"-{REWARD_LIMIT:.0f} and {REWARD_LIMIT:.0f} (scale them down)"
+        )
     return number
 
 

@@ -140,7 +140,13 @@ def test_close_deregisters_the_client(fake):
 
 @pytest.mark.parametrize(
     ("value", "expected"),
-    [(1, 1.0), (0.25, 0.25), (-2, -2.0), ({"a": 1, "b": 0.5}, {"a": 1.0, "b": 0.5})],
+    [
+        (1, 1.0),
+        (0.25, 0.25),
+        (-2, -2.0),
+        ({"a": 1, "b": 0.5}, {"a": 1.0, "b": 0.5}),
+        (1e6, 1e6),
+    ],
 )
 def test_valid_rewards_become_floats(value, expected):
     assert validate_reward(value) == expected
@@ -153,6 +159,8 @@ def test_valid_rewards_become_floats(value, expected):
         (None, "returned NoneType"),
         (False, "use float(...) for a bool"),
         (math.inf, "must be finite"),
+        (1e160, "between -1000000 and 1000000"),
+        ({"a": -1e7}, "between -1000000 and 1000000"),
         ({}, "empty dict"),
         ({1: 1.0}, "keyed by int"),
         ({"a": [1]}, "list"),
