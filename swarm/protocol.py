@@ -202,8 +202,13 @@ def _within(limit: float, what: str) -> AfterValidator:
     return AfterValidator(check)
 
 
-Reward = Annotated[float, Field(allow_inf_nan=False), _within(REWARD_LIMIT, "a reward")]
-EpisodeMetric = Annotated[float, Field(allow_inf_nan=False), _within(METRIC_LIMIT, "a metric")]
+def _bounded(limit: float, what: str) -> tuple[object, ...]:
+    schema = {"minimum": -limit, "maximum": limit}  # the schema still tells the bounds
+    return Field(allow_inf_nan=False, json_schema_extra=schema), _within(limit, what)
+
+
+Reward = Annotated[float, *_bounded(REWARD_LIMIT, "a reward")]
+EpisodeMetric = Annotated[float, *_bounded(METRIC_LIMIT, "a metric")]
 
 
 class EpisodeFinish(BaseModel):
