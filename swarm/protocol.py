@@ -7,6 +7,7 @@ the trainer, or the gateway's internals; only pydantic.
 from __future__ import annotations
 
 import math
+import re
 from typing import Annotated, Literal
 
 from pydantic import (
@@ -28,7 +29,19 @@ EpisodeStatus = Literal["open", "finished", "aborted"]
 RUN_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 PolicyName = Annotated[str, StringConstraints(pattern=RUN_NAME_PATTERN)]
 # free text shown in lists and logs: printable (no C0/C1 control characters), bounded
-PRINTABLE_PATTERN = r"^[^\x00-\x1f\x7f-\x9f]*$"
+CONTROL_CHARACTER = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def _printable(text: str) -> str:
+    found = CONTROL_CHARACTER.search(text)
+    if found:
+        raise ValueError(
+            f"must not contain control characters (found {found.group()!r} at {found.start()})"
+        )
+    return text
+
+
+PrintableText = Annotated[str, AfterValidator(_printable)]
 ID_MAX_CHARS = 200  # task ids, group ids, task families, run references, label keys
 LABEL_VALUE_MAX_CHARS = 256
 MAX_LABELS = 64
@@ -157,7 +170,7 @@ class EpisodeSummary(BaseModel):
 class ClientRegister(BaseModel):
     """`POST /swarm/clients` body."""
 
-    name: str = Field(min_length=1, max_length=200, pattern=PRINTABLE_PATTERN)
+    name: PrintableText = Field(min_length=1, max_length=200)
     code_version: str | None = Field(None, max_length=256)  # e.g. a hash of the workflow file
     labels: dict[
         Annotated[str, StringConstraints(min_length=1, max_length=ID_MAX_CHARS)],
