@@ -67,7 +67,20 @@ def serve(
     api_key: Annotated[
         str | None,
         typer.Option(
-            envvar="SWARMRL_API_KEY", help="Admin key guarding run control and episode creation."
+            envvar="SWARMRL_API_KEY",
+            help="Admin key guarding run control and episode creation. A flag shows in `ps`: "
+            "prefer $SWARMRL_API_KEY or --api-key-file.",
+        ),
+    ] = None,
+    api_key_file: Annotated[
+        Path | None,
+        typer.Option(help="Read the admin key from this file (its first line)."),
+    ] = None,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="A host name besides loopback and --host that requests may name, and whose "
+            "pages may post (a reverse proxy's public name); repeatable.",
         ),
     ] = None,
     dtype: Annotated[
@@ -152,10 +165,17 @@ def serve(
     logging.basicConfig(
         level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    if api_key_file is not None:
+        try:
+            api_key = api_key_file.read_text().strip().splitlines()[0].strip()
+        except (OSError, UnicodeDecodeError, IndexError) as e:
+            typer.echo(f"error: --api-key-file {api_key_file}: cannot read a key ({e})", err=True)
+            raise typer.Exit(2) from None
     settings = GatewaySettings(
         host=host,
         port=port,
         api_key=api_key,
+        allowed_hosts=allowed_host or [],
         client_lease_s=client_lease_s,
         database_url=database_url,
         engine=rollout_engine,

@@ -24,6 +24,7 @@ from gateway.routes import health, metrics, openai, runs, swarm
 from gateway.settings import GatewaySettings
 from gateway.state import GatewayState
 from gateway.telemetry import CountRequests
+from gateway.web_guards import gateway_guards
 from trainer.types import PolicyFactory, ServedModel
 
 
@@ -58,6 +59,7 @@ def make_app(
     app.state.gateway = state
     app.add_middleware(LimitRequestBody, max_body_bytes=settings.max_body_bytes)
     install_error_handlers(app)  # after: its catch-all middleware wraps the body limit
+    app.add_middleware(gateway_guards, settings=settings)  # Host, Origin, JSON-only
     app.add_middleware(CountRequests, telemetry=state.telemetry)  # outermost: counts 500s too
     app.include_router(openai.router, prefix="/v1")
     app.include_router(

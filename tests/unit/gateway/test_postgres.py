@@ -22,7 +22,9 @@ from tests.unit.gateway.conftest import chat_as, create_run, finish, open_episod
 @pytest.fixture
 def settings(tmp_path: Path, pg_database: str) -> GatewaySettings:
     url = pg_database.replace("postgresql+psycopg://", "postgresql://")  # as a user writes it
-    return GatewaySettings(state_dir=tmp_path / "gateway", api_key=None, database_url=url)
+    return GatewaySettings(
+        state_dir=tmp_path / "gateway", api_key=None, database_url=url, allowed_hosts=["testserver"]
+    )
 
 
 def test_a_run_and_a_finished_episode_are_stored_in_postgresql(trainer_client, settings):
