@@ -19,10 +19,12 @@ from typing import Annotated, Literal
 import typer
 import uvicorn
 
+from experiments_db.errors import UnusableDatabase
 from gateway.app import make_app
 from gateway.backends import BackendUnavailable, check_backends
 from gateway.recorder import EpisodeRecorder
 from gateway.settings import GatewaySettings
+from gateway.state import check_state_dir
 
 cli = typer.Typer(
     help="The swarmrl gateway: OpenAI-compatible inference on the policies being trained, "
@@ -197,7 +199,11 @@ def serve(
         )
         raise typer.Exit(2)
     try:  # the database first: a refused URL fails in seconds, before any model loads
+        check_state_dir(settings)
         recorder = EpisodeRecorder.from_settings(settings)
+    except UnusableDatabase as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(2) from None
     except Exception as e:
         typer.echo(
             f"error: cannot open the gateway database ({e.__class__.__name__}: "

@@ -3,7 +3,7 @@
 Owns: the composition of routes, middleware and error handlers around the served models,
 the recorder, the settings and the policy factory it is given, and the app's lifespan
 (at startup, restoring the runs an earlier process left in the database; the client-lease
-reaper; on shutdown, the runs' training loops and policies). Must not
+reaper; on shutdown, the runs' training loops and policies, then the database engine). Must not
 import torch or the trainer's torch side: the composition root (`gateway/__main__.py`)
 builds the engines and the factory and passes them in, and tests pass fakes.
 """
@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Iterable, Mapping
 
 from fastapi import FastAPI
 
+from experiments_db.db import dispose
 from gateway.body_limit import LimitRequestBody
 from gateway.errors import install_error_handlers
 from gateway.recorder import EpisodeRecorder
@@ -40,6 +41,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         with contextlib.suppress(asyncio.CancelledError):
             await reaper
         await state.runs.close()
+        dispose(state.recorder.db)  # a SQLite log is checkpointed into the file
 
 
 def make_app(
