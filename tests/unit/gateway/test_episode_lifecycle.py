@@ -309,6 +309,10 @@ def test_an_episode_finished_while_the_run_stops_leaves_the_stop_a_200(trainer_c
 
 
 def test_many_finishes_racing_the_end_of_a_run_each_land_or_get_a_409(trainer_client):
+    race_finishes_against_the_end_of_a_run(trainer_client)  # and on PostgreSQL: test_postgres
+
+
+def race_finishes_against_the_end_of_a_run(trainer_client) -> None:
     import threading
 
     create_run(trainer_client)
