@@ -339,3 +339,17 @@ def race_finishes_against_the_end_of_a_run(trainer_client) -> None:
         stored = recorder.get_episode(episode["episode_id"]).status
         assert (answers[episode["episode_id"]], stored) in {(200, "finished"), (409, "aborted")}
     assert state["episodes_finished"] + state["episodes_aborted"] == len(episodes)
+
+
+def test_an_episode_finished_while_its_client_is_deleted_leaves_the_delete_a_204(
+    trainer_client, monkeypatch
+):
+    create_run(trainer_client)
+    client_id = trainer_client.post("/swarm/clients", json={"name": "c"}).json()["client_id"]
+    racing = open_episode(trainer_client, client_id=client_id)
+    idle = open_episode(trainer_client, client_id=client_id)
+    _finish_between_listing_and_aborting(trainer_client, monkeypatch, [racing])
+    assert trainer_client.delete(f"/swarm/clients/{client_id}").status_code == 204
+    recorder = trainer_client.app.state.gateway.recorder
+    assert recorder.get_episode(racing["episode_id"]).status == "finished"
+    assert recorder.get_episode(idle["episode_id"]).status == "aborted"
