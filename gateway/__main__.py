@@ -19,10 +19,12 @@ from typing import Annotated, Literal
 import typer
 import uvicorn
 
+from experiments_db.errors import UnusableDatabase
 from gateway.app import make_app
 from gateway.backends import BackendUnavailable, check_backends
 from gateway.recorder import EpisodeRecorder
 from gateway.settings import GatewaySettings
+from gateway.state import check_state_dir
 
 cli = typer.Typer(
     help="The swarmrl gateway: OpenAI-compatible inference on the policies being trained, "
@@ -67,7 +69,20 @@ def serve(
     api_key: Annotated[
         str | None,
         typer.Option(
-            envvar="SWARMRL_API_KEY", help="Admin key guarding run control and episode creation."
+            envvar="SWARMRL_API_KEY",
+            help="Admin key guarding run control and episode creation. A flag shows in `ps`: "
+            "prefer $SWARMRL_API_KEY or --api-key-file.",
+        ),
+    ] = None,
+    api_key_file: Annotated[
+        Path | None,
+        typer.Option(help="Read the admin key from this file (its first line)."),
+    ] = None,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="A host name besides loopback and --host that requests may name, and whose "
+            "pages may post (a reverse proxy's public name); repeatable.",
         ),
     ] = None,
     dtype: Annotated[
@@ -159,10 +174,17 @@ def serve(
     logging.basicConfig(
         level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    if api_key_file is not None:
+        try:
+            api_key = api_key_file.read_text().strip().splitlines()[0].strip()
+        except (OSError, UnicodeDecodeError, IndexError) as e:
+            typer.echo(f"error: --api-key-file {api_key_file}: cannot read a key ({e})", err=True)
+            raise typer.Exit(2) from None
     settings = GatewaySettings(
         host=host,
         port=port,
         api_key=api_key,
+        allowed_hosts=allowed_host or [],
         client_lease_s=client_lease_s,
         database_url=database_url,
         engine=rollout_engine,
@@ -185,7 +207,11 @@ def serve(
         )
         raise typer.Exit(2)
     try:  # the database first: a refused URL fails in seconds, before any model loads
+        check_state_dir(settings)
         recorder = EpisodeRecorder.from_settings(settings)
+    except UnusableDatabase as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(2) from None
     except Exception as e:
         typer.echo(
             f"error: cannot open the gateway database ({e.__class__.__name__}: "

@@ -3,7 +3,7 @@
 Owns: the composition of routes, middleware and error handlers around the served models,
 the recorder, the settings and the policy factory it is given, and the app's lifespan
 (at startup, restoring the runs an earlier process left in the database; the client-lease
-reaper; on shutdown, the runs' training loops and policies). Must not
+reaper; on shutdown, the runs' training loops and policies, then the database engine). Must not
 import torch or the trainer's torch side: the composition root (`gateway/__main__.py`)
 builds the engines and the factory and passes them in, and tests pass fakes.
 """
@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Iterable, Mapping
 
 from fastapi import FastAPI
 
+from experiments_db.db import dispose
 from gateway.body_limit import LimitRequestBody
 from gateway.errors import install_error_handlers
 from gateway.recorder import EpisodeRecorder
@@ -24,6 +25,7 @@ from gateway.routes import health, metrics, openai, runs, swarm
 from gateway.settings import GatewaySettings
 from gateway.state import GatewayState
 from gateway.telemetry import CountRequests
+from gateway.web_guards import gateway_guards
 from trainer.types import PolicyFactory, ServedModel
 
 
@@ -39,6 +41,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         with contextlib.suppress(asyncio.CancelledError):
             await reaper
         await state.runs.close()
+        dispose(state.recorder.db)  # a SQLite log is checkpointed into the file
 
 
 def make_app(
@@ -58,6 +61,7 @@ def make_app(
     app.state.gateway = state
     app.add_middleware(LimitRequestBody, max_body_bytes=settings.max_body_bytes)
     install_error_handlers(app)  # after: its catch-all middleware wraps the body limit
+    app.add_middleware(gateway_guards, settings=settings)  # Host, Origin, JSON-only
     app.add_middleware(CountRequests, telemetry=state.telemetry)  # outermost: counts 500s too
     app.include_router(openai.router, prefix="/v1")
     app.include_router(

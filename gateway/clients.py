@@ -12,6 +12,7 @@ memory; registrations and departures are persisted. Knows nothing about HTTP or 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
 import time
@@ -23,7 +24,7 @@ from sqlalchemy.engine import Engine
 from experiments_db import crud
 from experiments_db.db import session_scope
 from experiments_db.models import ClientRow
-from gateway.errors import ClientNotFound, ClientSuperseded
+from gateway.errors import ClientNotFound, ClientSuperseded, EpisodeNotOpen
 from gateway.recorder import EpisodeRecorder
 from swarm.protocol import ClientPublic, ClientRegister, ClientRegistered
 
@@ -134,7 +135,8 @@ class ClientRegistry:
         with session_scope(self._db) as session:
             crud.mark_client_gone(session, client_id=client_id, at=time.time(), reason=reason)
         for episode_id in self._recorder.open_episode_ids(client_id=client_id):
-            self._recorder.abort_episode(episode_id, reason=reason)
+            with contextlib.suppress(EpisodeNotOpen):  # its finish landed first: kept
+                self._recorder.abort_episode(episode_id, reason=reason)
 
     async def list_public(self, *, include_gone: bool = False) -> list[ClientPublic]:
         open_counts = await anyio.to_thread.run_sync(self._recorder.open_episodes_by_client)

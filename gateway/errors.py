@@ -143,6 +143,25 @@ class PayloadTooLarge(GatewayError):
     code = "payload_too_large"
 
 
+class CrossSiteRequest(GatewayError):
+    """A state-changing request sent by another site's page (Origin or Referer)."""
+
+    status = 403
+    type = "permission_error"
+
+
+class MisdirectedRequest(GatewayError):
+    """A `Host` that is not a name of this server (DNS rebinding)."""
+
+    status = 421
+    type = "invalid_request_error"
+
+
+class UnsupportedMediaType(GatewayError):
+    status = 415
+    type = "invalid_request_error"
+
+
 class ServiceUnavailable(GatewayError):
     status = 503
     type = "server_error"

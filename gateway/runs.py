@@ -30,7 +30,14 @@ from pydantic import ValidationError
 from experiments_db.models import PolicyRow, RunRow
 from gateway.buffer import FinishedEpisode, GroupBuffer
 from gateway.drift import drift_counts
-from gateway.errors import Conflict, NotConfigured, RateLimited, RunNotFound, Unprocessable
+from gateway.errors import (
+    Conflict,
+    EpisodeNotOpen,
+    NotConfigured,
+    RateLimited,
+    RunNotFound,
+    Unprocessable,
+)
 from gateway.recorder import EpisodeRecorder
 from gateway.registry import ModelRegistry
 from gateway.run import PolicyPlan, Run
@@ -485,13 +492,20 @@ class RunManager:
         await self._abort_open_episodes(run.name, reason=reason)
 
     async def _abort_open_episodes(self, run: str, *, reason: str) -> int:
+        """Abort the run's episodes that are still open. A client's finish may land between
+        the listing and an abort: the recorder re-reads the status under the lock its finish
+        takes too, so each episode ends exactly once, finished (counted) or aborted (the
+        finish gets a 409) — a finish that won is no error of the run's end."""
         aborted = 0
         for episode_id in await anyio.to_thread.run_sync(
             lambda: self._recorder.open_episode_ids(run=run)
         ):
-            _, changed = await anyio.to_thread.run_sync(
-                lambda e=episode_id: self._recorder.abort_episode(e, reason=reason)
-            )
+            try:
+                _, changed = await anyio.to_thread.run_sync(
+                    lambda e=episode_id: self._recorder.abort_episode(e, reason=reason)
+                )
+            except EpisodeNotOpen:
+                continue  # finished meanwhile
             aborted += changed
         if aborted and reason == RESTART_REASON:
             log.info("run %s: aborted %d episode(s) left open by a killed gateway", run, aborted)

@@ -36,6 +36,9 @@ class GatewaySettings(BaseModel):
     api_key: str | None = Field(default_factory=_api_key_from_env)  # the admin key
     max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1)
     public_base_url: str | None = None  # how clients reach us, when behind a proxy
+    # Host names besides loopback and `host` that requests may name (a reverse proxy's);
+    # pages of these sites may also POST (gateway/web_guards.py)
+    allowed_hosts: list[str] = Field(default_factory=list)
     database_url: str | None = None  # default: SQLite file in state_dir
     client_lease_s: float = Field(default=30.0, gt=0)  # a client silent this long is gone
     client_reap_interval_s: float = Field(default=1.0, gt=0)  # how often leases are checked

@@ -1,12 +1,16 @@
 """Everything a request handler needs, built once by `make_app` and kept on `app.state`.
 
-Owns: the wiring between settings, served models, the recorder and the services.
+Owns: the wiring between settings, served models, the recorder and the services, and
+`check_state_dir`: a default SQLite database is never created fresh over a state dir whose
+runs left checkpoints (the database was lost or emptied; a fresh one would orphan them).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
+from experiments_db.errors import UnusableDatabase
 from gateway.chat_service import ChatService
 from gateway.clients import ClientRegistry
 from gateway.completions_service import CompletionsService
@@ -19,6 +23,36 @@ from gateway.runs import RunManager
 from gateway.settings import GatewaySettings
 from gateway.telemetry import Telemetry
 from trainer.types import PolicyFactory
+
+
+def check_state_dir(settings: GatewaySettings) -> None:
+    """Raise `UnusableDatabase` when the gateway's own SQLite file is missing or empty but
+    `runs/` holds checkpoints of an earlier database (a PostgreSQL URL or a `database_url`
+    elsewhere is not judged)."""
+    if settings.database_url:
+        return
+    path = settings.state_dir / "gateway.sqlite"
+    if path.exists() and path.stat().st_size > 0:
+        return
+    runs = _runs_with_checkpoints(settings.runs_dir)
+    if runs:
+        shown = ", ".join(runs[:3]) + (f" and {len(runs) - 3} more" if len(runs) > 3 else "")
+        raise UnusableDatabase(
+            f"{path} is {'empty (0 bytes)' if path.exists() else 'missing'} but "
+            f"{settings.runs_dir} holds checkpoints of {len(runs)} run(s) ({shown}): a new "
+            "database would orphan them; restore the database from a backup, or move "
+            f"{settings.runs_dir} aside to start fresh"
+        )
+
+
+def _runs_with_checkpoints(runs_dir: Path) -> list[str]:
+    if not runs_dir.is_dir():
+        return []
+    return sorted(
+        run.name
+        for run in runs_dir.iterdir()
+        if (run / "checkpoints").is_dir() and any((run / "checkpoints").iterdir())
+    )
 
 
 @dataclass

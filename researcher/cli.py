@@ -290,16 +290,29 @@ def ui(
         ),
     ] = None,  # fmt: skip
     db: DbOption = None,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="A host name besides loopback and --host that requests may name, and whose "
+            "pages may post (a reverse proxy's public name); repeatable.",
+        ),
+    ] = None,
 ) -> None:
     """The experiment web UI: studies, runs, live curves, token traces, interventions."""
     if host not in LOOPBACK and not token:
         raise _fail(f"--host {host} is not loopback: give --token or $SWARMRL_UI_TOKEN")
     import uvicorn
 
-    from researcher.web.app import make_app
+    from researcher.web.app import check_token, make_app
 
+    if token is not None:
+        try:
+            check_token(token)
+        except ValueError as e:
+            raise _fail(f"--token: {e}") from None
     console.print(f"researcher UI on http://{host}:{port}/" + ("?token=…" if token else ""))
-    uvicorn.run(make_app(_engine(db), token=token), host=host, port=port, log_level="warning")
+    app_ = make_app(_engine(db), token=token, bind_host=host, allowed_hosts=allowed_host or [])
+    uvicorn.run(app_, host=host, port=port, log_level="warning")
 
 
 def main() -> None:

@@ -2,9 +2,10 @@
 
     from swarm import SwarmClient, Episode
 
-`swarm.protocol` holds the wire types shared with the gateway; `swarm.client` the HTTP
-client; `swarm.episode` what a rollout sees; `swarm.runner` and `swarm.cli` the
-`swarm run workflow.py` command; `swarm.tasks` the shipped task environments. This package
+`swarm.protocol` holds the wire types shared with the gateway; `swarm.web_guards` the
+Host/Origin checks the gateway and the researcher UI share (standard library only);
+`swarm.client` the HTTP client; `swarm.episode` what a rollout sees; `swarm.runner` and
+`swarm.cli` the `swarm run workflow.py` command; `swarm.tasks` the shipped task environments. This package
 never imports torch, nor anything of ours outside `swarm`; it needs only httpx, openai,
 pydantic, rich, typer and tenacity. The names below load on first use, so importing
 `swarm.protocol` (as the gateway does) pulls in no HTTP client.

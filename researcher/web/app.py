@@ -1,18 +1,18 @@
 """`make_app`: the web UI's FastAPI app — templates, token auth, error pages, routes.
 
 Owns the app's dependencies (the study database engine, how to reach a study's gateway,
-how to start a study) and the cross-cutting parts: a token (when given) guards every
-request, cross-site form posts are refused, unknown ids get an HTML 404 page. The pages
-themselves are in `researcher.web.routes`.
+how to start a study) and the cross-cutting parts: a request naming a Host that is not
+this server's is refused (421, DNS rebinding) and so is a form post from another site's
+page (403; both `swarm.web_guards`), a token (when given) guards every request, unknown
+ids get an HTML 404 page. The pages themselves are in `researcher.web.routes`.
 """
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, Response
@@ -24,6 +24,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from researcher.gateway_api import GatewayAPI
 from researcher.settings import format_duration
 from researcher.web import spawn
+from swarm.web_guards import WebGuards
 
 HERE = Path(__file__).parent
 COOKIE = "swarmrl_ui_token"
@@ -46,11 +47,24 @@ def _token_of(request: Request) -> str | None:
     return request.query_params.get("token") or request.cookies.get(COOKIE)
 
 
-def _same_origin(request: Request) -> bool:
-    origin = request.headers.get("origin")
-    if not origin or origin == "null":
-        return origin is None
-    return urlsplit(origin).netloc == request.headers.get("host")
+def _as_bytes(value: str) -> bytes:
+    """A token as bytes to compare: a header arrives decoded as latin-1, a query or
+    cookie as UTF-8; a non-ASCII one simply never matches (tokens are ASCII)."""
+    return value.encode("utf-8", "surrogatepass")
+
+
+def check_token(token: str) -> str:
+    """`token` if it can guard the UI: printable ASCII, as headers and cookies carry it."""
+    if not token or not token.isascii() or not token.isprintable() or " " in token:
+        raise ValueError(
+            "the UI token must be printable ASCII without spaces (it travels in an "
+            "Authorization header and a cookie)"
+        )
+    return token
+
+
+def _refuse(status: int, code: str, message: str):
+    return PlainTextResponse(f"{status}: {message}", status_code=status)
 
 
 def make_app(
@@ -58,9 +72,14 @@ def make_app(
     *,
     token: str | None = None,
     gateway_factory: Callable[..., Any] | None = None,
+    bind_host: str = "127.0.0.1",
+    allowed_hosts: Iterable[str] = (),
 ) -> FastAPI:
     """The UI on `engine`'s study database. `gateway_factory(url[, api_key=...])` returns a
-    GatewayAPI-like object (tests pass a fake); with `token`, every request must carry it."""
+    GatewayAPI-like object (tests pass a fake); with `token`, every request must carry it.
+    Requests may name as Host loopback, `bind_host` and `allowed_hosts` (a proxy's name)."""
+    if token is not None:
+        check_token(token)
     from researcher.web.routes import interventions, runs, studies
 
     app = FastAPI(title="swarmrl researcher", docs_url=None, redoc_url=None, openapi_url=None)
@@ -78,18 +97,21 @@ def make_app(
     async def guard(request: Request, call_next):
         if token is not None:
             given = _token_of(request)
-            if given is None or not secrets.compare_digest(given, token):
+            if given is None or not secrets.compare_digest(_as_bytes(given), _as_bytes(token)):
                 return PlainTextResponse(
                     "401: this UI needs its token: open it once with ?token=… "
                     "or send Authorization: Bearer …",
                     status_code=401,
                 )
-        if request.method == "POST" and not _same_origin(request):
-            return PlainTextResponse("403: cross-site form post refused", status_code=403)
         response: Response = await call_next(request)
         if token is not None and request.query_params.get("token") == token:
             response.set_cookie(COOKIE, token, httponly=True, samesite="strict")
         return response
+
+    # outermost: a foreign Host or another site's post is refused before the token check
+    app.add_middleware(
+        WebGuards, bind_host=bind_host, allowed_hosts=list(allowed_hosts), refuse=_refuse
+    )
 
     @app.exception_handler(StarletteHTTPException)
     async def error_page(request: Request, error: StarletteHTTPException):

@@ -14,6 +14,7 @@ OURS = {"trainer", "gateway", "swarm", "experiments_db", "researcher", "prompts"
 GATEWAY_MAY_USE = {
     "experiments_db",
     "swarm.protocol",
+    "swarm.web_guards",  # Host/Origin checks shared with the researcher UI (stdlib only)
     "trainer.types",
     "trainer.chat_format",
     "trainer.errors",

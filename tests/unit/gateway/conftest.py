@@ -20,7 +20,10 @@ MODEL = "fake-model"
 
 @pytest.fixture
 def settings(tmp_path: Path) -> GatewaySettings:
-    return GatewaySettings(state_dir=tmp_path / "gateway", api_key=None)
+    # TestClient's requests name Host "testserver" (tests/security checks the real names)
+    return GatewaySettings(
+        state_dir=tmp_path / "gateway", api_key=None, allowed_hosts=["testserver"]
+    )
 
 
 @pytest.fixture

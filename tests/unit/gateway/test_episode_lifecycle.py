@@ -261,3 +261,95 @@ def test_calls_into_a_finished_episode_are_refused_before_anything_is_generated(
     r = trainer_client.post(path, json={"model": episode["model"], "prompt": "x", "stream": True})
     assert_openai_error(r, 409, "episode_not_open")
     assert len(engine.requests) == generated_before
+
+
+# -- the end of a run racing finishes (issue 14: a finished run turned `failed`) ---------------
+
+
+def _finish_between_listing_and_aborting(client, monkeypatch, episodes: list[dict]) -> None:
+    """Make the run's end list `episodes` as open and have them finished right after (the
+    window the CI run hit: a client's finish landing while the end aborts open episodes)."""
+    recorder = client.app.state.gateway.recorder
+    listed = recorder.open_episode_ids
+
+    def open_ids_then_finish(**where):
+        ids = listed(**where)
+        for episode in episodes:
+            recorder.finish_episode(
+                episode["episode_id"], reward=1.0, metrics={}, make_samples=lambda r, c: []
+            )
+        return ids
+
+    monkeypatch.setattr(recorder, "open_episode_ids", open_ids_then_finish)
+
+
+def test_an_episode_finished_while_the_run_finishes_leaves_the_run_finished(
+    trainer_client, monkeypatch
+):
+    create_run(trainer_client)
+    racing, idle = open_episode(trainer_client), open_episode(trainer_client)
+    _finish_between_listing_and_aborting(trainer_client, monkeypatch, [racing])
+    runs = trainer_client.app.state.gateway.runs
+    trainer_client.portal.call(runs.finish, runs.get("r"))
+    state = trainer_client.get("/runs/r").json()
+    assert state["status"] == "finished", state
+    recorder = trainer_client.app.state.gateway.recorder
+    assert recorder.get_episode(racing["episode_id"]).status == "finished"
+    assert recorder.get_episode(idle["episode_id"]).status == "aborted"
+    assert (state["episodes_finished"], state["episodes_aborted"]) == (1, 1)
+
+
+def test_an_episode_finished_while_the_run_stops_leaves_the_stop_a_200(trainer_client, monkeypatch):
+    create_run(trainer_client)
+    racing = open_episode(trainer_client)
+    _finish_between_listing_and_aborting(trainer_client, monkeypatch, [racing])
+    response = trainer_client.post("/runs/r/stop")
+    assert response.status_code == 200, response.text
+    assert response.json()["status"] == "stopped"
+
+
+def test_many_finishes_racing_the_end_of_a_run_each_land_or_get_a_409(trainer_client):
+    race_finishes_against_the_end_of_a_run(trainer_client)  # and on PostgreSQL: test_postgres
+
+
+def race_finishes_against_the_end_of_a_run(trainer_client) -> None:
+    import threading
+
+    create_run(trainer_client)
+    episodes = [open_episode(trainer_client, group_id=f"g-{i % 8}") for i in range(24)]
+    runs = trainer_client.app.state.gateway.runs
+    start = threading.Barrier(len(episodes) + 1)
+    answers: dict[str, int] = {}
+
+    def finish_one(episode: dict) -> None:
+        start.wait()
+        answers[episode["episode_id"]] = finish(trainer_client, episode).status_code
+
+    threads = [threading.Thread(target=finish_one, args=(e,)) for e in episodes]
+    for thread in threads:
+        thread.start()
+    start.wait()
+    trainer_client.portal.call(runs.finish, runs.get("r"))
+    for thread in threads:
+        thread.join(timeout=60)
+    state = trainer_client.get("/runs/r").json()
+    assert state["status"] == "finished", state
+    recorder = trainer_client.app.state.gateway.recorder
+    for episode in episodes:
+        stored = recorder.get_episode(episode["episode_id"]).status
+        assert (answers[episode["episode_id"]], stored) in {(200, "finished"), (409, "aborted")}
+    assert state["episodes_finished"] + state["episodes_aborted"] == len(episodes)
+
+
+def test_an_episode_finished_while_its_client_is_deleted_leaves_the_delete_a_204(
+    trainer_client, monkeypatch
+):
+    create_run(trainer_client)
+    client_id = trainer_client.post("/swarm/clients", json={"name": "c"}).json()["client_id"]
+    racing = open_episode(trainer_client, client_id=client_id)
+    idle = open_episode(trainer_client, client_id=client_id)
+    _finish_between_listing_and_aborting(trainer_client, monkeypatch, [racing])
+    assert trainer_client.delete(f"/swarm/clients/{client_id}").status_code == 204
+    recorder = trainer_client.app.state.gateway.recorder
+    assert recorder.get_episode(racing["episode_id"]).status == "finished"
+    assert recorder.get_episode(idle["episode_id"]).status == "aborted"

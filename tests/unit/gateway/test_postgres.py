@@ -17,12 +17,21 @@ from gateway.recorder import EpisodeRecorder
 from gateway.settings import GatewaySettings
 from tests.postgres import _free_port
 from tests.unit.gateway.conftest import chat_as, create_run, finish, open_episode
+from tests.unit.gateway.test_episode_lifecycle import race_finishes_against_the_end_of_a_run
 
 
 @pytest.fixture
 def settings(tmp_path: Path, pg_database: str) -> GatewaySettings:
     url = pg_database.replace("postgresql+psycopg://", "postgresql://")  # as a user writes it
-    return GatewaySettings(state_dir=tmp_path / "gateway", api_key=None, database_url=url)
+    return GatewaySettings(
+        state_dir=tmp_path / "gateway", api_key=None, database_url=url, allowed_hosts=["testserver"]
+    )
+
+
+def test_many_finishes_racing_the_end_of_a_run_each_land_or_get_a_409_on_postgresql(
+    trainer_client,
+):
+    race_finishes_against_the_end_of_a_run(trainer_client)
 
 
 def test_a_run_and_a_finished_episode_are_stored_in_postgresql(trainer_client, settings):

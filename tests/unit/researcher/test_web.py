@@ -18,7 +18,13 @@ from experiments_db.studies import ClientProcessRow, ExperimentRow, StudyRow
 from researcher.cli import app as cli_app
 from researcher.gateway_api import GatewayRefused, GatewayUnavailable
 from researcher.study import open_db
-from researcher.web.app import make_app
+from researcher.web.app import make_app as make_web_app
+
+
+def make_app(engine, **options):
+    """The UI as TestClient reaches it: its requests name Host "testserver"."""
+    return make_web_app(engine, allowed_hosts=["testserver"], **options)
+
 
 STUDY = "st-0000beef"
 RUN = f"{STUDY}-mix-s0"
