@@ -1,0 +1,151 @@
+"""Generated workflow code is contained (issue 14, F6): a client process sees none of the
+researcher's secrets, runs under CPU, memory and process limits in a folder of its own, and
+is stopped as a whole process group — nothing it forked outlives it.
+
+    PYTHONPATH=$PWD .venv/bin/python -m pytest -q tests/security/test_containment.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from researcher.launcher.local import ClientLimits, LocalLauncher, run_contained
+
+SECRETS = {
+    "ANTHROPIC_API_KEY": "sk-ant-secret",
+    "HF_TOKEN": "hf_secret",
+    "AWS_SECRET_ACCESS_KEY": "aws-secret",
+    "SWARMRL_API_KEY": "the-admin-key",
+    "SWARMRL_UI_TOKEN": "the-ui-token",
+    "SWARMRL_DB_URL": "sqlite:////somewhere/researcher.db",
+    "GITHUB_TOKEN": "ghp_secret",
+}
+SHOW_ENV = "import json, os; print(json.dumps(dict(os.environ)))"
+
+
+def wait_exit(launcher: LocalLauncher, info, timeout: float = 60.0) -> int:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status = launcher.exit_status(info.pid, info.exit_path)
+        if status is not None:
+            return status
+        time.sleep(0.05)
+    raise AssertionError("the process did not end")
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    return not (stat.exists() and stat.read_text().rsplit(")", 1)[-1].split()[0] == "Z")
+
+
+def wait_for_file(path: Path, timeout: float = 30.0) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_text().strip():
+            return path.read_text().strip()
+        time.sleep(0.05)
+    raise AssertionError(f"{path} was never written")
+
+
+def test_a_launched_workflow_sees_none_of_the_researchers_secrets(tmp_path, monkeypatch):
+    for key, value in SECRETS.items():
+        monkeypatch.setenv(key, value)
+    launcher = LocalLauncher()
+    home = tmp_path / "client"
+    info = launcher.start([sys.executable, "-c", SHOW_ENV], log_path=tmp_path / "env.log",
+                          cwd=home, env={"SWARMRL_API_KEY": "sk-cl-the-client-key"})  # fmt: skip
+    assert wait_exit(launcher, info) == 0
+    seen = json.loads(info.log_path.read_text().strip().splitlines()[-1])
+    leaked = {k for k, v in seen.items() if any(secret in v for secret in SECRETS.values())}
+    assert not leaked
+    assert seen["SWARMRL_API_KEY"] == "sk-cl-the-client-key"  # only its own client key
+    assert not {"ANTHROPIC_API_KEY", "HF_TOKEN", "AWS_SECRET_ACCESS_KEY", "SWARMRL_UI_TOKEN"} & set(
+        seen
+    )
+    assert seen["HOME"] == str(home) and "PATH" in seen
+
+
+def test_a_dry_run_sees_none_of_the_researchers_secrets_either(tmp_path, monkeypatch):
+    from researcher.launcher.local import client_env
+
+    for key, value in SECRETS.items():
+        monkeypatch.setenv(key, value)
+    env = client_env({"SWARMRL_API_KEY": "sk-cl-k"}, home=tmp_path)
+    code, output = run_contained([sys.executable, "-c", SHOW_ENV], cwd=tmp_path, env=env,
+                                 timeout_s=60)  # fmt: skip
+    assert code == 0
+    seen = json.loads(output.strip().splitlines()[-1])
+    assert not {k for k, v in seen.items() if any(s in v for s in SECRETS.values())}
+
+
+def test_a_workflow_that_allocates_past_the_memory_limit_dies_with_its_exit_recorded(tmp_path):
+    launcher = LocalLauncher(limits=ClientLimits(memory_bytes=256 << 20))
+    grab = "chunks = [bytearray(64 << 20) for _ in range(64)]; print('never')"
+    info = launcher.start([sys.executable, "-c", grab], log_path=tmp_path / "m.log", cwd=tmp_path)
+    assert wait_exit(launcher, info) == 1
+    assert info.exit_path.read_text().strip() == "1"
+    log = info.log_path.read_text()
+    assert "MemoryError" in log and "never" not in log
+
+
+def test_a_workflow_that_burns_its_cpu_seconds_is_ended_by_the_kernel(tmp_path):
+    launcher = LocalLauncher(limits=ClientLimits(cpu_s=1))
+    info = launcher.start([sys.executable, "-c", "while True: pass"], log_path=tmp_path / "c.log",
+                          cwd=tmp_path)  # fmt: skip
+    assert wait_exit(launcher, info, timeout=120) == 128 + 24  # SIGXCPU, as the wrapper saw it
+
+
+def test_the_process_limit_is_set_on_the_client(tmp_path):
+    launcher = LocalLauncher(limits=ClientLimits(processes=100))
+    show = "print(open('/proc/self/limits').read())"
+    info = launcher.start([sys.executable, "-c", show], log_path=tmp_path / "p.log", cwd=tmp_path)
+    assert wait_exit(launcher, info) == 0
+    line = next(li for li in info.log_path.read_text().splitlines() if "Max processes" in li)
+    soft = line.split()[2]
+    assert soft != "unlimited" and int(soft) >= 100
+
+
+def test_stop_kills_the_workflows_children_too_even_those_that_ignore_sigterm(tmp_path):
+    pid_file = tmp_path / "child.pid"
+    child = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"
+    script = (
+        "import subprocess, sys, time; "
+        f"p = subprocess.Popen([sys.executable, '-c', {child!r}]); "
+        f"open({str(pid_file)!r}, 'w').write(str(p.pid)); time.sleep(600)"
+    )
+    launcher = LocalLauncher()
+    info = launcher.start([sys.executable, "-c", script], log_path=tmp_path / "s.log", cwd=tmp_path)
+    child_pid = int(wait_for_file(pid_file))
+    assert pid_alive(child_pid)
+    launcher.stop(info.pid, timeout_s=5, exit_path=info.exit_path)
+    deadline = time.monotonic() + 30
+    while pid_alive(child_pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not pid_alive(child_pid)  # no orphan
+    assert launcher.exit_status(info.pid, info.exit_path) == -15
+
+
+def test_a_dry_run_past_its_time_limit_takes_its_whole_group_with_it(tmp_path):
+    pid_file = tmp_path / "child.pid"
+    script = (
+        "import subprocess, sys, time; "
+        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)']); "
+        f"open({str(pid_file)!r}, 'w').write(str(p.pid)); print('started', flush=True); "
+        "time.sleep(600)"
+    )
+    code, output = run_contained([sys.executable, "-c", script], cwd=tmp_path, env=dict(os.environ),
+                                 timeout_s=5, grace_s=2)  # fmt: skip
+    assert code is None and "started" in output
+    child_pid = int(wait_for_file(pid_file))
+    deadline = time.monotonic() + 30
+    while pid_alive(child_pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not pid_alive(child_pid)
