@@ -149,3 +149,59 @@ def test_a_dry_run_past_its_time_limit_takes_its_whole_group_with_it(tmp_path):
     while pid_alive(child_pid) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not pid_alive(child_pid)
+
+
+# -- a study's clients get a client key, and no key is written down ----------------------
+
+ADMIN_KEY = "sk-the-users-admin-key-0123456789"
+
+
+def test_a_study_started_with_an_api_key_writes_it_to_no_file_and_hands_clients_only_client_keys(
+    tmp_path, monkeypatch
+):
+    from tests.unit.researcher.test_graph import Harness
+
+    monkeypatch.setenv("SWARMRL_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("SWARMRL_API_KEY", raising=False)
+    harness = Harness(tmp_path, monkeypatch)
+    harness.gateway.api_key = ADMIN_KEY
+    ctx = harness.create(api_key=ADMIN_KEY)
+    assert ctx.settings.api_key == ADMIN_KEY  # kept in this process's memory
+    assert harness.drive() == 0
+    assert harness.launcher.envs, "no client was launched"
+    for env in harness.launcher.envs:
+        assert env == {"SWARMRL_API_KEY": env["SWARMRL_API_KEY"]}
+        assert env["SWARMRL_API_KEY"].startswith("sk-cl-")
+    holding = [
+        path
+        for path in (tmp_path / "home").rglob("*")
+        if path.is_file() and ADMIN_KEY.encode() in path.read_bytes()
+    ]
+    assert not holding
+
+
+def test_a_resumed_study_takes_the_gateways_key_from_the_environment(tmp_path, monkeypatch):
+    from researcher import study as study_module
+    from researcher.settings import StudySettings
+    from tests.unit.researcher.test_graph import Harness
+
+    monkeypatch.setenv("SWARMRL_HOME", str(tmp_path / "home"))
+    harness = Harness(tmp_path, monkeypatch)
+    row = study_module.create_study(
+        harness.engine, StudySettings(question="q", budget_s=60, gateway="http://g", api_key="K1")
+    )
+    study_module._api_keys.clear()  # a new process: `researcher resume`
+    monkeypatch.setenv("SWARMRL_API_KEY", "K1")
+    assert study_module.load_settings(row).api_key == "K1"
+    assert "K1" not in (Path(row.directory) / "settings.json").read_text()
+
+
+def test_the_embedded_gateways_key_is_kept_0600_outside_the_study_folder(tmp_path, monkeypatch):
+    from researcher.settings import gateway_key_path, read_gateway_key, write_gateway_key
+
+    monkeypatch.setenv("SWARMRL_HOME", str(tmp_path))
+    write_gateway_key("st-1", "sk-admin-x")
+    path = gateway_key_path("st-1")
+    assert read_gateway_key("st-1") == "sk-admin-x"
+    assert path.stat().st_mode & 0o777 == 0o600 and path.parent.stat().st_mode & 0o777 == 0o700
+    assert "studies" not in path.parts
