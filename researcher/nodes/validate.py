@@ -15,7 +15,7 @@ import time
 
 from langgraph.runtime import Runtime
 
-from researcher.context import StudyContext
+from researcher.context import StudyContext, client_limits
 from researcher.gateway_api import GatewayRefused
 from researcher.launcher.local import client_env, run_contained
 from researcher.nodes.common import (
@@ -44,13 +44,13 @@ def dry_run(ctx: StudyContext, workflow: str, run: str, run_settings: dict) -> s
     ]  # fmt: skip
     try:
         key = ctx.gateway.client_key(run)
-        home = ctx.client_dir(run)
+        home = ctx.directory / "clients" / run  # as StudyContext.client_dir
         home.mkdir(parents=True, exist_ok=True)
         env = client_env({"SWARMRL_API_KEY": key} if key else {}, home=home,
                          allow=ctx.settings.client_env_allow)  # fmt: skip
         returncode, output = run_contained(
             command, cwd=home, env=env, timeout_s=ctx.settings.validate_timeout_s,
-            limits=ctx.client_limits,
+            limits=client_limits(ctx.settings),
         )  # fmt: skip
     finally:
         ctx.gateway.stop_run(run)

@@ -12,6 +12,9 @@ import os
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
 
 from researcher.launcher.local import ClientLimits, LocalLauncher, run_contained
 
@@ -205,3 +208,57 @@ def test_the_embedded_gateways_key_is_kept_0600_outside_the_study_folder(tmp_pat
     assert read_gateway_key("st-1") == "sk-admin-x"
     assert path.stat().st_mode & 0o777 == 0o600 and path.parent.stat().st_mode & 0o777 == 0o700
     assert "studies" not in path.parts
+
+
+# -- end to end: a keyed gateway (tiny model), a real dry run, the client key -------------
+
+CHECKS_ITS_KEY = """
+import os
+from swarm.tasks import arithmetic
+
+def tasks(split="train"):
+    return ({**t, "family": "arithmetic"} for t in arithmetic.tasks(split, seed=0))
+
+async def rollout(task, episode):
+    key = os.environ.get("SWARMRL_API_KEY", "")
+    leaked = [k for k, v in os.environ.items() if "sk-admin-" in v or k == "HF_TOKEN"]
+    if not key.startswith("sk-cl-") or leaked:
+        raise RuntimeError(f"client key {key[:6]!r}, leaked {leaked}")
+    return await arithmetic.rollout(task, episode)
+"""
+
+
+@pytest.mark.slow
+def test_a_dry_run_on_a_keyed_gateway_runs_with_a_client_key_that_cannot_stop_its_run(
+    tmp_path, monkeypatch
+):
+    import httpx
+
+    from researcher.gateway_api import GatewayAPI
+    from researcher.local_gateway import start_local_gateway
+    from researcher.nodes.validate import dry_run
+    from researcher.settings import StudySettings
+
+    admin = "sk-admin-" + "x" * 32
+    monkeypatch.setenv("HF_TOKEN", "hf_secret")
+    gateway = start_local_gateway(model="tiny", state_dir=tmp_path / "state",
+                                  log_path=tmp_path / "gateway.log", api_key=admin)  # fmt: skip
+    api = GatewayAPI(gateway.url, api_key=admin)
+    try:
+        workflow = tmp_path / "checks.py"
+        workflow.write_text(CHECKS_ITS_KEY)
+        ctx = SimpleNamespace(
+            gateway=api, directory=tmp_path,
+            settings=StudySettings(question="q", budget_s=60, validate_timeout_s=240),
+        )  # fmt: skip
+        body = {"policies": {"policy": {"base_model": "tiny"}}}
+        assert dry_run(ctx, str(workflow), "dry-keyed", body) is None
+        api.create_run({"name": "sibling", **body})
+        key = api.client_key("dry-keyed")
+        for path in ("/runs/sibling/stop", "/runs/dry-keyed/pause"):
+            response = httpx.post(gateway.url + path, headers={"Authorization": f"Bearer {key}"})
+            assert response.status_code == 401, response.text
+        assert api.get_run("sibling")["status"] == "running"
+    finally:
+        api.close()
+        gateway.stop()
