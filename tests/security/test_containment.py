@@ -7,6 +7,7 @@ is stopped as a whole process group — nothing it forked outlives it.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import sys
@@ -262,3 +263,32 @@ def test_a_dry_run_on_a_keyed_gateway_runs_with_a_client_key_that_cannot_stop_it
     finally:
         api.close()
         gateway.stop()
+
+
+@pytest.mark.slow
+def test_a_studys_embedded_gateway_has_an_admin_key_that_resume_recovers(tmp_path, monkeypatch):
+    import httpx
+    from rich.console import Console
+
+    from researcher import study as study_module
+    from researcher.settings import StudySettings, gateway_key_path
+
+    monkeypatch.setenv("SWARMRL_HOME", str(tmp_path))
+    engine = study_module.open_db(f"sqlite:///{tmp_path / 'researcher.db'}")
+    settings = StudySettings(question="q", budget_s=60, embedded_model="tiny")
+    row = study_module.create_study(engine, settings)
+    console = Console(file=io.StringIO())
+    first = study_module.connect_gateway(engine, row, settings, console)
+    directory = Path(row.directory)
+    try:
+        assert first.api_key and gateway_key_path(row.id).stat().st_mode & 0o777 == 0o600
+        assert httpx.post(first.url + "/runs/x/stop").status_code == 401  # no key, no control
+        assert not any(first.api_key in p.read_text(errors="replace")
+                       for p in directory.rglob("*.json"))  # fmt: skip
+        # a resumed researcher (a new process) adopts the running gateway with its key
+        again = study_module.connect_gateway(engine, row, settings, console)
+        assert again.url == first.url and again.api_key == first.api_key
+        assert again.list_runs() == []
+    finally:
+        study_module.stop_embedded_gateway(directory)
+    assert not gateway_key_path(row.id).exists()
