@@ -3,7 +3,8 @@
 Not the real gateway (its tests live in tests/unit/gateway; integration tests run the two
 together): a dict-backed state machine over `swarm.protocol` types with knobs for the
 failures a client must survive — 429 with `retry_after`, connection errors, 503s, a run
-that stops (409), a lease that lapses. Two adapters serve it: `mock_transport()` for an
+that stops (409) or ends (finished, stopped, failed: `end_run`, which aborts its open
+episodes as the real gateway does), a lease that lapses. Two adapters serve it: `mock_transport()` for an
 in-process `httpx.MockTransport`, and `serve()` for a real HTTP server (uvicorn in a
 thread) that `swarm run` subprocesses and the openai SDK can reach. Its
 `/v1/chat/completions` answers with `reply(messages)`: by default the last user message
