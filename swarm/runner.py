@@ -282,11 +282,20 @@ class WorkflowRunner:
             client_id=lambda: self.client.client_id,
             exit_after_s=self.settings.blocked_exit_s,
         )
+        pulse = asyncio.create_task(self._pulse(self._watchdog), name="swarm-pulse")
         try:
             with self._watchdog:
                 await self._run_workers_unwatched(slots)
         finally:
+            pulse.cancel()
+            await asyncio.gather(pulse, return_exceptions=True)
             self._watchdog = None
+
+    @staticmethod
+    async def _pulse(watchdog: RolloutWatchdog) -> None:
+        while True:
+            watchdog.pulse()
+            await asyncio.sleep(watchdog.poll_s)
 
     async def _run_workers_unwatched(self, slots: EpisodeSlots) -> None:
         heartbeat = asyncio.create_task(self._keep_alive(), name="swarm-heartbeat")

@@ -1,16 +1,18 @@
 """`RolloutWatchdog`: `--episode-timeout` for rollouts that block the event loop.
 
-Owns: a thread that watches the rollouts in flight. `asyncio.timeout` cancels a slow
-rollout only when the event loop runs; a rollout that blocks it (`time.sleep`, a
-synchronous HTTP call, a busy loop in `async def rollout`) is never cancelled. When a
-rollout is still in flight `abort_grace_s` past its timeout, the loop is blocked: the
-watchdog aborts its episode over a synchronous HTTP call of its own (the gateway frees it
+Owns: a thread that watches the rollouts in flight and the event loop's pulse. `asyncio.
+timeout` cancels a slow rollout only when the event loop runs; a rollout that blocks it
+(`time.sleep`, a synchronous HTTP call, a busy loop in `async def rollout`) is never
+cancelled. When a rollout is past its timeout and the loop has not run (`pulse()`, which
+the runner calls from a task every `poll_s`) for `abort_grace_s`, the loop is blocked: the
+watchdog aborts the episode over a synchronous HTTP call of its own (the gateway frees it
 and its group at once), and when the loop is still blocked `exit_after_s` later it deletes
 the client (the gateway aborts its other open episodes) and ends the process with one line
-on stderr and `BLOCKED_EXIT_CODE` — whoever runs the client restarts it.
+on stderr and `BLOCKED_EXIT_CODE` — whoever runs the client restarts it. A rollout past its
+timeout while the loop runs is asyncio's to cancel, not the watchdog's.
 
 Must not know about workflows or the runner's bookkeeping: the runner tells it when a
-rollout starts and ends.
+rollout starts and ends, and feeds the pulse.
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ class RolloutWatchdog:
         self._ids = itertools.count()
         self._lock = threading.Lock()
         self._stopped = threading.Event()
+        self._pulse_at = time.monotonic()
         self._thread = threading.Thread(target=self._watch, name="swarm-watchdog", daemon=True)
 
     def __enter__(self) -> RolloutWatchdog:
@@ -82,6 +85,10 @@ class RolloutWatchdog:
         with self._lock:
             self._rollouts[token] = _Rollout(episode_id, episode_key, task_id, deadline)
         return token
+
+    def pulse(self) -> None:
+        """The event loop ran just now (called from a task on the loop)."""
+        self._pulse_at = time.monotonic()
 
     def ended(self, token: int) -> None:
         with self._lock:
