@@ -95,8 +95,9 @@ def run_command(
             min=0.001,
             help="Seconds one rollout may take; a slower one is cancelled and its episode "
             "aborted with the reason. A rollout that blocks the event loop (time.sleep in "
-            "async code) has its episode aborted by a watchdog thread a second past the "
-            "limit, and the client exits 3 if the loop is still blocked 10 s later. "
+            "async code) has its episode aborted by a watchdog thread once the loop has "
+            "been blocked a second past the limit, and the client exits 3 if the loop is "
+            "still blocked 10 s later. "
             "Default: no limit.",
             show_default=False,
         ),
