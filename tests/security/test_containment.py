@@ -292,3 +292,17 @@ def test_a_studys_embedded_gateway_has_an_admin_key_that_resume_recovers(tmp_pat
     finally:
         study_module.stop_embedded_gateway(directory)
     assert not gateway_key_path(row.id).exists()
+
+
+def test_a_ray_jobs_entrypoint_drops_what_the_ray_node_would_pass_on(tmp_path):
+    import subprocess
+
+    from researcher.launcher.ray import entrypoint
+
+    node_env = {**os.environ, **SECRETS, "SWARMRL_API_KEY": "sk-cl-passed-on-purpose"}
+    command = entrypoint([sys.executable, "-c", SHOW_ENV], cwd=tmp_path, keep=["SWARMRL_API_KEY"])
+    done = subprocess.run(["sh", "-c", command], env=node_env, capture_output=True, text=True,
+                          check=True)  # fmt: skip
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert not {k for k, v in seen.items() if any(s in v for s in SECRETS.values())}
+    assert seen["SWARMRL_API_KEY"] == "sk-cl-passed-on-purpose" and "PATH" in seen
