@@ -18,6 +18,7 @@ from types import SimpleNamespace
 import pytest
 
 from researcher.launcher.local import ClientLimits, LocalLauncher, run_contained
+from tests.unit.researcher.test_launcher import wait_exit
 
 SECRETS = {
     "ANTHROPIC_API_KEY": "sk-ant-secret",
@@ -29,16 +30,6 @@ SECRETS = {
     "GITHUB_TOKEN": "ghp_secret",
 }
 SHOW_ENV = "import json, os; print(json.dumps(dict(os.environ)))"
-
-
-def wait_exit(launcher: LocalLauncher, info, timeout: float = 60.0) -> int:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        status = launcher.exit_status(info.pid, info.exit_path)
-        if status is not None:
-            return status
-        time.sleep(0.05)
-    raise AssertionError("the process did not end")
 
 
 def pid_alive(pid: int) -> bool:
@@ -66,7 +57,7 @@ def test_a_launched_workflow_sees_none_of_the_researchers_secrets(tmp_path, monk
     home = tmp_path / "client"
     info = launcher.start([sys.executable, "-c", SHOW_ENV], log_path=tmp_path / "env.log",
                           cwd=home, env={"SWARMRL_API_KEY": "sk-cl-the-client-key"})  # fmt: skip
-    assert wait_exit(launcher, info) == 0
+    assert wait_exit(launcher, info, timeout=60) == 0
     seen = json.loads(info.log_path.read_text().strip().splitlines()[-1])
     leaked = {k for k, v in seen.items() if any(secret in v for secret in SECRETS.values())}
     assert not leaked
@@ -94,7 +85,7 @@ def test_a_workflow_that_allocates_past_the_memory_limit_dies_with_its_exit_reco
     launcher = LocalLauncher(limits=ClientLimits(memory_bytes=256 << 20))
     grab = "chunks = [bytearray(64 << 20) for _ in range(64)]; print('never')"
     info = launcher.start([sys.executable, "-c", grab], log_path=tmp_path / "m.log", cwd=tmp_path)
-    assert wait_exit(launcher, info) == 1
+    assert wait_exit(launcher, info, timeout=60) == 1
     assert info.exit_path.read_text().strip() == "1"
     log = info.log_path.read_text()
     assert "MemoryError" in log and "never" not in log
@@ -111,7 +102,7 @@ def test_the_process_limit_is_set_on_the_client(tmp_path):
     launcher = LocalLauncher(limits=ClientLimits(processes=100))
     show = "print(open('/proc/self/limits').read())"
     info = launcher.start([sys.executable, "-c", show], log_path=tmp_path / "p.log", cwd=tmp_path)
-    assert wait_exit(launcher, info) == 0
+    assert wait_exit(launcher, info, timeout=60) == 0
     line = next(li for li in info.log_path.read_text().splitlines() if "Max processes" in li)
     soft = line.split()[2]
     assert soft != "unlimited" and int(soft) >= 100
