@@ -43,6 +43,7 @@ class Client:
     deadline: float = field(default=0.0)  # time.monotonic() after which the lease lapsed
     leaving: bool = False  # deleted; its open episodes are being aborted (then "gone")
     superseded_by: str | None = None  # the client that registered later under the same name
+    run: str | None = None  # registered with a client key of this run: confined to it
 
 
 class ClientRegistry:
@@ -60,10 +61,13 @@ class ClientRegistry:
         self.reap_interval_s = reap_interval_s
         self._clients: dict[str, Client] = {}
 
-    async def register(self, body: ClientRegister) -> ClientRegistered:
-        """A new client. Active clients of the same name are superseded first: the name is
-        the client's identity, so one registering under it again is a restarted process
-        whose predecessor's open episodes must not wait for its lease to lapse."""
+    async def register(self, body: ClientRegister, *, run: str | None = None) -> ClientRegistered:
+        """A new client (confined to `run` when registered with that run's client key).
+        Active clients of the same name are superseded first: the name is the client's
+        identity, so one registering under it again is a restarted process whose
+        predecessor's open episodes must not wait for its lease to lapse. A confined client
+        supersedes only clients of its own run (another run's client of that name is left
+        alone: the name is scoped to the run for it)."""
         now = time.time()
         client = Client(
             client_id="cl-" + secrets.token_hex(8),
@@ -73,6 +77,7 @@ class ClientRegistry:
             registered_at=now,
             last_heartbeat_at=now,
             deadline=time.monotonic() + self.lease_s,
+            run=run,
         )
         row = ClientRow(
             id=client.client_id,
@@ -81,7 +86,8 @@ class ClientRegistry:
             labels=client.labels,
             registered_at=now,
         )
-        for old in [c for c in self._clients.values() if c.name == body.name]:
+        same_name = [c for c in self._clients.values() if c.name == body.name]
+        for old in [c for c in same_name if run is None or c.run == run]:
             if old.status == "active" and not old.leaving:
                 old.superseded_by = client.client_id  # before any await: it answers so now
                 await self._retire(

@@ -61,6 +61,14 @@ class Unauthorized(GatewayError):
     code = "invalid_api_key"
 
 
+class Forbidden(GatewayError):
+    """A valid key that may not do this (a client key reaching for another run)."""
+
+    status = 403
+    type = "permission_error"
+    code = "forbidden"
+
+
 class ModelNotFound(GatewayError):
     status = 404
     type = "invalid_request_error"

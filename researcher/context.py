@@ -24,9 +24,18 @@ from experiments_db import crud
 from experiments_db.db import session_scope
 from experiments_db.studies import StudyRow
 from researcher.gateway_api import GatewayAPI
-from researcher.launcher import ClientRecord, Launcher, LocalLauncher, make_launcher
+from researcher.launcher import ClientLimits, ClientRecord, Launcher, LocalLauncher, make_launcher
 from researcher.planner.base import Planner
 from researcher.settings import StudySettings, format_duration
+
+
+def client_limits(settings: StudySettings) -> ClientLimits:
+    memory = settings.client_memory_mb
+    return ClientLimits(
+        cpu_s=settings.client_cpu_s,
+        memory_bytes=None if memory is None else memory << 20,
+        processes=settings.client_processes,
+    )
 
 
 @dataclass
@@ -50,8 +59,19 @@ class StudyContext:
         if kind == self.launcher.name:
             return self.launcher
         if kind not in self._other_launchers:
-            self._other_launchers[kind] = make_launcher(kind, ray_address=self.settings.ray_address)
+            self._other_launchers[kind] = make_launcher(
+                kind, ray_address=self.settings.ray_address, limits=self.client_limits,
+                allow_env=tuple(self.settings.client_env_allow),
+            )  # fmt: skip
         return self._other_launchers[kind]
+
+    @property
+    def client_limits(self) -> ClientLimits:
+        return client_limits(self.settings)
+
+    def client_dir(self, name: str) -> Path:
+        """The working directory and HOME of a client (its scratch folder, nothing else)."""
+        return self.directory / "clients" / name
 
     @contextmanager
     def session(self) -> Iterator[Session]:

@@ -1,7 +1,7 @@
 """The researcher's view of a gateway: the few run-control calls it makes, over HTTP only.
 
 Owns: `GatewayAPI` — health, served models, create (idempotently) / read / edit / stop a
-run, read its metrics — with retries on connection errors (tenacity) and OpenAI-shaped
+run, read its metrics, get a run's client key — with retries on connection errors (tenacity) and OpenAI-shaped
 error bodies turned into `GatewayUnavailable` / `GatewayRefused` with the gateway's message.
 Knows nothing of the gateway's internals: it could be on another continent.
 """
@@ -107,6 +107,16 @@ class GatewayAPI:
             if error.status != 409:
                 raise
             return self.get_run(body["name"])
+
+    def client_key(self, name: str) -> str | None:
+        """A key for `name`'s swarm clients that controls no run (POST /runs/{id}/client-keys);
+        None when this gateway has no admin key (its clients need none)."""
+        if self.api_key is None:
+            return None
+        return self._call("POST", f"/runs/{name}/client-keys")["api_key"]
+
+    def list_runs(self) -> list[dict]:
+        return self._call("GET", "/runs")
 
     def get_run(self, name: str) -> dict:
         return self._call("GET", f"/runs/{name}")

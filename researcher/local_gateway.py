@@ -2,9 +2,9 @@
 and say where a study's embedded gateway keeps its runs and episodes.
 
 Speaks to it over HTTP only, like every client; knows nothing of its internals. Its
-database is handed over as `$SWARMRL_GATEWAY_DB_URL` in its own environment only (never
-on its command line, which every local user can read, nor in the researcher's environment,
-which clients inherit).
+database is handed over as `$SWARMRL_GATEWAY_DB_URL`, and its admin key (a study's embedded
+gateway has one) as `$SWARMRL_API_KEY`, in its own environment only (never on its command
+line, which every local user can read, nor in the researcher's environment).
 """
 
 from __future__ import annotations
@@ -66,6 +66,7 @@ def start_local_gateway(
     port: int | None = None,
     start_new_session: bool = False,
     database_url: str | None = None,
+    api_key: str | None = None,
 ) -> LocalGateway:
     """Start `gateway serve` on `port` (default: a free loopback port) and wait until
     `/healthz` answers. Its database is `database_url` when given, else the one `gateway
@@ -93,6 +94,8 @@ def start_local_gateway(
     env.pop("SWARMRL_GATEWAY_DB_URL", None)
     if database_url:
         env["SWARMRL_GATEWAY_DB_URL"] = database_url
+    if api_key:
+        env["SWARMRL_API_KEY"] = api_key
     process = subprocess.Popen(
         cmd,
         stdout=log_path.open("w"),

@@ -2,9 +2,12 @@
 
 Owns: `$SWARMRL_HOME` (default `~/.swarmrl`) and the layout under it — `researcher.db`
 (the study database, unless `--db URL` / `$SWARMRL_DB_URL` names another), `studies/<id>/`
-(one folder per study: its LangGraph checkpoint, generated workflows, client logs, report)
-and `gateway/` (the embedded gateway's state) — plus `parse_budget` and `StudySettings`,
-the typed configuration a study is started with. Knows nothing of LangGraph or HTTP.
+(one folder per study: its LangGraph checkpoint, generated workflows, client logs, report),
+`gateway/` (the embedded gateway's state) and `secrets/` (0700: each study's embedded
+gateway admin key, 0600, outside every folder a client works in) — plus `parse_budget` and
+`StudySettings`, the typed configuration a study is started with (saved without its
+`api_key`: a key given on the command line stays in memory and in `$SWARMRL_API_KEY`).
+Knows nothing of LangGraph or HTTP.
 """
 
 from __future__ import annotations
@@ -41,6 +44,29 @@ def studies_dir() -> Path:
     return swarmrl_home() / "studies"
 
 
+def gateway_key_path(study_id: str) -> Path:
+    """Where the admin key of `study_id`'s embedded gateway is kept (0600 in a 0700 folder)."""
+    return swarmrl_home() / "secrets" / f"{study_id}.gateway-key"
+
+
+def write_gateway_key(study_id: str, key: str) -> None:
+    path = gateway_key_path(study_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.chmod(0o700)
+    path.unlink(missing_ok=True)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w") as file:
+        file.write(key)
+
+
+def read_gateway_key(study_id: str) -> str | None:
+    """The embedded gateway's admin key of `study_id`, if one was kept."""
+    try:
+        return gateway_key_path(study_id).read_text().strip() or None
+    except OSError:
+        return None
+
+
 def parse_budget(text: str) -> float:
     """'20m' → 1200.0. Units s, m, h, d; a bare number is minutes. At most 30 days."""
     match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*", str(text).lower())
@@ -75,7 +101,7 @@ class StudySettings(BaseModel):
     embedded_model: str = DEFAULT_MODEL  # what the embedded gateway serves
     seeds: int = Field(default=2, ge=1, le=10)
     ask: bool = False  # wait for a human to approve each design
-    api_key: str | None = None  # the gateway's admin key, when it has one
+    api_key: str | None = None  # the --gateway's admin key; never written to settings.json
     parallel_runs: int = Field(default=1, ge=1)  # runs training at once (1 on a small box)
     clients_per_run: int = Field(default=1, ge=1)
     client_concurrency: int = Field(default=8, ge=1)
@@ -86,3 +112,12 @@ class StudySettings(BaseModel):
     stall_s: float = Field(default=600.0, gt=0)  # no training step for this long: stalled
     launcher: Literal["local", "ray"] = "local"  # how clients run: processes here, or Ray jobs
     ray_address: str | None = None  # the Ray job server (resolved at start; `resume` keeps it)
+    # what contains a client process (a local one; see researcher/launcher/local.py)
+    client_cpu_s: int | None = Field(default=24 * 3600, ge=1)  # RLIMIT_CPU; None: no limit
+    client_memory_mb: int | None = Field(default=4096, ge=64)  # RLIMIT_DATA
+    client_processes: int | None = Field(default=512, ge=8)  # tasks beyond the user's own
+    client_env_allow: list[str] = Field(default_factory=list)  # more variables clients inherit
+
+    def public_json(self) -> str:
+        """settings.json: everything but the admin key."""
+        return self.model_dump_json(indent=2, exclude={"api_key"})

@@ -3,10 +3,12 @@
 Owns: `create_study` (database row, folder, settings.json), `drive` (the loop around the
 LangGraph stream: checkpointed in the study's `graph.sqlite` with `durability="sync"`,
 honouring pause/stop requests and `--ask` approvals between nodes), the embedded gateway's
-lifecycle (started per study under `<study>/gateway`, recorded in `gateway.json`, adopted
-again by `resume` while it still answers; its runs and episodes are in its SQLite file
-there, or in the schema `gateway_<study id>` of a PostgreSQL study database), and
-`stop_study` for a researcher that is gone.
+lifecycle (started per study under `<study>/gateway` with a random admin key kept in
+`$SWARMRL_HOME/secrets/`, recorded in `gateway.json`, adopted again by `resume` while it
+still answers to that key; its runs and episodes are in its SQLite file there, or in the
+schema `gateway_<study id>` of a PostgreSQL study database), and `stop_study` for a
+researcher that is gone. A `--gateway`'s admin key is never written down: it lives in this
+process (from `create_study` to `drive`), and `resume` takes it from `$SWARMRL_API_KEY`.
 Knows nothing of the command line.
 """
 
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import signal
 import sqlite3
 import time
@@ -28,9 +31,9 @@ from experiments_db import crud
 from experiments_db.db import make_engine, session_scope
 from experiments_db.migrate import upgrade
 from experiments_db.studies import StudyRow, new_study_id
-from researcher.context import StudyContext
+from researcher.context import StudyContext, client_limits
 from researcher.errors import ResearcherError
-from researcher.gateway_api import GatewayAPI, GatewayUnavailable
+from researcher.gateway_api import GatewayAPI, GatewayRefused, GatewayUnavailable
 from researcher.graph import build_graph
 from researcher.launcher import Launcher, LocalLauncher, make_launcher, was_started
 from researcher.launcher.base import STOPPED_STATUS
@@ -43,9 +46,19 @@ from researcher.local_gateway import (
 from researcher.nodes.common import LIVE
 from researcher.nodes.report import write_study_report
 from researcher.planner import make_planner
-from researcher.settings import DEFAULT_MODEL, StudySettings, database_url, studies_dir
+from researcher.settings import (
+    DEFAULT_MODEL,
+    StudySettings,
+    database_url,
+    gateway_key_path,
+    read_gateway_key,
+    studies_dir,
+    write_gateway_key,
+)
 
 RECURSION_LIMIT = 1_000_000  # monitor loops once per poll; the budget ends a study, not this
+# `researcher start --api-key K`: K for the study this process created, kept in memory only
+_api_keys: dict[str, str] = {}
 
 
 class StudyNotFoundError(ResearcherError):
@@ -70,7 +83,9 @@ def create_study(engine: Engine, settings: StudySettings) -> StudyRow:
     study_id = new_study_id()
     directory = studies_dir() / study_id
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / "settings.json").write_text(settings.model_dump_json(indent=2))
+    (directory / "settings.json").write_text(settings.public_json())
+    if settings.api_key:
+        _api_keys[study_id] = settings.api_key
     now = time.time()
     row = StudyRow(
         id=study_id, question=settings.question, status="running", phase="start",
@@ -86,7 +101,15 @@ def create_study(engine: Engine, settings: StudySettings) -> StudyRow:
 
 
 def load_settings(study: StudyRow) -> StudySettings:
-    return StudySettings.model_validate_json((Path(study.directory) / "settings.json").read_text())
+    """settings.json, with the --gateway's admin key from this process or $SWARMRL_API_KEY
+    (a study saved by an older version has it in the file, which is still read)."""
+    settings = StudySettings.model_validate_json(
+        (Path(study.directory) / "settings.json").read_text()
+    )
+    settings.api_key = (
+        settings.api_key or _api_keys.get(study.id) or os.environ.get("SWARMRL_API_KEY") or None
+    )
+    return settings
 
 
 # -- the gateway a study talks to -----------------------------------------------------------
@@ -107,29 +130,40 @@ def connect_gateway(
         return api
     directory = Path(study.directory)
     record = _gateway_record(directory)
+    key = read_gateway_key(study.id)
     if record.exists():
         known = json.loads(record.read_text())
-        api = GatewayAPI(known["url"])
+        api = GatewayAPI(known["url"], api_key=key)
         try:
             api.check(within_s=3.0)
-            console.print(
-                f"[dim]embedded gateway {known['url']} (pid {known['pid']}) adopted[/dim]"
-            )
-            return api
         except GatewayUnavailable:
-            api.close()
+            api.close()  # gone: start another
+        else:
+            try:
+                if key is not None:
+                    api.list_runs()  # answers only to its admin key: it is this study's
+                    console.print(
+                        f"[dim]embedded gateway {known['url']} (pid {known['pid']}) adopted[/dim]"
+                    )
+                    return api
+            except GatewayRefused:
+                pass
+            api.close()  # it runs, but its key is lost (or it is older than keys): restart it
+            stop_embedded_gateway(directory)
     model = settings.model or settings.embedded_model or DEFAULT_MODEL
     database = embedded_gateway_database(engine, study.id)  # PostgreSQL: a schema of its own
     where = f"schema {embedded_gateway_schema(study.id)}" if database else "SQLite"
     console.print(f"[dim]starting an embedded gateway serving {model} ({where}) …[/dim]")
+    key = "sk-admin-" + secrets.token_urlsafe(32)
+    write_gateway_key(study.id, key)  # before it starts: a crash in between loses nothing
     gateway = start_local_gateway(
         model=model, state_dir=directory / "gateway", log_path=directory / "gateway.log",
-        start_new_session=True, database_url=database,
+        start_new_session=True, database_url=database, api_key=key,
     )  # fmt: skip
     record.write_text(json.dumps({"url": gateway.url, "pid": gateway.process.pid}))
     with session_scope(engine) as session:
         crud.update_study(session, study_id=study.id, gateway_url=gateway.url)
-    return GatewayAPI(gateway.url)
+    return GatewayAPI(gateway.url, api_key=key)
 
 
 def stop_embedded_gateway(directory: Path) -> None:
@@ -139,6 +173,7 @@ def stop_embedded_gateway(directory: Path) -> None:
     pid = json.loads(record.read_text())["pid"]
     LocalLauncher().stop(pid, timeout_s=30)
     record.unlink(missing_ok=True)
+    gateway_key_path(directory.name).unlink(missing_ok=True)
 
 
 # -- driving the graph ----------------------------------------------------------------------
@@ -214,7 +249,10 @@ def stop_everything(ctx: StudyContext, *, reason: str) -> None:
 
 def build_context(engine: Engine, study: StudyRow, console: Console) -> StudyContext:
     settings = load_settings(study)
-    launcher = make_launcher(settings.launcher, ray_address=settings.ray_address)
+    launcher = make_launcher(
+        settings.launcher, ray_address=settings.ray_address, limits=client_limits(settings),
+        allow_env=tuple(settings.client_env_allow),
+    )  # fmt: skip
     gateway = connect_gateway(engine, study, settings, console)
     planner = make_planner(settings.planner, model=settings.planner_model)
     model = settings.model or settings.embedded_model

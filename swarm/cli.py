@@ -94,7 +94,11 @@ def run_command(
             "--episode-timeout",
             min=0.001,
             help="Seconds one rollout may take; a slower one is cancelled and its episode "
-            "aborted with the reason. Default: no limit.",
+            "aborted with the reason. A rollout that blocks the event loop (time.sleep in "
+            "async code) has its episode aborted by a watchdog thread once the loop has "
+            "been blocked a second past the limit, and the client exits 3 if the loop is "
+            "still blocked 10 s later. "
+            "Default: no limit.",
             show_default=False,
         ),
     ] = None,
@@ -102,7 +106,8 @@ def run_command(
         str | None,
         typer.Option(
             envvar="SWARMRL_API_KEY",
-            help="The gateway's admin key, when it has one.",
+            help="The gateway's admin key, or a client key of the run (`POST "
+            "/runs/{run}/client-keys`), when the gateway has an admin key.",
             show_default=False,
         ),
     ] = None,
@@ -139,9 +144,11 @@ def run_command(
     With --watch, the files are polled twice a second; --max-episodes counts over every
     code version, and a workflow error at run time waits for the next edit.
 
-    Exit codes: 0 when --max-episodes ran or the run stopped taking episodes; 1 on a
-    gateway error (unreachable after retries, refused key, unknown run); 2 when the
-    workflow file cannot be used; 130 on Ctrl-C; 143 on SIGTERM.
+    Exit codes: 0 when --max-episodes ran or the run stopped taking episodes (it finished
+    or was stopped: one line names its last step); 1 on a gateway error (unreachable after
+    retries, refused key, unknown run) or when the run failed (its error is printed); 2
+    when the workflow file cannot be used; 3 when a rollout blocked the event loop past
+    --episode-timeout; 130 on Ctrl-C; 143 on SIGTERM.
     """
     try:
         loaded = load_workflow(workflow)

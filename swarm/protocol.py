@@ -503,3 +503,11 @@ class CheckpointPublic(BaseModel):
     step: int
     path: str
     created_at: float
+
+
+class ClientKey(BaseModel):
+    """`POST /runs/{run}/client-keys`: a key for the swarm clients of one run. It registers
+    clients, runs and reads that run's episodes and reads the run; it controls nothing."""
+
+    api_key: str
+    run: str

@@ -5,10 +5,13 @@ Owns: the run loop — register the client, resolve the group size (flag, else t
 (tasks cycled, `max_episodes` exact), run `concurrency` rollouts at once, heartbeat every
 lease/3, turn each rollout's outcome into `finish` or `abort` (a raised exception is
 printed at once and sent as the reason; a return value that is not a reward is refused),
-and stop cleanly: on `max_episodes`, when the run stops taking episodes (409), on a
+and stop cleanly: on `max_episodes`, when the run stops taking episodes (409: the run
+finished, was stopped — exit 0 with one line naming its last step — or failed, exit 1 with
+its error), on a
 signal or a reload (`stop()`, whose `abort_reason` the open episodes are aborted with), or
 on an error it cannot get past — aborting the open episodes and deregistering on the way
-out. `RunSummary.exit_code` is what the CLI exits with.
+out. `RunSummary.exit_code` is what the CLI exits with. With `episode_timeout_s`, a
+`swarm.watchdog.RolloutWatchdog` ends rollouts that block the event loop.
 
 Must not know about argument parsing or signals (`swarm.cli`), nor how requests are sent
 and retried (`swarm.client`).
@@ -41,6 +44,7 @@ from swarm.errors import (
     WorkflowError,
 )
 from swarm.progress import RunProgress
+from swarm.watchdog import RolloutWatchdog
 from swarm.workflow import Task, TaskCycle, Workflow, format_user_traceback
 
 log = logging.getLogger(__name__)
@@ -56,11 +60,14 @@ class RunnerSettings:
     max_episodes: int | None = None  # None: until stopped
     split: str = "train"
     episode_timeout_s: float | None = None  # a slower rollout is cancelled and aborted
+    blocked_exit_s: float = 10.0  # a rollout blocking the loop this long after its abort: exit
 
 
 class Outcome(enum.Enum):
     COMPLETED = ("completed", 0)  # max_episodes ran
     RUN_STOPPED = ("run stopped", 0)  # the gateway refused new episodes (409)
+    RUN_FINISHED = ("run finished", 0)  # … because the run reached its last step
+    RUN_FAILED = ("run failed", 1)  # … because the run failed (its error is the message)
     INTERRUPTED = ("interrupted", 130)  # Ctrl-C
     TERMINATED = ("terminated", 143)  # SIGTERM
     GATEWAY_FAILED = ("gateway error", 1)
@@ -143,6 +150,7 @@ class WorkflowRunner:
         self._outcome: tuple[Outcome, str] | None = None
         self._abort_reason: str | None = None
         self._failures_seen: Counter[tuple[str, str]] = Counter()
+        self._watchdog: RolloutWatchdog | None = None
 
     def stop(self, outcome: Outcome, message: str, *, abort_reason: str | None = None) -> None:
         """Ask the run to end; the first reason given is the one reported. Rollouts still
@@ -181,7 +189,25 @@ class WorkflowRunner:
         finally:
             await self._deregister()
         outcome, message = self._outcome or (Outcome.COMPLETED, "")
+        if outcome is Outcome.RUN_STOPPED:
+            outcome, message = await self._how_the_run_ended(message)
         return self._summary(outcome, message)
+
+    async def _how_the_run_ended(self, message: str) -> tuple[Outcome, str]:
+        """The run took no more episodes: say whether it finished, was stopped or failed."""
+        try:
+            run = await self.client.get_run(self.settings.run)
+        except GatewayError as error:
+            log.debug("GET /runs/%s failed: %s", self.settings.run, error)
+            return Outcome.RUN_STOPPED, message
+        name = self.settings.run
+        if run is None or run.status not in ("finished", "stopped", "failed"):
+            return Outcome.RUN_STOPPED, message
+        if run.status == "finished":
+            return Outcome.RUN_FINISHED, f"run {name!r} finished at step {run.step}"
+        if run.status == "failed":
+            return Outcome.RUN_FAILED, f"run {name!r} failed at step {run.step}: {run.error}"
+        return Outcome.RUN_STOPPED, f"run {name!r} was stopped at step {run.step}"
 
     # -- setup and teardown ---------------------------------------------------------------
 
@@ -246,6 +272,32 @@ class WorkflowRunner:
     # -- workers --------------------------------------------------------------------------
 
     async def _run_workers(self, slots: EpisodeSlots) -> None:
+        if self.settings.episode_timeout_s is None:
+            await self._run_workers_unwatched(slots)
+            return
+        self._watchdog = RolloutWatchdog(
+            gateway_url=self.client.gateway_url,
+            api_key=self.client.api_key,
+            timeout_s=self.settings.episode_timeout_s,
+            client_id=lambda: self.client.client_id,
+            exit_after_s=self.settings.blocked_exit_s,
+        )
+        pulse = asyncio.create_task(self._pulse(self._watchdog), name="swarm-pulse")
+        try:
+            with self._watchdog:
+                await self._run_workers_unwatched(slots)
+        finally:
+            pulse.cancel()
+            await asyncio.gather(pulse, return_exceptions=True)
+            self._watchdog = None
+
+    @staticmethod
+    async def _pulse(watchdog: RolloutWatchdog) -> None:
+        while True:
+            watchdog.pulse()
+            await asyncio.sleep(watchdog.poll_s)
+
+    async def _run_workers_unwatched(self, slots: EpisodeSlots) -> None:
         heartbeat = asyncio.create_task(self._keep_alive(), name="swarm-heartbeat")
         workers = [
             asyncio.create_task(self._work(slots), name=f"swarm-worker-{i}")
@@ -347,9 +399,19 @@ class WorkflowRunner:
 
     async def _roll_out(self, task: Task, episode: Episode) -> None:
         limit = asyncio.timeout(self.settings.episode_timeout_s)
+        watchdog = self._watchdog
+        watched = (
+            watchdog.started(episode.episode_id, episode.api_key, episode.task_id)
+            if watchdog is not None
+            else None
+        )
         try:
             async with limit:
-                value = await self.workflow.rollout(task, episode)
+                try:
+                    value = await self.workflow.rollout(task, episode)
+                finally:
+                    if watchdog is not None and watched is not None:
+                        watchdog.ended(watched)
         except TimeoutError as error:
             if not limit.expired():  # the user's own timeout: a failure like any other
                 await self._rollout_failed(task, episode, error)
@@ -398,19 +460,32 @@ class WorkflowRunner:
         self.progress.episode_finished(_mean(reward))
 
     async def _rollout_failed(self, task: Task, episode: Episode, error: Exception) -> None:
+        """Abort the episode; print the traceback — unless the gateway had closed the
+        episode meanwhile (the run ended, the client was dropped), which is why the rollout's
+        calls failed: then one line says so."""
         text = format_user_traceback(error)
-        self._print_failure(task, episode, error, text)
-        await self._abort(episode, text)
+        if await self._abort(episode, text):
+            summary = "".join(traceback.format_exception_only(error)).strip().splitlines()[-1]
+            self.progress.message(
+                f"episode {episode.episode_id} (task {task['id']}) was closed by the gateway "
+                f"while its rollout ran (the run ended?); the rollout then raised {summary}"
+            )
+        else:
+            self._print_failure(task, episode, error, text)
 
-    async def _abort(self, episode: Episode, reason: str) -> None:
+    async def _abort(self, episode: Episode, reason: str) -> bool:
+        """Abort `episode` unless closed already; True when the gateway had closed it."""
         # a rollout may close its episode itself and raise afterwards (or its own finish
         # found the episode closed): it is over either way, and never aborted twice
+        closed_by_gateway = False
         if episode.is_open:
             try:
                 await episode.abort(reason)
             except (EpisodeNotOpen, NotFound) as error:
                 log.debug("episode %s was already closed: %s", episode.episode_id, error)
+                closed_by_gateway = True
         self.progress.episode_aborted()
+        return closed_by_gateway
 
     async def _abort_cancelled(self, episode: Episode, reason: str) -> None:
         """Abort an episode whose rollout was cancelled by `stop()`, without waiting long on

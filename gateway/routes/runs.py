@@ -1,7 +1,9 @@
 """Run control routes: create, list, read, edit, pause, resume, stop, checkpoint, metrics,
 episodes.
 
-Thin: every route needs the admin key when one is configured; logic in `RunManager`.
+Thin: every route needs the admin key when one is configured (reading a run also takes a
+client key of that run); logic in `RunManager`. `POST /runs/{id}/client-keys` hands out the
+run's client key (see `gateway.auth`).
 """
 
 from __future__ import annotations
@@ -10,10 +12,11 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from gateway.auth import require_admin
+from gateway.auth import client_key_for, require_admin, require_admin_or_run_client
 from gateway.routes.deps import State, Token
 from swarm.protocol import (
     CheckpointPublic,
+    ClientKey,
     EpisodeStatus,
     EpisodeSummary,
     MetricPoint,
@@ -42,8 +45,16 @@ async def list_runs(state: State, token: Token) -> list[RunPublic]:
 
 @router.get("/{run_id}", response_model=RunPublic)
 async def get_run(run_id: str, state: State, token: Token) -> RunPublic:
-    require_admin(token, state.settings)
+    require_admin_or_run_client(token, run_id, state.settings)
     return await state.runs.public(run_id)
+
+
+@router.post("/{run_id}/client-keys", response_model=ClientKey, status_code=201)
+async def create_client_key(run_id: str, state: State, token: Token) -> ClientKey:
+    """A key for swarm clients of this run that cannot control runs (see docs/api.md)."""
+    require_admin(token, state.settings)
+    run = await state.runs.public(run_id)  # 404 for an unknown run
+    return ClientKey(api_key=client_key_for(run.name, state.settings), run=run.name)
 
 
 @router.patch("/{run_id}", response_model=RunPublic)

@@ -2,8 +2,10 @@
 finish, abort, read the token-level trace).
 
 Thin: auth via `gateway.auth`, logic in `ClientRegistry` and `EpisodeService`. With an
-admin key configured, client routes and episode creation need it; finish, abort and the
-trace take the admin key or that episode's own key.
+admin key configured, client routes and episode creation need it or a client key of the
+run (which reaches only the clients it registered and the episodes of its run: 403
+otherwise; listing clients stays admin-only); finish, abort and the trace take the admin
+key, that episode's own key, or a client key of the episode's run.
 """
 
 from __future__ import annotations
@@ -11,7 +13,12 @@ from __future__ import annotations
 import anyio
 from fastapi import APIRouter, Request, Response
 
-from gateway.auth import require_admin, require_admin_or_episode_key
+from gateway.auth import (
+    require_admin,
+    require_admin_or_episode_key,
+    require_run_access,
+    swarm_caller,
+)
 from gateway.routes.deps import State, Token
 from gateway.state import GatewayState
 from gateway.traces import build_trace
@@ -39,19 +46,21 @@ def _gateway_base_url(state: GatewayState, request: Request) -> str:
 
 @router.post("/clients", response_model=ClientRegistered)
 async def register_client(body: ClientRegister, state: State, token: Token) -> ClientRegistered:
-    require_admin(token, state.settings)
-    return await state.clients.register(body)
+    caller = swarm_caller(token, state.settings)
+    return await state.clients.register(body, run=caller.run)
 
 
 @router.post("/clients/{client_id}/heartbeat", response_model=ClientRegistered)
 async def heartbeat(client_id: str, state: State, token: Token) -> ClientRegistered:
-    require_admin(token, state.settings)
+    caller = swarm_caller(token, state.settings)
+    require_run_access(caller, state.clients.active(client_id).run, what="the clients")
     return state.clients.heartbeat(client_id)
 
 
 @router.delete("/clients/{client_id}", status_code=204)
 async def delete_client(client_id: str, state: State, token: Token) -> Response:
-    require_admin(token, state.settings)
+    caller = swarm_caller(token, state.settings)
+    require_run_access(caller, state.clients.active(client_id).run, what="the clients")
     await state.clients.delete(client_id)
     return Response(status_code=204)
 
@@ -71,7 +80,11 @@ async def list_clients(
 async def create_episode(
     body: EpisodeCreate, request: Request, state: State, token: Token
 ) -> EpisodeCreated:
-    require_admin(token, state.settings)
+    caller = swarm_caller(token, state.settings)
+    if caller.confined:
+        require_run_access(caller, body.run, what="the episodes")
+        if body.client_id is not None:
+            require_run_access(caller, state.clients.active(body.client_id).run, what="clients")
     return await state.episodes.create(body, _gateway_base_url(state, request) + "/v1")
 
 

@@ -9,16 +9,23 @@ Ray is imported only for `ray`.
 """
 
 from researcher.launcher.base import ClientRecord, Launcher, ProcessInfo, was_started
-from researcher.launcher.local import LocalLauncher
+from researcher.launcher.local import ClientLimits, LocalLauncher
 
 LAUNCHERS = ("local", "ray")
 
 
-def make_launcher(kind: str, *, ray_address: str | None = None) -> Launcher:
+def make_launcher(
+    kind: str,
+    *,
+    ray_address: str | None = None,
+    limits: ClientLimits | None = None,
+    allow_env: tuple[str, ...] = (),
+) -> Launcher:
     """The launcher named `kind` (as `client_process.launcher` records it). For `ray`, an
-    error naming the fix when Ray is missing or no job server answers at the address."""
+    error naming the fix when Ray is missing or no job server answers at the address.
+    `limits` and `allow_env` contain local clients (a Ray job runs under the cluster's)."""
     if kind == "local":
-        return LocalLauncher()
+        return LocalLauncher(limits=limits, allow_env=allow_env)
     if kind == "ray":
         from researcher.launcher.ray import RayJobLauncher
 
@@ -28,6 +35,7 @@ def make_launcher(kind: str, *, ray_address: str | None = None) -> Launcher:
 
 __all__ = [
     "LAUNCHERS",
+    "ClientLimits",
     "ClientRecord",
     "Launcher",
     "LocalLauncher",

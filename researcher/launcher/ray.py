@@ -13,8 +13,9 @@ same `.exit` file beside it.
 What travels: the command line (the absolute interpreter and workflow path when the cluster
 is this machine; `swarm` on the cluster's PATH and the workflow folder as the job's
 `runtime_env.working_dir` otherwise), and `runtime_env.env_vars` with only what the caller
-passes for the client (the gateway key) minus what `local.is_scrubbed` forbids. The job
-inherits the Ray node's environment, so the entrypoint unsets the scrubbed names there too.
+passes for the client (its gateway key) plus the allow-listed part of this environment
+(`local.is_scrubbed`). The job inherits the Ray node's environment, so the entrypoint unsets
+there every name that is neither allow-listed nor passed on purpose.
 Knows nothing of studies, the graph or the gateway; imports Ray only when one is made.
 """
 
@@ -24,6 +25,7 @@ import asyncio
 import ipaddress
 import logging
 import os
+import re
 import shlex
 import socket
 import threading
@@ -42,7 +44,7 @@ from researcher.launcher.base import (
     ProcessInfo,
     exit_path_of,
 )
-from researcher.launcher.local import SCRUBBED_ENV_NAMES, SCRUBBED_ENV_PREFIXES, is_scrubbed
+from researcher.launcher.local import ALLOWED_ENV_NAMES, ALLOWED_ENV_PREFIXES, never_passed
 
 log = logging.getLogger(__name__)
 
@@ -54,12 +56,19 @@ RECONNECT_S = 2.0
 INSTALL_HINT = "pip install 'swarmrl[cluster]'"
 START_HINT = "start one with `ray start --head` or give --ray-address http://HEAD:8265"
 
-# Unset, inside the job, what a client must not see even if the Ray node's environment has it.
-_PREFIXES, _NAMES = "|".join(SCRUBBED_ENV_PREFIXES), "|".join(SCRUBBED_ENV_NAMES)
-SCRUB_SH = (
-    f"for v in $(env | cut -d= -f1 | grep -E '^(({_PREFIXES})[A-Za-z0-9_]*|{_NAMES})$'); "
-    'do unset "$v"; done'
-)
+
+# Inside the job, unset every name neither allow-listed nor passed on purpose (`keep`).
+def scrub_sh(keep: list[str]) -> str:
+    keep = [name for name in keep if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name)]
+    names = "|".join(sorted({*ALLOWED_ENV_NAMES, *keep, "PYTHONUNBUFFERED"}))
+    prefixes = "|".join(f"{prefix}*" for prefix in ALLOWED_ENV_PREFIXES)
+    return (  # the names are shell-safe: environment variable names, checked by the grep
+        'for v in $(env | cut -d= -f1 | grep -E "^[A-Za-z_][A-Za-z0-9_]*$"); do '
+        f'case "$v" in {names}|{prefixes}) ;; *) unset "$v" ;; esac; done'
+    )
+
+
+SCRUB_SH = scrub_sh([])
 
 
 class RayUnavailable(ResearcherError):
@@ -96,12 +105,13 @@ def is_this_machine(host: str) -> bool:
     return bool(theirs & ours) or all(ipaddress.ip_address(a).is_loopback for a in theirs)
 
 
-def entrypoint(command: list[str], *, cwd: Path | None = None) -> str:
-    """The job's shell command: scrub the environment, enter `cwd`, exec the client."""
+def entrypoint(command: list[str], *, cwd: Path | None = None, keep: list[str] = ()) -> str:
+    """The job's shell command: scrub the environment (but `keep`: the names passed on
+    purpose), enter `cwd`, exec the client."""
     run = f"exec {shlex.join(command)}"
     if cwd is not None:
         run = f"cd {shlex.quote(str(cwd))} && {run}"
-    return f"{SCRUB_SH}; {run}"
+    return f"{scrub_sh(list(keep))}; {run}"
 
 
 def _job_client_class():
@@ -199,7 +209,7 @@ class RayJobLauncher:
         if existing is None:
             runtime_env: dict[str, Any] = {
                 "env_vars": {
-                    **{k: v for k, v in (env or {}).items() if not is_scrubbed(k)},
+                    **{k: v for k, v in (env or {}).items() if not never_passed(k)},
                     "PYTHONUNBUFFERED": "1",  # the log mirror sees lines as they are printed
                 }
             }
@@ -209,7 +219,11 @@ class RayJobLauncher:
             exit_path_of(log_path).unlink(missing_ok=True)
             try:
                 submission_id = self.client.submit_job(
-                    entrypoint=entrypoint(command, cwd=None if self.ships_files else cwd),
+                    entrypoint=entrypoint(
+                        command,
+                        cwd=None if self.ships_files else cwd,
+                        keep=[k for k in env or {} if not never_passed(k)],
+                    ),
                     submission_id=submission_id,
                     runtime_env=runtime_env,
                     metadata={"swarmrl": name or "client", "log": str(log_path)},

@@ -80,8 +80,9 @@ def start_client(ctx: StudyContext, row: ExperimentRow, attempt: int) -> ClientP
             "launch", "action", f"{row.id}: adopted client {describe(process)} (attempt {attempt})"
         )
         return process
-    env = {"SWARMRL_API_KEY": ctx.gateway.api_key} if ctx.gateway.api_key else {}
-    info = launcher.start(command, log_path=log_path, cwd=ctx.directory, env=env,
+    key = ctx.gateway.client_key(row.id)  # controls no run: never the admin key
+    env = {"SWARMRL_API_KEY": key} if key else {}
+    info = launcher.start(command, log_path=log_path, cwd=ctx.client_dir(log_path.stem), env=env,
                           name=log_path.stem, files=Path(str(row.workflow_path)).parent)  # fmt: skip
     with ctx.session() as session:
         process = crud.update_client_process(

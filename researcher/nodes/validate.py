@@ -1,22 +1,23 @@
 """validate: dry-run each arm's workflow for a few episodes against the gateway.
 
 One `swarm run --max-episodes 2` per arm, on a scratch run (`<experiment>-check`, stopped
-afterwards, never trained), under a wall-clock limit and `--episode-timeout`. A workflow
+afterwards, never trained), under a wall-clock limit and `--episode-timeout`, contained like
+a launched client (allow-listed environment with the run's client key, resource limits, its
+own folder; its whole process group ends with it). A workflow
 passes when both episodes finish; otherwise its output (the traceback `swarm run` prints)
 goes back to write_code, at most `max_repairs` times per arm, after which the arm fails.
 """
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import time
 
 from langgraph.runtime import Runtime
 
-from researcher.context import StudyContext
+from researcher.context import StudyContext, client_limits
 from researcher.gateway_api import GatewayRefused
-from researcher.launcher.local import client_env
+from researcher.launcher.local import client_env, run_contained
 from researcher.nodes.common import (
     design_of,
     round_experiments,
@@ -41,26 +42,29 @@ def dry_run(ctx: StudyContext, workflow: str, run: str, run_settings: dict) -> s
         "--episode-timeout", f"{ctx.settings.episode_timeout_s:g}",
         "--name", f"{run}-client",
     ]  # fmt: skip
-    env = client_env({"SWARMRL_API_KEY": ctx.gateway.api_key} if ctx.gateway.api_key else {})
     try:
-        done = subprocess.run(
-            command, capture_output=True, text=True, env=env,
-            timeout=ctx.settings.validate_timeout_s, cwd=ctx.directory,
+        key = ctx.gateway.client_key(run)
+        home = ctx.directory / "clients" / run  # as StudyContext.client_dir
+        home.mkdir(parents=True, exist_ok=True)
+        env = client_env({"SWARMRL_API_KEY": key} if key else {}, home=home,
+                         allow=ctx.settings.client_env_allow)  # fmt: skip
+        returncode, output = run_contained(
+            command, cwd=home, env=env, timeout_s=ctx.settings.validate_timeout_s,
+            limits=client_limits(ctx.settings),
         )  # fmt: skip
-        output = (done.stdout + done.stderr)[-4000:]
-    except subprocess.TimeoutExpired as expired:
-        output = str(expired.stdout or "")[-3000:]
-        return (
-            f"the dry run did not end within {ctx.settings.validate_timeout_s:g} s "
-            f"(does rollout() ever return, or block the event loop?)\n{output}"
-        )
     finally:
         ctx.gateway.stop_run(run)
+    if returncode is None:
+        return (
+            f"the dry run did not end within {ctx.settings.validate_timeout_s:g} s "
+            f"(does rollout() ever return, or block the event loop?)\n{output[-3000:]}"
+        )
+    output = output[-4000:]
     run_state = ctx.gateway.get_run(run)
     finished, aborted = run_state["episodes_finished"], run_state["episodes_aborted"]
-    if done.returncode != 0 or finished < DRY_RUN_EPISODES or aborted:
+    if returncode != 0 or finished < DRY_RUN_EPISODES or aborted:
         return (
-            f"swarm run exited {done.returncode}; {finished} episode(s) finished, "
+            f"swarm run exited {returncode}; {finished} episode(s) finished, "
             f"{aborted} aborted\n{output}"
         )
     return None

@@ -5,6 +5,7 @@ timeline)."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
@@ -15,6 +16,7 @@ from sqlalchemy.engine import Engine
 from experiments_db import crud
 from experiments_db.db import session_scope
 from experiments_db.studies import ExperimentRow, InterventionRow, StudyRow
+from researcher.settings import read_gateway_key
 
 ACTOR = "human:ui"
 
@@ -52,16 +54,18 @@ async def form_of(request: Request) -> dict[str, str]:
 
 def gateway_of(request: Request, study: StudyRow):
     """A GatewayAPI-like client for the study's gateway, or None when it has none yet.
-    The study's admin key (settings.json `api_key`) is passed when it has one."""
+    The admin key is its embedded gateway's (kept under $SWARMRL_HOME/secrets), else the
+    one an older study saved in settings.json, else $SWARMRL_API_KEY (a --gateway's key)."""
     if not study.gateway_url:
         return None
-    api_key = None
+    api_key = read_gateway_key(study.id)
     settings = Path(study.directory) / "settings.json"
-    if settings.exists():
+    if api_key is None and settings.exists():
         try:
             api_key = json.loads(settings.read_text()).get("api_key")
         except (OSError, ValueError):
             api_key = None
+    api_key = api_key or os.environ.get("SWARMRL_API_KEY") or None
     factory = request.app.state.gateway_factory
     return factory(study.gateway_url, api_key=api_key) if api_key else factory(study.gateway_url)
 

@@ -86,9 +86,12 @@ def notes_in_graph(study_dir: Path, study_id: str) -> list[str]:
 
 def gateway_run_status(study, run: str) -> str:
     from researcher.gateway_api import GatewayAPI
+    from researcher.settings import read_gateway_key
 
     settings = Path(study.directory) / "settings.json"
-    api_key = json.loads(settings.read_text()).get("api_key") if settings.exists() else None
+    api_key = read_gateway_key(study.id)  # the embedded gateway's admin key
+    if api_key is None and settings.exists():
+        api_key = json.loads(settings.read_text()).get("api_key")
     gateway = GatewayAPI(study.gateway_url, api_key=api_key, timeout_s=10.0)
     try:
         return gateway.get_run(run)["status"]

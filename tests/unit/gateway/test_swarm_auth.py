@@ -76,3 +76,100 @@ def test_an_episode_key_aborts_and_reads_its_own_episode(guarded):
 def test_metrics_and_healthz_need_no_key(guarded):
     assert guarded.get("/metrics").status_code == 200
     assert guarded.get("/healthz").status_code == 200
+
+
+# -- run-scoped client keys (issue 14, F6) ----------------------------------------------
+
+
+def client_key(client, run: str = "r") -> str:
+    response = client.post(f"/runs/{run}/client-keys", headers=bearer(ADMIN))
+    assert response.status_code == 201, response.text
+    assert response.json()["run"] == run
+    return response.json()["api_key"]
+
+
+RUN_CONTROL = [
+    ("POST", "/runs", {"name": "x"}),
+    ("GET", "/runs", None),
+    ("PATCH", "/runs/{run}", {"lr": 1e-4}),
+    ("POST", "/runs/{run}/pause", None),
+    ("POST", "/runs/{run}/resume", None),
+    ("POST", "/runs/{run}/stop", None),
+    ("POST", "/runs/{run}/checkpoints", None),
+    ("GET", "/runs/{run}/checkpoints", None),
+    ("GET", "/runs/{run}/metrics", None),
+    ("POST", "/runs/{run}/client-keys", None),
+    ("GET", "/swarm/clients", None),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "body"), RUN_CONTROL)
+@pytest.mark.parametrize("run", ["r", "sibling"])
+def test_a_client_key_controls_no_run_not_even_its_own(guarded, method, path, body, run):
+    create_run(guarded, headers=bearer(ADMIN))
+    create_run(guarded, name="sibling", headers=bearer(ADMIN))
+    key = client_key(guarded)
+    response = guarded.request(method, path.format(run=run), json=body, headers=bearer(key))
+    assert_openai_error(response, 401)
+    assert guarded.get("/runs/sibling", headers=bearer(ADMIN)).json()["status"] == "running"
+
+
+def test_a_client_key_registers_heartbeats_and_runs_episodes_of_its_own_run(guarded):
+    create_run(guarded, headers=bearer(ADMIN))
+    key = bearer(client_key(guarded))
+    registered = guarded.post("/swarm/clients", json={"name": "w"}, headers=key)
+    assert registered.status_code == 200, registered.text
+    client_id = registered.json()["client_id"]
+    url = f"/swarm/clients/{client_id}/heartbeat"
+    assert guarded.post(url, headers=key).status_code == 200
+    assert guarded.get("/runs/r", headers=key).json()["name"] == "r"
+    episode = open_episode(guarded, headers=key, client_id=client_id)
+    assert guarded.get(f"/swarm/episodes/{episode['episode_id']}", headers=key).status_code == 200
+    assert finish(guarded, episode, headers=key).status_code == 200
+    other = open_episode(guarded, headers=key, client_id=client_id)
+    abort = f"/swarm/episodes/{other['episode_id']}/abort"
+    assert guarded.post(abort, json={"reason": "x"}, headers=key).status_code == 200
+    assert guarded.delete(f"/swarm/clients/{client_id}", headers=key).status_code == 204
+
+
+def test_a_client_key_cannot_reach_a_sibling_runs_episodes_or_clients(guarded):
+    create_run(guarded, headers=bearer(ADMIN))
+    create_run(guarded, name="sibling", headers=bearer(ADMIN))
+    key = bearer(client_key(guarded))
+    sibling_key = bearer(client_key(guarded, "sibling"))
+    response = guarded.post("/swarm/episodes", json={"run": "sibling", "task_id": "t"}, headers=key)
+    assert_openai_error(response, 403, "forbidden")
+    assert_openai_error(guarded.get("/runs/sibling", headers=key), 403, "forbidden")
+    theirs = guarded.post("/swarm/clients", json={"name": "w"}, headers=sibling_key).json()
+    url = f"/swarm/clients/{theirs['client_id']}"
+    assert_openai_error(guarded.post(url + "/heartbeat", headers=key), 403)
+    assert_openai_error(guarded.delete(url, headers=key), 403)
+    body = {"run": "r", "task_id": "t", "client_id": theirs["client_id"]}
+    assert_openai_error(guarded.post("/swarm/episodes", json=body, headers=key), 403)
+    their_episode = open_episode(guarded, "sibling", headers=sibling_key)
+    assert_openai_error(finish(guarded, their_episode, headers=key), 403)
+    abort = f"/swarm/episodes/{their_episode['episode_id']}/abort"
+    assert_openai_error(guarded.post(abort, json={"reason": "x"}, headers=key), 403)
+    assert_openai_error(
+        guarded.get(f"/swarm/episodes/{their_episode['episode_id']}", headers=key), 403
+    )
+    # a client of the same name in the sibling run is not superseded by ours
+    guarded.post("/swarm/clients", json={"name": "w"}, headers=key)
+    assert guarded.post(url + "/heartbeat", headers=sibling_key).status_code == 200
+
+
+def test_a_forged_client_key_or_one_for_another_admin_key_is_refused(guarded, make_client, factory):
+    create_run(guarded, headers=bearer(ADMIN))
+    key = client_key(guarded)
+    forged = key[: len("sk-cl-")] + "0" * 48 + "-r"
+    renamed = key.removesuffix("-r") + "-sibling"
+    for token in (forged, renamed):
+        response = guarded.post("/swarm/clients", json={"name": "w"}, headers=bearer(token))
+        assert_openai_error(response, 401)
+    rotated = make_client(api_key="sk-another-admin-key", policy_factory=factory)
+    response = rotated.post("/swarm/clients", json={"name": "w"}, headers=bearer(key))
+    assert_openai_error(response, 401)
+
+
+def test_a_client_key_for_an_unknown_run_is_a_404(guarded):
+    assert_openai_error(guarded.post("/runs/nope/client-keys", headers=bearer(ADMIN)), 404)

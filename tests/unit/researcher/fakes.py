@@ -170,6 +170,11 @@ class FakeGateway:
             self.runs[body["name"]] = FakeRun(body["name"], int(body.get("max_steps", 3)), settings)
         return self._public(self.runs[body["name"]])
 
+    def client_key(self, name: str) -> str | None:
+        """As GatewayAPI.client_key: a run-scoped key when the gateway has an admin key."""
+        self._run(name)
+        return f"sk-cl-fake-{name}" if self.api_key else None
+
     def get_run(self, name: str) -> dict:
         run = self._run(name)
         if self.on_get_run is not None:
@@ -220,6 +225,7 @@ class FakeLauncher:
     name: str = "local"
     ships_files: bool = False
     started: list[tuple[int, list[str]]] = field(default_factory=list)
+    envs: list[dict[str, str]] = field(default_factory=list)  # what each start was handed
     stopped: list[int] = field(default_factory=list)
     crashed: set[int] = field(default_factory=set)
     crash_every_start: bool = False
@@ -232,6 +238,7 @@ class FakeLauncher:
         self._next_pid += 1
         pid = self._next_pid
         self.started.append((pid, list(command)))
+        self.envs.append(dict(env or {}))
         log_path.parent.mkdir(parents=True, exist_ok=True)
         log_path.write_text(f"client {pid} log\n")
         if self.crash_every_start:

@@ -3,7 +3,8 @@
 Not the real gateway (its tests live in tests/unit/gateway; integration tests run the two
 together): a dict-backed state machine over `swarm.protocol` types with knobs for the
 failures a client must survive — 429 with `retry_after`, connection errors, 503s, a run
-that stops (409), a lease that lapses. Two adapters serve it: `mock_transport()` for an
+that stops (409) or ends (finished, stopped, failed: `end_run`, which aborts its open
+episodes as the real gateway does), a lease that lapses. Two adapters serve it: `mock_transport()` for an
 in-process `httpx.MockTransport`, and `serve()` for a real HTTP server (uvicorn in a
 thread) that `swarm run` subprocesses and the openai SDK can reach. Its
 `/v1/chat/completions` answers with `reply(messages)`: by default the last user message
@@ -91,6 +92,13 @@ class FakeGateway:
     forget_clients_on_heartbeat: bool = False
     supersede_clients_on_heartbeat: bool = False  # as if another client took the name
     reply: Callable[[list[dict[str, Any]]], str] = _last_user_text
+    # the run ends after this many creations (status `run_status`, at `run_step`, with
+    # `run_error`): its open episodes are aborted, calls into them and creations are 409s
+    end_run_after: int | None = None
+    run_status: str = "running"
+    run_step: int = 0
+    run_error: str | None = None
+    run_ended: bool = False
 
     clients: dict[str, FakeClient] = field(default_factory=dict)
     episodes: dict[str, FakeEpisode] = field(default_factory=dict)
@@ -190,8 +198,9 @@ class FakeGateway:
         public = RunPublic(
             id=run,
             name=run,
-            status="running",
-            step=0,
+            status=self.run_status if self.run_ended else "running",
+            step=self.run_step,
+            error=self.run_error if self.run_ended else None,
             settings=RunSettings(group_size=self.group_size),
             policies={
                 name: PolicyPublic(
@@ -222,6 +231,12 @@ class FakeGateway:
             return _error(404, f"no active client {body.client_id}", "client_not_found")
         if self.accept_episodes is not None and self.creations >= self.accept_episodes:
             return _error(409, f"run {body.run} is stopped", "run_not_accepting")
+        if self.run_ended or (
+            self.end_run_after is not None and self.creations >= self.end_run_after
+        ):
+            self._end_run()
+            message = f"Run {body.run!r} is {self.run_status} and takes no more episodes."
+            return _error(409, message, "run_not_accepting")
         self.creations += 1
         episode = FakeEpisode(
             episode_id="ep-" + uuid.uuid4().hex[:10],
@@ -273,8 +288,22 @@ class FakeGateway:
         result = EpisodeResult(episode_id=episode_id, status=status, rewards=rewards)
         return 200, result.model_dump(mode="json"), {}
 
+    def end_run(self, status: str = "finished", *, step: int = 0, error: str | None = None) -> None:
+        """The run ends now (as the real gateway ends one): its open episodes are aborted."""
+        self.run_status, self.run_step, self.run_error = status, step, error
+        self._end_run()
+
+    def _end_run(self) -> None:
+        if not self.run_ended:
+            self.run_ended = True
+            for episode in self.with_status("open"):
+                episode.status, episode.reason = "aborted", f"run {self.run_status}"
+
     def _chat(self, body: dict[str, Any], token: str | None) -> Reply:
         episode = next((e for e in self.episodes.values() if e.api_key == token), None)
+        if episode is not None and episode.status != "open":
+            message = f"Episode {episode.episode_id} is {episode.status}: {episode.reason}."
+            return _error(409, message, "episode_not_open")
         if episode is not None:
             episode.calls += 1
         completion = {
