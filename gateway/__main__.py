@@ -145,6 +145,14 @@ def serve(
         int | None,
         typer.Option(min=0, max=3, help="DeepSpeed ZeRO stage 0-3 (needs --optimizer deepspeed)."),
     ] = None,
+    keep_checkpoints: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="Checkpoints each run keeps: the newest N plus the best by reward/mean, "
+            "unless the run sets keep_checkpoints (0: keep all).",
+        ),
+    ] = 2,
 ) -> None:
     """Load the models and serve the gateway until interrupted."""
     if actor_gpus is None:
@@ -162,6 +170,7 @@ def serve(
         ray_address=ray,
         optimizer=optimizer,
         zero_stage=zero,
+        keep_checkpoints=keep_checkpoints,
         **({"state_dir": state_dir} if state_dir else {}),
     )
     try:  # before anything starts: a backend this machine lacks is a one-line error

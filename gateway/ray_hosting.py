@@ -129,11 +129,11 @@ class RayTrainer:
         self._engine.saw_version(result.version)
         return result
 
-    async def save_checkpoint(self, directory: str) -> None:
+    async def save_checkpoint(self, directory: str, *, resumable: bool = True) -> None:
         import ray
 
         try:
-            await self._actor.save_checkpoint.remote(directory)
+            await self._actor.save_checkpoint.remote(directory, resumable)
         except ray.exceptions.RayActorError as error:
             raise _lost(error, self._name) from error
 

@@ -264,6 +264,9 @@ class RunSettings(BaseModel):
     max_steps: int | None = Field(None, ge=1)
     checkpoint_every: int | None = Field(None, ge=1)  # steps; None: only on request and at the end
     seed: int = 0
+    # checkpoints kept: the newest keep_checkpoints plus the best by reward/mean (None: the
+    # gateway's --keep-checkpoints); only the newest keeps the optimizer state
+    keep_checkpoints: int | None = Field(None, ge=1, le=1000)
 
     @property
     def buffered_groups_limit(self) -> int:
@@ -317,6 +320,7 @@ class RunPatch(BaseModel):
     max_buffered_groups: int | None = Field(None, ge=1)
     max_steps: int | None = Field(None, ge=1)
     checkpoint_every: int | None = Field(None, ge=1)
+    keep_checkpoints: int | None = Field(None, ge=1, le=1000)
 
     _task_mix = field_validator("task_mix")(check_task_mix)
 

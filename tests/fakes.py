@@ -284,7 +284,7 @@ class FakePolicyTrainer:
             samples_dropped={reason: n for reason, n in dropped.items() if n},
         )
 
-    async def save_checkpoint(self, directory: str) -> None:
+    async def save_checkpoint(self, directory: str, *, resumable: bool = True) -> None:
         path = Path(directory)
         path.mkdir(parents=True, exist_ok=True)
         (path / "trainer_state.json").write_text(json.dumps({"version": self.version}))
