@@ -192,6 +192,9 @@ class TorchPolicyTrainer:
         self.backend = None  # type: ignore[assignment]
         self.master = None  # type: ignore[assignment]
         self._params = []
+        release_cache = getattr(self.engine, "release_cache", None)
+        if release_cache is not None:
+            release_cache()  # the KV cache grown for rollouts: evaluation needs little
         release_memory()
 
     def close(self) -> None:
