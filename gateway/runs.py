@@ -492,9 +492,10 @@ class RunManager:
     # -- the training loop's lifecycle hooks -----------------------------------------------
 
     async def finish(self, run: Run) -> None:
-        """The final checkpoint (an export: no restart resumes a finished run), then the
-        end; a disk without room pauses the run instead (resuming it finishes it)."""
-        if await self.checkpoint(run, resumable=False) is None:
+        """The final checkpoint (an export: no restart resumes a finished run; resumable
+        when the run keeps every checkpoint whole), then the end; a disk without room
+        pauses the run instead (resuming it finishes it)."""
+        if await self.checkpoint(run, resumable=self._keep(run) == 0) is None:
             return
         await self._end(run, "finished", reason="run finished")
 
@@ -590,13 +591,14 @@ class RunManager:
     def _retain(self, run: Run, ended: bool) -> None:
         """Keep the newest `keep_checkpoints` and the best by reward/mean (rows first, then
         directories: a row never names a missing checkpoint); the optimizer state stays in
-        the newest only — the one a restart resumes from — and in none once the run ended."""
-        rows = self._store.checkpoints(run.name)
+        the newest only — the one a restart resumes from — and in none once the run ended.
+        `keep_checkpoints` 0 keeps everything as written."""
+        keep = self._keep(run)
+        rows = self._store.checkpoints(run.name) if keep else []
         if not rows:
-            return
-        keep = run.settings.keep_checkpoints or self._settings.keep_checkpoints
+            return  # keep 0: every checkpoint stays whole
         newest = rows[-1]
-        kept_steps = {r.step for r in (rows if keep == 0 else rows[-keep:])}
+        kept_steps = {r.step for r in rows[-keep:]}
         scores = self._store.step_scores(run.name, [r.step for r in rows])
         if scores:
             kept_steps.add(max(scores, key=lambda step: (scores[step], step)))
@@ -616,6 +618,10 @@ class RunManager:
                 path = self._contained(row.path)
                 for optimizer in path.glob(f"*/{OPTIMIZER_FILE}"):
                     optimizer.unlink(missing_ok=True)
+
+    def _keep(self, run: Run) -> int:
+        keep = run.settings.keep_checkpoints
+        return self._settings.keep_checkpoints if keep is None else keep
 
     async def checkpoint_by_name(self, name: str) -> CheckpointPublic:
         run = self.get(name)

@@ -264,9 +264,10 @@ class RunSettings(BaseModel):
     max_steps: int | None = Field(None, ge=1)
     checkpoint_every: int | None = Field(None, ge=1)  # steps; None: only on request and at the end
     seed: int = 0
-    # checkpoints kept: the newest keep_checkpoints plus the best by reward/mean (None: the
-    # gateway's --keep-checkpoints); only the newest keeps the optimizer state
-    keep_checkpoints: int | None = Field(None, ge=1, le=1000)
+    # checkpoints kept: the newest keep_checkpoints plus the best by reward/mean, only the
+    # newest with its optimizer state (None: the gateway's --keep-checkpoints; 0: every
+    # checkpoint kept whole, the final one resumable too)
+    keep_checkpoints: int | None = Field(None, ge=0, le=1000)
 
     @property
     def buffered_groups_limit(self) -> int:
@@ -320,7 +321,7 @@ class RunPatch(BaseModel):
     max_buffered_groups: int | None = Field(None, ge=1)
     max_steps: int | None = Field(None, ge=1)
     checkpoint_every: int | None = Field(None, ge=1)
-    keep_checkpoints: int | None = Field(None, ge=1, le=1000)
+    keep_checkpoints: int | None = Field(None, ge=0, le=1000)
 
     _task_mix = field_validator("task_mix")(check_task_mix)
 

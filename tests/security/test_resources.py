@@ -75,7 +75,7 @@ def test_the_gateway_default_retention_applies_when_the_run_sets_none(make_clien
 
 
 def test_keep_checkpoints_is_bounded_and_patchable(trainer_client):
-    response = trainer_client.post("/runs", json={"name": "bad", "keep_checkpoints": 0})
+    response = trainer_client.post("/runs", json={"name": "bad", "keep_checkpoints": -1})
     assert_openai_error(response, 422)
     create_run(trainer_client)
     response = trainer_client.patch("/runs/r", json={"keep_checkpoints": 3})
@@ -180,3 +180,17 @@ def test_a_policy_name_that_escapes_the_state_dir_never_gets_a_checkpoint_writte
     assert factory.trainers["r/policy"].checkpoints == []
     assert not Path(escape).exists()
     assert not list(runs_dir(trainer_client).parent.parent.glob("**/escaped"))
+
+
+def test_keep_checkpoints_zero_keeps_every_checkpoint_whole_and_the_final_one_resumable(
+    trainer_client,
+):
+    create_run(
+        trainer_client, checkpoint_every=1, max_steps=3, keep_checkpoints=0, **ONE_EPISODE_STEPS
+    )
+    for reward in (0.1, 0.9, 0.5):
+        play(trainer_client, reward)
+    eventually(lambda: run_state(trainer_client)["status"] == "finished")
+    eventually(lambda: checkpoint_steps(trainer_client) == [1, 2, 3])
+    optimizers = list(runs_dir(trainer_client).glob(f"r/checkpoints/*/policy/{OPTIMIZER_FILE}"))
+    assert len(optimizers) == 3
