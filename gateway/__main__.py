@@ -150,7 +150,8 @@ def serve(
         typer.Option(
             min=0,
             help="Checkpoints each run keeps: the newest N plus the best by reward/mean, "
-            "unless the run sets keep_checkpoints (0: keep all).",
+            "only the newest with its optimizer state, unless the run sets keep_checkpoints "
+            "(0: every checkpoint kept whole).",
         ),
     ] = 2,
 ) -> None:

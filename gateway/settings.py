@@ -45,7 +45,8 @@ class GatewaySettings(BaseModel):
     ray_address: str | None = None  # None: policies in-process; "auto" or HOST:PORT: Ray actors
     optimizer: Literal["torch", "deepspeed"] = "torch"  # update backend
     zero_stage: int | None = Field(default=None, ge=0, le=3)  # DeepSpeed ZeRO stage
-    # checkpoints a run keeps (the newest N + the best) unless it sets keep_checkpoints; 0: all
+    # checkpoints a run keeps (the newest N + the best) unless it sets keep_checkpoints;
+    # 0: every checkpoint kept whole
     keep_checkpoints: int = Field(default=2, ge=0)
 
     @property
