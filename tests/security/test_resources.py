@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tests.fakes import FakePolicyFactory
 from tests.unit.gateway.conftest import (  # noqa: F401 - fixtures
     assert_openai_error,
     create_run,
@@ -23,9 +24,15 @@ from tests.unit.gateway.conftest import (  # noqa: F401 - fixtures
     recorder,
     run_state,
     settings,
+    start,
     trainer_client,
 )
 from trainer.types import OPTIMIZER_FILE
+
+
+def soon(predicate, timeout_s: float = 30.0):
+    """`eventually` with room for a loaded box (training steps run in the background)."""
+    return eventually(predicate, timeout_s=timeout_s)
 
 
 def play(client, reward: float) -> None:
@@ -54,15 +61,16 @@ def test_a_run_keeps_its_newest_checkpoints_and_its_best_and_removes_the_rest(tr
     create_run(trainer_client, checkpoint_every=1, keep_checkpoints=2, **ONE_EPISODE_STEPS)
     for step, reward in enumerate([0.2, 0.9, 0.1, 0.3, 0.4], start=1):
         play(trainer_client, reward)
-        eventually(lambda s=step: s in checkpoint_steps(trainer_client))
-    eventually(lambda: checkpoint_steps(trainer_client) == [2, 4, 5])  # best (0.9), newest 2
-    on_disk = sorted(p.name for p in (runs_dir(trainer_client) / "r" / "checkpoints").iterdir())
-    assert on_disk == ["step-2", "step-4", "step-5"]
-    with_optimizer = sorted(
-        p.parent.parent.name
-        for p in runs_dir(trainer_client).glob(f"r/checkpoints/*/*/{OPTIMIZER_FILE}")
+        soon(lambda s=step: s in checkpoint_steps(trainer_client))
+    soon(lambda: checkpoint_steps(trainer_client) == [2, 4, 5])  # best (0.9), newest 2
+    checkpoints = runs_dir(trainer_client) / "r" / "checkpoints"
+    # rows go first, then directories and optimizer files: the files follow
+    soon(lambda: sorted(p.name for p in checkpoints.iterdir()) == ["step-2", "step-4", "step-5"])
+    soon(
+        lambda: (
+            [p.parent.parent.name for p in checkpoints.glob(f"*/*/{OPTIMIZER_FILE}")] == ["step-5"]
+        )  # only the one a restart resumes from
     )
-    assert with_optimizer == ["step-5"]  # only the one a restart resumes from
 
 
 def test_the_gateway_default_retention_applies_when_the_run_sets_none(make_client, factory):
@@ -70,8 +78,8 @@ def test_the_gateway_default_retention_applies_when_the_run_sets_none(make_clien
     create_run(client, checkpoint_every=1, **ONE_EPISODE_STEPS)
     for step, reward in enumerate([0.5, 0.1, 0.2], start=1):
         play(client, reward)
-        eventually(lambda s=step: s in checkpoint_steps(client))
-    eventually(lambda: checkpoint_steps(client) == [1, 3])  # best (step 1) and the newest
+        soon(lambda s=step: s in checkpoint_steps(client))
+    soon(lambda: checkpoint_steps(client) == [1, 3])  # best (step 1) and the newest
 
 
 def test_keep_checkpoints_is_bounded_and_patchable(trainer_client):
@@ -88,13 +96,13 @@ def test_a_finished_run_writes_an_export_checkpoint_and_keeps_no_optimizer_state
 ):
     create_run(trainer_client, checkpoint_every=1, max_steps=2, **ONE_EPISODE_STEPS)
     play(trainer_client, 1.0)
-    eventually(lambda: 1 in checkpoint_steps(trainer_client))
+    soon(lambda: 1 in checkpoint_steps(trainer_client))
     assert list(runs_dir(trainer_client).glob(f"r/checkpoints/step-1/*/{OPTIMIZER_FILE}"))
     play(trainer_client, 0.5)
-    eventually(lambda: run_state(trainer_client)["status"] == "finished")
+    soon(lambda: run_state(trainer_client)["status"] == "finished")
     trainer = factory.trainers["r/policy"]
-    eventually(lambda: trainer.released)  # the training memory went at once
-    eventually(lambda: not list(runs_dir(trainer_client).glob(f"r/**/{OPTIMIZER_FILE}")))
+    soon(lambda: trainer.released)  # the training memory went at once
+    soon(lambda: not list(runs_dir(trainer_client).glob(f"r/**/{OPTIMIZER_FILE}")))
     assert checkpoint_steps(trainer_client) == [1, 2]
     final = runs_dir(trainer_client) / "r/checkpoints/step-2/policy/trainer_state.json"
     assert json.loads(final.read_text())["resumable"] is False  # weights only, for serving
@@ -109,12 +117,12 @@ def test_a_stopped_or_failed_run_frees_its_training_memory_and_keeps_serving(
     create_run(trainer_client, "a")
     create_run(trainer_client, "b", **ONE_EPISODE_STEPS)
     assert trainer_client.post("/runs/a/stop").status_code == 200
-    eventually(lambda: factory.trainers["a/policy"].released)
+    soon(lambda: factory.trainers["a/policy"].released)
     factory.trainers["b/policy"].explode = True
     play_b = open_episode(trainer_client, run="b")
     assert finish(trainer_client, play_b, 1.0).status_code == 200
-    eventually(lambda: run_state(trainer_client, "b")["status"] == "failed")
-    eventually(lambda: factory.trainers["b/policy"].released)
+    soon(lambda: run_state(trainer_client, "b")["status"] == "failed")
+    soon(lambda: factory.trainers["b/policy"].released)
     for model in ("a/policy", "b/policy"):
         body = {"model": model, "messages": [{"role": "user", "content": "still here"}]}
         assert trainer_client.post("/v1/chat/completions", json=body).status_code == 200
@@ -145,7 +153,7 @@ def test_a_periodic_checkpoint_without_disk_space_pauses_the_run_instead_of_fail
     create_run(trainer_client, checkpoint_every=1, **ONE_EPISODE_STEPS)
     factory.trainers["r/policy"].disk_full = True
     play(trainer_client, 1.0)
-    eventually(lambda: run_state(trainer_client)["status"] == "paused")
+    soon(lambda: run_state(trainer_client)["status"] == "paused")
     assert run_state(trainer_client)["step"] == 1 and checkpoint_steps(trainer_client) == []
 
 
@@ -155,10 +163,10 @@ def test_the_final_checkpoint_without_disk_space_pauses_and_resuming_finishes(
     create_run(trainer_client, max_steps=1, **ONE_EPISODE_STEPS)
     factory.trainers["r/policy"].disk_full = True
     play(trainer_client, 1.0)
-    eventually(lambda: run_state(trainer_client)["status"] == "paused")
+    soon(lambda: run_state(trainer_client)["status"] == "paused")
     factory.trainers["r/policy"].disk_full = False
     assert trainer_client.post("/runs/r/resume").status_code == 200
-    eventually(lambda: run_state(trainer_client)["status"] == "finished")
+    soon(lambda: run_state(trainer_client)["status"] == "finished")
     assert checkpoint_steps(trainer_client) == [1]
 
 
@@ -190,7 +198,25 @@ def test_keep_checkpoints_zero_keeps_every_checkpoint_whole_and_the_final_one_re
     )
     for reward in (0.1, 0.9, 0.5):
         play(trainer_client, reward)
-    eventually(lambda: run_state(trainer_client)["status"] == "finished")
-    eventually(lambda: checkpoint_steps(trainer_client) == [1, 2, 3])
+    soon(lambda: run_state(trainer_client)["status"] == "finished")
+    soon(lambda: checkpoint_steps(trainer_client) == [1, 2, 3])
     optimizers = list(runs_dir(trainer_client).glob(f"r/checkpoints/*/policy/{OPTIMIZER_FILE}"))
     assert len(optimizers) == 3
+
+
+def test_a_restart_after_pruning_resumes_from_the_newest_kept_checkpoint_with_its_optimizer(
+    start, settings
+):
+    before = start(FakePolicyFactory())
+    create_run(before, checkpoint_every=1, keep_checkpoints=1, **ONE_EPISODE_STEPS)
+    for step, reward in enumerate([0.9, 0.1, 0.2], start=1):
+        play(before, reward)
+        soon(lambda s=step: s in checkpoint_steps(before))
+    soon(lambda: checkpoint_steps(before) == [1, 3])  # the best and the newest
+    soon(lambda: not (settings.runs_dir / "r" / "checkpoints" / "step-2").exists())
+
+    after = start(second := FakePolicyFactory())
+    newest = settings.runs_dir / "r" / "checkpoints" / "step-3" / "policy"
+    assert [call["resume_from"] for call in second.calls] == [str(newest)]
+    assert (newest / OPTIMIZER_FILE).exists()
+    assert run_state(after)["step"] == 3
