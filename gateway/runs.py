@@ -12,10 +12,9 @@ loop) and answers "running"; a factory error leaves the run "failed" with its `e
 Stopping, finishing and failing abort the run's open episodes and free the run's training
 memory at once (master weights, gradients, optimizer state, reference model); the
 policies keep serving their engine copy (for evaluation) until the gateway shuts down.
-Checkpoints are kept per the
-run's `keep_checkpoints` (the newest N and the best by reward/mean; only the newest keeps
-the optimizer state a restart needs, and none once the run ended); one that would not fit
-on the disk is not written and pauses the run. At startup `restore` brings back the runs
+Checkpoints are kept per the run's `keep_checkpoints` (the newest N and the best by
+reward/mean; only the newest keeps the optimizer state a restart needs, and none once the
+run ended); one that would not fit on the disk is not written and pauses the run. At startup `restore` brings back the runs
 an earlier gateway process left in the database (see its docstring). Raises
 `GatewayError`s; knows nothing about routes or torch.
 """
@@ -606,7 +605,8 @@ class RunManager:
         if dropped:
             self._store.delete_checkpoints(run.name, [r.step for r in dropped])
             for row in dropped:
-                shutil.rmtree(self._contained(row.path), ignore_errors=True)
+                if (path := self._inside(row.path)) is not None:
+                    shutil.rmtree(path, ignore_errors=True)
             log.info(
                 "run %s: removed checkpoint(s) at step %s (keeping %s)",
                 run.name,
@@ -615,9 +615,19 @@ class RunManager:
             )
         for row in rows:
             if row.step in kept_steps and (ended or row is not newest):
-                path = self._contained(row.path)
-                for optimizer in path.glob(f"*/{OPTIMIZER_FILE}"):
-                    optimizer.unlink(missing_ok=True)
+                if (path := self._inside(row.path)) is not None:
+                    for optimizer in path.glob(f"*/{OPTIMIZER_FILE}"):
+                        optimizer.unlink(missing_ok=True)
+
+    def _inside(self, path: str) -> Path | None:
+        """A stored checkpoint path, resolved, when it lies in the runs directory; else None
+        (logged): files outside it are never deleted (e.g. after the state dir moved)."""
+        try:
+            return self._contained(path)
+        except Unprocessable:
+            log.warning("checkpoint %s lies outside %s: its files are left alone", path,
+                        self._settings.runs_dir)  # fmt: skip
+            return None
 
     def _keep(self, run: Run) -> int:
         keep = run.settings.keep_checkpoints
@@ -691,11 +701,11 @@ class RunManager:
         """The run ended: its checkpoints lose their optimizer state, and its training
         memory goes at once (after a step in progress: the run lock); its policies keep
         serving their engine copy (evaluation) until the gateway shuts down."""
-        try:
-            await anyio.to_thread.run_sync(self._retain, run, True)
-        except Exception:
-            log.exception("run %s: pruning its checkpoints failed", run.name)
         async with run.lock:
+            try:
+                await anyio.to_thread.run_sync(self._retain, run, True)
+            except Exception:
+                log.exception("run %s: pruning its checkpoints failed", run.name)
             for name, policy in run.policies.items():
                 release = getattr(policy.trainer, "release_training", None)
                 if release is None:
