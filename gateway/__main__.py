@@ -167,6 +167,16 @@ def serve(
             help="Most runs not yet stopped, finished or failed; POST /runs beyond it is a 429.",
         ),
     ] = 8,
+
+    keep_checkpoints: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="Checkpoints each run keeps: the newest N plus the best by reward/mean, "
+            "only the newest with its optimizer state, unless the run sets keep_checkpoints "
+            "(0: every checkpoint kept whole).",
+        ),
+    ] = 2,
 ) -> None:
     """Load the models and serve the gateway until interrupted."""
     if actor_gpus is None:
@@ -192,6 +202,8 @@ def serve(
         optimizer=optimizer,
         zero_stage=zero,
         max_live_runs=max_live_runs,
+
+        keep_checkpoints=keep_checkpoints,
         **({"state_dir": state_dir} if state_dir else {}),
     )
     try:  # before anything starts: a backend this machine lacks is a one-line error

@@ -125,6 +125,15 @@ class Unprocessable(GatewayError):
     code = "invalid_value"
 
 
+class InsufficientStorage(GatewayError):
+    """507: a checkpoint would not fit on the state directory's disk (nothing was written;
+    the run is paused until disk space is freed and it is resumed)."""
+
+    status = 507
+    type = "server_error"
+    code = "insufficient_storage"
+
+
 class RateLimited(GatewayError):
     """429: come back in `retry_after` seconds (also sent as a `Retry-After` header)."""
 

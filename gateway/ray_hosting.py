@@ -113,6 +113,7 @@ class RayTrainer:
         self._actor = actor
         self._engine = engine
         self._name = name
+        self.released = False  # the run ended: the actor freed its training state
 
     @property
     def version(self) -> int:
@@ -129,13 +130,25 @@ class RayTrainer:
         self._engine.saw_version(result.version)
         return result
 
-    async def save_checkpoint(self, directory: str) -> None:
+    async def save_checkpoint(self, directory: str, *, resumable: bool = True) -> None:
         import ray
 
         try:
-            await self._actor.save_checkpoint.remote(directory)
+            await self._actor.save_checkpoint.remote(directory, resumable)
         except ray.exceptions.RayActorError as error:
             raise _lost(error, self._name) from error
+
+    def release_training(self) -> None:
+        """The run ended: the actor frees its training state; its engine keeps serving."""
+        import ray
+
+        try:
+            ray.get(self._actor.release_training.remote(), timeout=120)
+        except ray.exceptions.RayActorError:
+            pass  # a dead actor holds nothing any more
+        except Exception:
+            log.exception("%s: freeing the actor's training state failed", self._name)
+        self.released = True
 
     async def host_lost(self) -> str:
         """Return (with why) once the actor's process is gone; never while it lives."""

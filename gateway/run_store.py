@@ -6,6 +6,7 @@ synchronous; the async callers run them in a worker thread. Knows nothing about 
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -17,6 +18,8 @@ from experiments_db import crud
 from experiments_db.db import session_scope
 from experiments_db.models import CheckpointRow, EpisodeRow, MetricRow, PolicyRow, RunRow, SampleRow
 from gateway.errors import Conflict
+
+BEST_METRIC = "reward/mean"  # the metric checkpoint retention keeps the best of
 
 
 class RunStore:
@@ -96,6 +99,31 @@ class RunStore:
     def checkpoints(self, run_id: str) -> list[CheckpointRow]:
         with session_scope(self._db) as session:
             return crud.list_checkpoints(session, run_id=run_id)
+
+    def add_metrics(self, run_id: str, step: int, values: Mapping[str, float]) -> None:
+        now = time.time()
+        rows = [
+            MetricRow(run=run_id, step=step, name=k, value=float(v), time=now)
+            for k, v in values.items()
+        ]
+        with session_scope(self._db) as session:
+            crud.insert_metrics(session, metrics=rows)
+
+    def delete_checkpoints(self, run_id: str, steps: Sequence[int]) -> None:
+        with session_scope(self._db) as session:
+            crud.delete_checkpoints(session, run_id=run_id, steps=steps)
+
+    def step_scores(self, run_id: str, steps: Sequence[int]) -> dict[int, float]:
+        """The mean `reward/mean` over the run's policies at each of `steps` that has one
+        (what checkpoint retention calls "best")."""
+        with session_scope(self._db) as session:
+            rows = crud.list_metrics(session, run_id=run_id, since_step=None, name=BEST_METRIC)
+        wanted = set(steps)
+        by_step: dict[int, list[float]] = {}
+        for row in rows:
+            if row.step in wanted and math.isfinite(row.value):
+                by_step.setdefault(row.step, []).append(row.value)
+        return {step: sum(values) / len(values) for step, values in by_step.items()}
 
     # -- restarts --------------------------------------------------------------------------
 

@@ -9,8 +9,12 @@ and the status transitions:
 
 `POST /runs` waits until every policy is created (the factory loads weights off the event
 loop) and answers "running"; a factory error leaves the run "failed" with its `error`.
-Stopping, finishing and failing abort the run's open episodes; the policies keep serving
-(for evaluation) until the gateway shuts down. At startup `restore` brings back the runs
+Stopping, finishing and failing abort the run's open episodes and free the run's training
+memory at once (master weights, gradients, optimizer state, reference model); the
+policies keep serving their engine copy (for evaluation) until the gateway shuts down.
+Checkpoints are kept per the run's `keep_checkpoints` (the newest N and the best by
+reward/mean; only the newest keeps the optimizer state a restart needs, and none once the
+run ended); one that would not fit on the disk is not written and pauses the run. At startup `restore` brings back the runs
 an earlier gateway process left in the database (see its docstring). Raises
 `GatewayError`s; knows nothing about routes or torch.
 """
@@ -21,6 +25,7 @@ import asyncio
 import dataclasses
 import json
 import logging
+import shutil
 import time
 from pathlib import Path
 
@@ -33,6 +38,7 @@ from gateway.drift import drift_counts
 from gateway.errors import (
     Conflict,
     EpisodeNotOpen,
+    InsufficientStorage,
     NotConfigured,
     RateLimited,
     RunNotFound,
@@ -57,7 +63,9 @@ from swarm.protocol import (
     RunPublic,
     RunSettings,
 )
-from trainer.types import Policy, PolicyFactory
+from trainer.errors import InsufficientDisk
+from trainer.memory import release_memory
+from trainer.types import OPTIMIZER_FILE, Policy, PolicyFactory
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +103,7 @@ class RunManager:
         self._factory = factory
         self._runs: dict[str, Run] = {}
         self._stored_versions: dict[str, dict[str, int]] = {}  # restored runs not loaded
+        self._releases: set[asyncio.Task] = set()  # ended runs freeing their memory
 
     # -- lookup ----------------------------------------------------------------------------
 
@@ -456,6 +465,7 @@ class RunManager:
         run = self.get(name)
         self._require_live(run, "resumed")
         if run.status == "paused":
+            run.error = None  # why it paused (a disk without room), answered by resuming
             await self._set_status(run, "running")
             run.wake.set()
         return await self.public(name)
@@ -490,6 +500,9 @@ class RunManager:
         await self._set_status(run, status, error=error)
         run.wake.set()  # the loop sees the terminal status and returns
         await self._abort_open_episodes(run.name, reason=reason)
+        task = asyncio.create_task(self._release(run), name=f"release-{run.name}")
+        self._releases.add(task)
+        task.add_done_callback(self._releases.discard)
 
     async def _abort_open_episodes(self, run: str, *, reason: str) -> int:
         """Abort the run's episodes that are still open. A client's finish may land between
@@ -514,7 +527,11 @@ class RunManager:
     # -- the training loop's lifecycle hooks -----------------------------------------------
 
     async def finish(self, run: Run) -> None:
-        await self.checkpoint(run)
+        """The final checkpoint (an export: no restart resumes a finished run; resumable
+        when the run keeps every checkpoint whole), then the end; a disk without room
+        pauses the run instead (resuming it finishes it)."""
+        if await self.checkpoint(run, resumable=self._keep(run) == 0) is None:
+            return
         await self._end(run, "finished", reason="run finished")
 
     async def fail(self, run: Run, error: str) -> None:
@@ -523,28 +540,147 @@ class RunManager:
     # -- checkpoints and metrics -----------------------------------------------------------
 
     def checkpoint_dir(self, run: Run, step: int) -> Path:
-        return self._settings.runs_dir / run.name / "checkpoints" / f"step-{step}"
+        return self._contained(self._settings.runs_dir / run.name / "checkpoints" / f"step-{step}")
 
-    async def checkpoint(self, run: Run) -> CheckpointPublic:
+    def _contained(self, path: Path | str) -> Path:
+        """`path` resolved; an error unless it lies inside the runs directory (a run or
+        policy name must never choose where files are written or deleted)."""
+        root = self._settings.runs_dir.resolve()
+        resolved = Path(path).resolve()
+        if not resolved.is_relative_to(root) or resolved == root:
+            raise Unprocessable(
+                f"checkpoint path {str(path)!r} lies outside the state directory ({root}); "
+                "nothing was written",
+                param="policies",
+                code="path_outside_state_dir",
+            )
+        return resolved
+
+    def _policy_dir(self, directory: Path, policy: str) -> Path:
+        target = self._contained(directory / policy)
+        if target.parent != directory:
+            raise Unprocessable(
+                f"policy name {policy!r} is not a single path component; nothing was written",
+                param="policies",
+                code="path_outside_state_dir",
+            )
+        return target
+
+    async def checkpoint(self, run: Run, *, resumable: bool = True) -> CheckpointPublic | None:
         """Save every policy under `<state_dir>/runs/<run>/checkpoints/step-<n>/<policy>`;
-        a second request at the same step returns the first checkpoint."""
+        a second request at the same step returns the first checkpoint. Older ones go per
+        `keep_checkpoints`. None when the disk lacks room (nothing written, the run
+        paused, why in its `error`) or when the run ended and its training state is gone."""
         if not run.ready:
             raise Conflict(f"Run {run.name!r} has no policies to save.", code="run_not_live")
         async with run.lock:
+            if _released(run):
+                log.info("run %s: no checkpoint: the run ended (training state freed)", run.name)
+                return None
             step = run.step
             row = await anyio.to_thread.run_sync(self._store.checkpoint, run.name, step)
             if row is None:
                 directory = self.checkpoint_dir(run, step)
-                for name, policy in run.policies.items():
-                    await policy.trainer.save_checkpoint(str(directory / name))
+                targets = {name: self._policy_dir(directory, name) for name in run.policies}
+                try:
+                    for name, policy in run.policies.items():
+                        if resumable:
+                            await policy.trainer.save_checkpoint(str(targets[name]))
+                        else:
+                            await policy.trainer.save_checkpoint(
+                                str(targets[name]), resumable=False
+                            )
+                except InsufficientDisk as error:
+                    # policies saved before this one make no checkpoint: never half of one
+                    await anyio.to_thread.run_sync(
+                        lambda: shutil.rmtree(directory, ignore_errors=True)
+                    )
+                    await self._pause_for_disk(run, step, error)
+                    return None
                 row = await anyio.to_thread.run_sync(
                     self._store.add_checkpoint, run.name, step, str(directory)
                 )
                 log.info("run %s: checkpoint at step %d in %s", run.name, step, directory)
+                await anyio.to_thread.run_sync(self._retain, run, False)
         return CheckpointPublic(step=row.step, path=row.path, created_at=row.created_at)
 
+    async def _pause_for_disk(self, run: Run, step: int, error: InsufficientDisk) -> None:
+        why = (
+            f"checkpoint at step {step} not written: {error}; the run is paused: free disk "
+            "space, then resume it"
+        )
+        log.error("run %s: %s", run.name, why)
+        await anyio.to_thread.run_sync(
+            lambda: self._store.add_metrics(
+                run.name,
+                step,
+                {
+                    "checkpoint/disk_needed_bytes": error.needed,
+                    "checkpoint/disk_free_bytes": error.free,
+                },
+            )
+        )
+        status = "paused" if run.status in ("running", "paused") else run.status
+        await self._set_status(run, status, error=why)
+
+    def _retain(self, run: Run, ended: bool) -> None:
+        """Keep the newest `keep_checkpoints` and the best by reward/mean (rows first, then
+        directories: a row never names a missing checkpoint); the optimizer state stays in
+        the newest only — the one a restart resumes from — and in none once the run ended.
+        `keep_checkpoints` 0 keeps everything as written."""
+        keep = self._keep(run)
+        rows = self._store.checkpoints(run.name) if keep else []
+        if not rows:
+            return  # keep 0: every checkpoint stays whole
+        newest = rows[-1]
+        kept_steps = {r.step for r in rows[-keep:]}
+        scores = self._store.step_scores(run.name, [r.step for r in rows])
+        if scores:
+            kept_steps.add(max(scores, key=lambda step: (scores[step], step)))
+        dropped = [r for r in rows if r.step not in kept_steps]
+        if dropped:
+            self._store.delete_checkpoints(run.name, [r.step for r in dropped])
+            for row in dropped:
+                if (path := self._inside(row.path)) is not None:
+                    shutil.rmtree(path, ignore_errors=True)
+            log.info(
+                "run %s: removed checkpoint(s) at step %s (keeping %s)",
+                run.name,
+                ", ".join(str(r.step) for r in dropped),
+                ", ".join(str(step) for step in sorted(kept_steps)),
+            )
+        for row in rows:
+            if row.step in kept_steps and (ended or row is not newest):
+                if (path := self._inside(row.path)) is not None:
+                    for optimizer in path.glob(f"*/{OPTIMIZER_FILE}"):
+                        optimizer.unlink(missing_ok=True)
+
+    def _inside(self, path: str) -> Path | None:
+        """A stored checkpoint path, resolved, when it lies in the runs directory; else None
+        (logged): files outside it are never deleted (e.g. after the state dir moved)."""
+        try:
+            return self._contained(path)
+        except Unprocessable:
+            log.warning("checkpoint %s lies outside %s: its files are left alone", path,
+                        self._settings.runs_dir)  # fmt: skip
+            return None
+
+    def _keep(self, run: Run) -> int:
+        keep = run.settings.keep_checkpoints
+        return self._settings.keep_checkpoints if keep is None else keep
+
     async def checkpoint_by_name(self, name: str) -> CheckpointPublic:
-        return await self.checkpoint(self.get(name))
+        run = self.get(name)
+        saved = await self.checkpoint(run)
+        if saved is not None:
+            return saved
+        if _released(run):
+            raise Conflict(
+                f"Run {name!r} is {run.status}; its training state was freed, so it has no "
+                "new checkpoint to save (GET /runs/{id}/checkpoints lists the kept ones).",
+                code="run_not_live",
+            )
+        raise InsufficientStorage(run.error or "not enough disk space for a checkpoint")
 
     async def checkpoints(self, name: str) -> list[CheckpointPublic]:
         self.get(name)
@@ -593,9 +729,28 @@ class RunManager:
         ]
         for task in tasks:
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*tasks, *self._releases, return_exceptions=True)
         for run in self._runs.values():
             await self._close_policies(run, unregister=False)
+
+    async def _release(self, run: Run) -> None:
+        """The run ended: its checkpoints lose their optimizer state, and its training
+        memory goes at once (after a step in progress: the run lock); its policies keep
+        serving their engine copy (evaluation) until the gateway shuts down."""
+        async with run.lock:
+            try:
+                await anyio.to_thread.run_sync(self._retain, run, True)
+            except Exception:
+                log.exception("run %s: pruning its checkpoints failed", run.name)
+            for name, policy in run.policies.items():
+                release = getattr(policy.trainer, "release_training", None)
+                if release is None:
+                    continue
+                try:
+                    await anyio.to_thread.run_sync(release)
+                except Exception:
+                    log.exception("run %s: freeing policy %s failed", run.name, name)
+        log.info("run %s: training memory freed", run.name)
 
     async def _close_policies(self, run: Run, *, unregister: bool = True) -> None:
         for name, policy in list(run.policies.items()):
@@ -607,3 +762,9 @@ class RunManager:
                 log.exception("run %s: closing policy %s failed", run.name, name)
         if unregister:
             run.policies.clear()
+            await anyio.to_thread.run_sync(release_memory)
+
+
+def _released(run: Run) -> bool:
+    """The run's training state was freed (it ended): nothing more to train or save."""
+    return any(getattr(policy.trainer, "released", False) for policy in run.policies.values())

@@ -52,6 +52,10 @@ class GatewaySettings(BaseModel):
     # POST /runs beyond it is a 429 `too_many_live_runs`
     max_live_runs: int = Field(default=8, ge=1)
 
+    # checkpoints a run keeps (the newest N + the best) unless it sets keep_checkpoints;
+    # 0: every checkpoint kept whole
+    keep_checkpoints: int = Field(default=2, ge=0)
+
     @property
     def runs_dir(self) -> Path:
         """Where runs keep their resolved config and checkpoints: `<state_dir>/runs`."""

@@ -213,8 +213,8 @@ class TrainingLoop:
         try:
             while not run.is_terminal:
                 if run.max_steps_reached:
-                    await self.lifecycle.finish(run)
-                    return
+                    await self.lifecycle.finish(run)  # or paused: no disk for its checkpoint
+                    continue
                 if run.status == "running":
                     await self.close_partial_groups()
                 batch = self.take_batch() if run.status == "running" else None

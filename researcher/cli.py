@@ -23,7 +23,7 @@ from rich.table import Table
 from experiments_db import crud
 from experiments_db.db import session_scope
 from researcher.errors import EmptyQuestion, ResearcherError
-from researcher.settings import StudySettings, format_duration, parse_budget
+from researcher.settings import StudySettings, format_duration, parse_budget, parse_size
 
 app = typer.Typer(
     add_completion=False,
@@ -119,6 +119,10 @@ def start(
         ),
     ] = None,  # fmt: skip
     db: DbOption = None,
+    disk_budget: Annotated[
+        str,
+        typer.Option(help="Disk the study folder may use (checkpoints above all): 2GB, 500MB."),
+    ] = "2GB",
 ) -> None:
     """Start a study and follow it until it ends (Ctrl-C stops it and writes a report)."""
     from researcher.study import create_study, drive
@@ -128,11 +132,12 @@ def start(
                                       "researcher start \"does multi-task mixing help?\"")))  # fmt: skip
     try:
         budget_s = parse_budget(budget)
+        disk_budget_bytes = parse_size(disk_budget)
     except ResearcherError as error:
         raise _fail(str(error)) from None
     settings = StudySettings(question=question.strip(), budget_s=budget_s, gateway=gateway,
                              planner=planner, model=model, seeds=seeds, ask=ask, api_key=api_key,
-                             launcher=launcher.value)  # fmt: skip
+                             launcher=launcher.value, disk_budget_bytes=disk_budget_bytes)  # fmt: skip
     try:
         from researcher.planner import make_planner
 

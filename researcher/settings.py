@@ -23,6 +23,9 @@ from researcher.errors import ResearcherError
 
 DEFAULT_MODEL = "smollm2-135m"
 BUDGET_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+SIZE_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+              "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}  # fmt: skip
+DEFAULT_DISK_BUDGET = 2 * 10**9  # bytes: the study folder (gateway state, checkpoints, logs)
 MAX_BUDGET_S = 30 * 86400
 
 
@@ -82,6 +85,35 @@ def parse_budget(text: str) -> float:
     return seconds
 
 
+class BadSize(ResearcherError):
+    """A disk budget that is not a size like 2GB, 500MB or 10GiB."""
+
+
+def parse_size(text: str) -> int:
+    """'2GB' → 2_000_000_000; units B, KB, MB, GB, TB (powers of 1000) and KiB … TiB."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*", str(text).lower())
+    if match is None or match.group(2) not in SIZE_UNITS:
+        raise BadSize(f"disk budget {text!r} is not a size: use e.g. 500MB, 2GB or 10GiB")
+    return int(float(match.group(1)) * SIZE_UNITS[match.group(2)])
+
+
+def directory_size(path: Path) -> int:
+    """Bytes of the files under `path` (what it holds on disk, near enough; files that go
+    while it is walked are skipped)."""
+    total = 0
+    for root, _, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(root, name)).st_size
+            except OSError:
+                continue
+    return total
+
+
+def format_size(size: float) -> str:
+    return f"{size / 10**9:.2f} GB" if size >= 10**8 else f"{size / 10**6:.0f} MB"
+
+
 def format_duration(seconds: float) -> str:
     seconds = max(0, int(seconds))
     hours, rest = divmod(seconds, 3600)
@@ -121,3 +153,7 @@ class StudySettings(BaseModel):
     def public_json(self) -> str:
         """settings.json: everything but the admin key."""
         return self.model_dump_json(indent=2, exclude={"api_key"})
+
+    # the study folder's disk budget (its gateway's checkpoints above all): runs keep one
+    # checkpoint, checkpoint periodically only when it is large, monitor measures, report says
+    disk_budget_bytes: int = Field(default=DEFAULT_DISK_BUDGET, ge=0)

@@ -322,6 +322,7 @@ GroupTimeout = Annotated[float, _real(gt=0.0, le=7 * 24 * 3600.0)]
 MicroBatchTokens = Annotated[int, Field(ge=64, le=MAX_TOKENS)]
 MaxSequenceTokens = Annotated[int, Field(ge=16, le=MAX_TOKENS)]
 MaxBufferedGroups = Annotated[int, Field(ge=1, le=1_000_000)]
+KeepCheckpoints = Annotated[int, Field(ge=0, le=1000)]
 StepCount = Annotated[int, Field(ge=1, le=MAX_COUNT)]
 Seed = Annotated[int, Field(ge=0, le=2**63 - 1)]
 
@@ -359,6 +360,10 @@ class RunSettings(BaseModel):
     max_steps: StepCount | None = None
     checkpoint_every: StepCount | None = None  # steps; None: only on request and at the end
     seed: Seed = 0
+    # checkpoints kept: the newest keep_checkpoints plus the best by reward/mean, only the
+    # newest with its optimizer state (None: the gateway's --keep-checkpoints; 0: every
+    # checkpoint kept whole, the final one resumable too)
+    keep_checkpoints: KeepCheckpoints | None = None
 
     @property
     def buffered_groups_limit(self) -> int:
@@ -434,6 +439,7 @@ class RunPatch(BaseModel):
     max_buffered_groups: MaxBufferedGroups | None = None
     max_steps: StepCount | None = None
     checkpoint_every: StepCount | None = None
+    keep_checkpoints: KeepCheckpoints | None = None
 
     _task_mix = field_validator("task_mix")(check_task_mix)
 

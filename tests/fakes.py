@@ -20,7 +20,9 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from trainer.errors import InsufficientDisk
 from trainer.types import (
+    OPTIMIZER_FILE,
     Completion,
     GeneratedToken,
     Group,
@@ -252,6 +254,8 @@ class FakePolicyTrainer:
         self.steps: list[tuple[list[Group], Any]] = []
         self.checkpoints: list[str] = []
         self.closed = False
+        self.released = False  # release_training ran (the run ended)
+        self.disk_full = False  # save_checkpoint raises InsufficientDisk
         self.step_gate: asyncio.Event | None = None
         self.extra_metrics: dict[str, float] = {}
 
@@ -287,11 +291,21 @@ class FakePolicyTrainer:
             samples_dropped={reason: n for reason, n in dropped.items() if n},
         )
 
-    async def save_checkpoint(self, directory: str) -> None:
+    async def save_checkpoint(self, directory: str, *, resumable: bool = True) -> None:
+        if self.disk_full:
+            raise InsufficientDisk(
+                f"not enough disk space for a checkpoint in {directory}", needed=2**30, free=2**20
+            )
         path = Path(directory)
         path.mkdir(parents=True, exist_ok=True)
-        (path / "trainer_state.json").write_text(json.dumps({"version": self.version}))
+        state = {"version": self.version, "resumable": resumable}
+        (path / "trainer_state.json").write_text(json.dumps(state))
+        if resumable:
+            (path / OPTIMIZER_FILE).write_bytes(b"adam moments")
         self.checkpoints.append(directory)
+
+    def release_training(self) -> None:
+        self.released = True
 
     def close(self) -> None:
         self.closed = True

@@ -31,3 +31,16 @@ class InvalidPrompt(TrainerError):
 
 class PolicyHostLost(TrainerError):
     """The process hosting a policy (a Ray actor) died; the run restores from its checkpoint."""
+
+
+class InsufficientDisk(TrainerError):
+    """A checkpoint would not fit on its filesystem (with margin); nothing was written."""
+
+    def __init__(self, message: str, *, needed: int = 0, free: int = 0):
+        super().__init__(message)
+        self.needed = needed
+        self.free = free
+
+
+class CheckpointPathError(TrainerError):
+    """A checkpoint path that leads out of the directory it names; nothing was written."""

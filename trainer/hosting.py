@@ -98,9 +98,15 @@ class PolicyHost:
         assert self.trainer is not None, "a served model does not train"
         return await self.trainer.train_step(groups, settings)
 
-    async def save_checkpoint(self, directory: str) -> None:
+    async def save_checkpoint(self, directory: str, resumable: bool = True) -> None:
         assert self.trainer is not None, "a served model has no checkpoints"
-        await self.trainer.save_checkpoint(directory)
+        await self.trainer.save_checkpoint(directory, resumable=resumable)
+
+    def release_training(self) -> None:
+        """The run ended: free the training state; the engine keeps serving."""
+        release = getattr(self.trainer, "release_training", None)
+        if release is not None:
+            release()
 
     # -- lifetime ----------------------------------------------------------------------------
     async def wait_closed(self) -> None:

@@ -13,6 +13,10 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
+# a checkpoint's optimizer state (`trainer.checkpoint`): only a restart needs it, so the
+# gateway removes it from every checkpoint but the one a restart would resume from
+OPTIMIZER_FILE = "optimizer.pt"
+
 if TYPE_CHECKING:
     from trainer.context.drift import PriorCall
 
@@ -295,9 +299,11 @@ class PolicyTrainer(Protocol):
         (read each step, so live edits such as a new lr apply at the next step)."""
         ...
 
-    async def save_checkpoint(self, directory: str) -> None:
+    async def save_checkpoint(self, directory: str, *, resumable: bool = True) -> None:
         """A Hugging Face directory (safetensors + config + tokenizer, loadable by
-        transformers/vLLM) plus `optimizer.pt` and `trainer_state.json`."""
+        transformers/vLLM) plus `trainer_state.json` and, when `resumable`, `optimizer.pt`
+        (else the weights are saved in the training dtype, for serving only). Raises
+        `InsufficientDisk` (nothing written) when the filesystem lacks room."""
         ...
 
     def close(self) -> None:

@@ -22,6 +22,7 @@ from experiments_db.crud.episodes import (
 from experiments_db.crud.runs import (
     RUN_COUNTERS,
     bump_run_counters,
+    delete_checkpoints,
     delete_metrics_after,
     get_checkpoint,
     get_run,
@@ -78,6 +79,7 @@ __all__ = [
     "count_calls",
     "count_open_episodes_by_client",
     "find_episode_by_key_hash",
+    "delete_checkpoints",
     "get_checkpoint",
     "get_client",
     "get_episode",

@@ -93,6 +93,13 @@ def get_checkpoint(session: Session, *, run_id: str, step: int) -> CheckpointRow
     return session.exec(query).first()
 
 
+def delete_checkpoints(session: Session, *, run_id: str, steps: Sequence[int]) -> None:
+    """Remove the rows of the run's checkpoints at `steps` (their directories are gone)."""
+    session.exec(
+        delete(CheckpointRow).where(CheckpointRow.run == run_id, CheckpointRow.step.in_(steps))
+    )
+
+
 def list_checkpoints(session: Session, *, run_id: str) -> list[CheckpointRow]:
     query = select(CheckpointRow).where(CheckpointRow.run == run_id).order_by(CheckpointRow.step)
     return list(session.exec(query).all())

@@ -28,8 +28,13 @@ from researcher.nodes.common import (
 )
 from researcher.state import StudyState
 
+# a periodic (resumable) checkpoint of a full-parameter SmolLM2-135M run is 1.6 GB while it is
+# written (float32 weights + AdamW moments); below this disk budget runs checkpoint only at
+# the end (an export: 0.27 GB of bf16 weights), so a gateway restart starts them over
+PERIODIC_CHECKPOINT_MIN_DISK = 8 * 10**9
 
-def run_body(state: StudyState, row: ExperimentRow) -> dict:
+
+def run_body(state: StudyState, row: ExperimentRow, disk_budget: int | None = None) -> dict:
     plan, framing = design_of(state), framing_of(state)
     arm = arm_named(plan, row.arm)
     body = {**arm.run, "name": row.id, "seed": row.seed, "max_steps": plan.steps}
@@ -40,7 +45,9 @@ def run_body(state: StudyState, row: ExperimentRow) -> dict:
     body["policies"] = {"policy": policy}
     if len(arm.tasks) > 1:
         body.setdefault("task_mix", dict(arm.tasks))
-    body.setdefault("checkpoint_every", max(1, plan.steps // 4))  # a gateway restart loses little
+    if disk_budget is None or disk_budget >= PERIODIC_CHECKPOINT_MIN_DISK:
+        body.setdefault("checkpoint_every", max(1, plan.steps // 4))  # a restart loses little
+    body.setdefault("keep_checkpoints", 1)  # the newest (+ the best): the study's disk budget
     return body
 
 
@@ -116,7 +123,7 @@ def launch(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
         elif row.status != "launching":  # launching: cut short by a crash (counted live above)
             continue
         update_experiment(ctx, row.id, status="launching", run_name=row.id)
-        run = ctx.gateway.create_run(run_body(state, row))
+        run = ctx.gateway.create_run(run_body(state, row, ctx.settings.disk_budget_bytes))
         process = start_client(ctx, row, row.attempt)
         update_experiment(ctx, row.id, status="running")
         ctx.event(

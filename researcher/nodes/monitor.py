@@ -6,7 +6,9 @@ client that died while its run trains (bounded), halve the learning rate once on
 loss or reward and stop the arm if it happens again, have the planner rewrite the workflow
 (fed the client's log) when most episodes since the last edit were aborted — the code is
 edited live, the client restarted under its name — stop a run whose step has not moved
-for `stall_s`, stop everything when the training share of the budget is spent.
+for `stall_s`, stop everything when the training share of the budget is spent. Measures
+the study folder each pass: over the disk budget, live runs stop checkpointing
+periodically (their final checkpoint still comes) and an event says so.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from researcher.gateway_api import GatewayRefused
 from researcher.launcher import was_started
 from researcher.nodes.common import LIVE, design_of, round_experiments, update_experiment
 from researcher.nodes.launch import describe
+from researcher.settings import directory_size, format_size
 from researcher.state import StudyState
 
 WATCHED = ("loss", "reward/mean")
@@ -74,6 +77,8 @@ def monitor(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
     # not yet done, so a slow first run cannot starve the last ones (runs go one after
     # another on a small box)
     rows = round_experiments(ctx, state)
+    disk_used = directory_size(ctx.directory)
+    over_disk = disk_used > ctx.settings.disk_budget_bytes
     waiting = sum(1 for r in rows if r.status in ("validated", *LIVE))
     parallel = min(ctx.settings.parallel_runs, max(1, waiting))
     fresh_share_s = max(60.0, (train_deadline - used) * parallel / max(1, waiting))
@@ -100,6 +105,8 @@ def monitor(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
         last_step, last_move, started, run_share_s = progress.get(
             row.id, [0, now, now, fresh_share_s]
         )
+        if over_disk and run["status"] in LIVE_RUN and run["settings"].get("checkpoint_every"):
+            _stop_periodic_checkpoints(ctx, row.id, disk_used)
         if run["step"] != last_step:
             progress[row.id] = [run["step"], now, started, run_share_s]
             moved = True
@@ -167,6 +174,21 @@ def monitor(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
     if not actions and not moved:
         time.sleep(ctx.poll_s)
     return {"actions": actions, "progress": progress, "notes": notes, "health": health}
+
+
+LIVE_RUN = ("running", "paused")
+
+
+def _stop_periodic_checkpoints(ctx: StudyContext, run: str, used: int) -> None:
+    budget = ctx.settings.disk_budget_bytes
+    try:
+        ctx.gateway.patch_run(run, {"checkpoint_every": None})
+    except GatewayRefused as error:
+        ctx.event("monitor", "problem", f"{run}: could not turn periodic checkpoints off: {error}")
+        return
+    ctx.event("monitor", "action", f"{run}: periodic checkpoints off (the final one still comes)",
+              reason=f"the study folder holds {format_size(used)}, over its disk budget of "
+                     f"{format_size(budget)}")  # fmt: skip
 
 
 def _failing(run: dict, baseline: list[int]) -> bool:

@@ -23,6 +23,7 @@ from researcher.report.context import (
     ReportIntervention,
     ReproRun,
 )
+from researcher.settings import directory_size
 from researcher.state import StudyState
 
 
@@ -99,6 +100,8 @@ def report_context(ctx: StudyContext, state: dict[str, Any]) -> ReportContext:
         started_at=study.created_at,
         finished_at=time.time(),
         gateway_url=study.gateway_url,
+        disk_used_bytes=directory_size(ctx.directory),
+        disk_budget_bytes=ctx.settings.disk_budget_bytes,
     )
 
 

@@ -79,6 +79,8 @@ class ReportContext(BaseModel):
     started_at: float
     finished_at: float | None = None
     gateway_url: str | None = None
+    disk_used_bytes: int | None = None  # the study folder at report time
+    disk_budget_bytes: int | None = None
 
     def results_of(self, design: Design) -> list[RunResult]:
         arms = {a.name for a in design.arms}

@@ -25,6 +25,7 @@ import prompts
 from researcher.analysis import heldout_metric, usable
 from researcher.report import figures
 from researcher.report.context import ReportContext
+from researcher.settings import format_size
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,7 @@ def _environment() -> jinja2.Environment:
     env.filters.update(
         utc=utc,
         duration=duration,
+        size=format_size,
         cell=md_cell,
         fence=fence,
         pretty_json=lambda v: json.dumps(v, indent=2, sort_keys=True, default=str),

@@ -85,6 +85,16 @@ def test_the_served_model_and_each_policy_live_in_actors_not_in_the_gateway(tiny
     assert answer.status_code == 200, answer.text
     assert answer.json()["usage"]["completion_tokens"] == 4
     httpx.post(f"{gw.url}/runs/placed/stop", timeout=30)
+    # the ended run's actor frees its training state and keeps serving (evaluation)
+    wait_for(lambda: "run placed: training memory freed" in gw.log(), 120)
+    assert "freeing the actor's training state failed" not in gw.log()
+    again = httpx.post(
+        f"{gw.v1}/chat/completions",
+        json={"model": "placed/policy", "messages": [{"role": "user", "content": "hi"}],
+              "max_tokens": 2},
+        timeout=60,
+    )  # fmt: skip
+    assert again.status_code == 200, again.text
 
 
 def test_a_killed_policy_actor_is_restored_from_the_last_checkpoint(tmp_path, ray_cluster):

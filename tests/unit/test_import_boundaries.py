@@ -20,6 +20,7 @@ GATEWAY_MAY_USE = {
     "trainer.errors",
     "trainer.config",  # torch-free pydantic settings (TrainSettings)
     "trainer.context",  # torch-free timeline merging and token-drift splicing
+    "trainer.memory",  # torch-free: gc + malloc_trim once a run's policies are freed
 }
 # package → (allowed modules of ours outside itself; a module may be named with its submodules)
 ALLOWED = {

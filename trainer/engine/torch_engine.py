@@ -36,6 +36,7 @@ from trainer.engine.sampling import RowSampler, sample_rows
 from trainer.engine.streaming import Emit, RelayedEngine
 from trainer.engine.weights import copy_weights_into
 from trainer.errors import EngineFailure, EngineStopped
+from trainer.memory import release_memory
 from trainer.tokenizer import HFChatTokenizer
 from trainer.types import SamplingParams, StreamEnd, TokenLogprob
 
@@ -107,6 +108,7 @@ class TorchEngine(RelayedEngine):
             rows=min(4, self.config.max_batch),
             columns=min(self.config.initial_cache_tokens, self._max_context),
         )
+        self._initial_cache = (self.cache.rows, self.cache.columns)
         self._pad_id = tokenizer.hf.pad_token_id if tokenizer.hf.pad_token_id is not None else 0
         self._inbox: queue.SimpleQueue[_Request | Callable[[], None] | None] = queue.SimpleQueue()
         self._waiting: list[_Request] = []
@@ -161,6 +163,19 @@ class TorchEngine(RelayedEngine):
         """Copy new weights (plain-architecture names) into the served model. Call it from
         a `run_exclusive` function: between two decode steps, before the version bump."""
         copy_weights_into(self.model, named)
+
+    def release_cache(self) -> None:
+        """Shrink the KV cache back to its starting size once nothing is decoding (an
+        ended run's engine still serves, rarely: its grown cache would only hold memory).
+        Returns at once; the engine thread does it between steps."""
+
+        def shrink() -> None:
+            if self._live or self._waiting:
+                return  # still in use: it keeps what it needs
+            self.cache._resize(*self._initial_cache, keep_rows=0, keep_columns=0)
+            release_memory()  # the freed columns go back to the OS
+
+        self._inbox.put(shrink)
 
     def shutdown(self) -> None:
         self._stopped.set()

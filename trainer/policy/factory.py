@@ -25,7 +25,12 @@ import torch
 from peft import LoraConfig as PeftLoraConfig
 from peft import PeftModel, get_peft_model
 
-from trainer.checkpoint import adapter_dir, read_optimizer_state, read_trainer_state
+from trainer.checkpoint import (
+    adapter_dir,
+    has_optimizer_state,
+    read_optimizer_state,
+    read_trainer_state,
+)
 from trainer.config import DType, EngineConfig, EngineKind, LoraConfig, ModelConfig, OptimizerKind
 from trainer.engine.torch_engine import TorchEngine
 from trainer.engine.weights import TrainableEngine
@@ -142,7 +147,11 @@ class TorchPolicyFactory:
                 "seed": seed,
             },
             steps=state["steps"] if state else 0,
-            optimizer_state=read_optimizer_state(resume_from) if resume_from else None,
+            # an export checkpoint (no optimizer.pt: an ended run's, or an older kept one)
+            # resumes its weights with a fresh optimizer
+            optimizer_state=read_optimizer_state(resume_from)
+            if resume_from and has_optimizer_state(resume_from)
+            else None,
         )
         return Policy(
             served=ServedModel(name=served_name, tokenizer=tokenizer, engine=engine),

@@ -41,6 +41,7 @@ from trainer.checkpoint import CheckpointContents, write_checkpoint
 from trainer.config import TrainSettings
 from trainer.engine.weights import TrainableEngine
 from trainer.losses import ppo_clip_loss
+from trainer.memory import release_memory
 from trainer.optim import UpdateBackend
 from trainer.optim.torch import TorchUpdate
 from trainer.policy.batching import (
@@ -63,6 +64,21 @@ UNTRAINABLE_CALLS = ("too_long", "malformed", "empty")
 
 def _std(values: Sequence[float]) -> float:
     return statistics.pstdev(values) if len(values) > 1 else 0.0
+
+
+def _cast_floats(weights: dict[str, torch.Tensor], dtype: torch.dtype) -> dict[str, torch.Tensor]:
+    """Floating tensors cast to `dtype`, tied tensors staying tied (one cast per storage)."""
+    casts: dict[int, torch.Tensor] = {}
+    out = {}
+    for name, tensor in weights.items():
+        if not tensor.is_floating_point():
+            out[name] = tensor
+            continue
+        key = tensor.data_ptr()
+        if key not in casts:
+            casts[key] = tensor.to(dtype)
+        out[name] = casts[key]
+    return out
 
 
 def master_forward(master: Master):
@@ -155,14 +171,37 @@ class TorchPolicyTrainer:
                 samples_dropped={k: v for k, v in dropped.items() if v},
             )
 
-    async def save_checkpoint(self, directory: str) -> None:
+    async def save_checkpoint(self, directory: str, *, resumable: bool = True) -> None:
+        """`resumable`: float32 masters and the optimizer state (what a restart needs);
+        else weights only, in the training dtype (an export: serving, evaluation)."""
         async with self._lock:
-            contents = await self.engine.run_exclusive(self._snapshot, bump_version=False)
+            contents = await self.engine.run_exclusive(
+                lambda: self._snapshot(resumable), bump_version=False
+            )
         await asyncio.to_thread(single_threaded, write_checkpoint, directory, contents)
+
+    @property
+    def released(self) -> bool:
+        return self.backend is None
+
+    def release_training(self) -> None:
+        """The run ended: free the master weights, their gradients, the optimizer state and
+        the reference model at once (the engine keeps serving its own copy); the trainer
+        trains and saves no more."""
+        if self.backend is None:
+            return
+        self.backend.close()
+        self.backend = None  # type: ignore[assignment]
+        self.master = None  # type: ignore[assignment]
+        self._params = []
+        release_cache = getattr(self.engine, "release_cache", None)
+        if release_cache is not None:
+            release_cache()  # the KV cache grown for rollouts: evaluation needs little
+        release_memory()
 
     def close(self) -> None:
         self.engine.shutdown()
-        self.backend.close()
+        self.release_training()
 
     # -- on the engine's worker thread ------------------------------------------------------
     def _update(self, items: list[TrainItem], settings: TrainSettings) -> dict[str, float]:
@@ -237,7 +276,9 @@ class TorchPolicyTrainer:
                 self.engine.load_weights(self.master.engine_weights())
         return grad_norm, (loss, clip_fraction, ratio_mean, kl)
 
-    def _snapshot(self) -> CheckpointContents:
+    def _snapshot(self, resumable: bool = True) -> CheckpointContents:
+        if self.backend is None:
+            raise RuntimeError("this policy's training state was released (its run ended)")
         write_adapter = None
         with self.backend.exclusive(), self.backend.full_weights():
             # ZeRO-3 partitions the parameters again on leaving: copies, not views, then
@@ -253,7 +294,9 @@ class TorchPolicyTrainer:
                 def write_adapter(path, peft_model=peft_model, state=adapter_state):
                     peft_model.save_pretrained(str(path), state_dict=state)
 
-            optimizer_state = self.backend.state_dict()
+            optimizer_state = self.backend.state_dict() if resumable else None
+        if not resumable and self.compute_dtype.itemsize < self.master_dtype.itemsize:
+            weights = _cast_floats(weights, self.compute_dtype)
         return CheckpointContents(
             weights=weights,
             hf_model=self.master.hf_model,
@@ -265,6 +308,7 @@ class TorchPolicyTrainer:
                 "master": self.master.kind,
                 "optimizer": self.backend.kind,
                 "zero_stage": self.backend.zero_stage,
+                "resumable": resumable,
                 "settings": self.last_settings.model_dump(mode="json")
                 if self.last_settings
                 else None,

@@ -1,0 +1,105 @@
+"""Bytes a checkpoint takes, and a gateway's RSS across sequential runs (issue 14: F10, F11).
+
+    .venv/bin/python bench/disk_and_memory.py checkpoint [--model smollm2-135m]
+    .venv/bin/python bench/disk_and_memory.py memory [--model smollm2-135m] [--runs 6]
+
+`checkpoint`: builds a full-parameter policy with `TorchPolicyFactory` (this machine's
+dtypes), trains one step, saves a resumable checkpoint (float32 masters + optimizer state)
+and an export one (weights only, training dtype), and prints each one's files and total.
+`memory`: a real `gateway serve --model MODEL`; `--runs` runs one after the other (one
+step each, finished and stopped alternating, episodes played over HTTP), printing the
+process's RSS peak while each run trains and its RSS once the run ended and freed its
+training memory, then the state directory's size. Not a test: numbers depend on the box.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # tests.* helpers when run as a script
+
+from tests.integration.conftest import start_gateway, stop_gateway, wait_for  # noqa: E402
+from tests.integration.test_memory_release import play_group, rss_bytes  # noqa: E402
+
+
+def checkpoint_sizes(model: str) -> None:
+    from tests.unit.trainer.policy_helpers import contrast_group, prompt_ids
+    from trainer.config import EngineConfig, TrainSettings
+    from trainer.policy import TorchPolicyFactory
+
+    factory = TorchPolicyFactory(EngineConfig(max_batch=8, initial_cache_tokens=64))
+    print(f"compute dtype {factory.compute_dtype}, engine dtype {factory.engine_dtype}")
+    policy = factory.build(served_name="r/p", base_model=model, lora=None, seed=0)
+    prompt = prompt_ids(policy)
+    group = contrast_group(policy, prompt, [1000, 2000], [5000, 6000])
+    asyncio.run(policy.trainer.train_step([group], TrainSettings()))
+    with tempfile.TemporaryDirectory() as tmp:
+        for kind, resumable in (("resumable", True), ("export", False)):
+            target = Path(tmp) / kind
+            asyncio.run(policy.trainer.save_checkpoint(str(target), resumable=resumable))
+            sizes = {f.name: f.stat().st_size for f in target.rglob("*") if f.is_file()}
+            big = {name: f"{size / 1e6:.1f} MB" for name, size in sizes.items() if size > 1e6}
+            print(f"{kind}: {sum(sizes.values()) / 1e6:.1f} MB in all; {big}")
+    policy.trainer.close()
+
+
+def gateway_memory(model: str, runs: int) -> None:
+    import httpx
+
+    tmp = Path(tempfile.mkdtemp(prefix="disk-and-memory-"))
+    gw = start_gateway(tmp, "--log-level", "info", model=model)
+    peak, done = [0], threading.Event()
+
+    def sample() -> None:
+        while not done.is_set():
+            peak[0] = max(peak[0], rss_bytes(gw.process.pid))
+            time.sleep(0.1)
+
+    threading.Thread(target=sample, daemon=True).start()
+    print(f"idle gateway: {rss_bytes(gw.process.pid) >> 20} MiB")
+    try:
+        with httpx.Client(base_url=gw.url, timeout=600) as client:
+            for i in range(runs):
+                name, finishes = f"bench{i}", i % 2 == 0
+                peak[0] = 0
+                body = {"name": name, "group_size": 2, "batch_groups": 1, "lr": 1e-5,
+                        "max_steps": 1 if finishes else 5, "zero_variance_groups": "keep"}  # fmt: skip
+                assert client.post("/runs", json=body).status_code == 201
+                play_group(client, name, "g")
+                wait_for(lambda n=name: client.get(f"/runs/{n}").json()["step"] >= 1, 900)
+                if finishes:
+                    wait_for(lambda n=name: client.get(f"/runs/{n}").json()["status"] == "finished", 900)  # fmt: skip
+                else:
+                    client.post(f"/runs/{name}/stop")
+                wait_for(lambda n=name: f"run {n}: training memory freed" in gw.log(), 300)
+                time.sleep(1)
+                print(f"run {i} ({'finished' if finishes else 'stopped'}): peak while training "
+                      f"{peak[0] >> 20} MiB, after it ended {rss_bytes(gw.process.pid) >> 20} MiB")  # fmt: skip
+        used = sum(f.stat().st_size for f in gw.state_dir.rglob("*") if f.is_file())
+        print(f"state directory: {used / 1e6:.1f} MB")
+    finally:
+        done.set()
+        stop_gateway(gw)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("what", choices=["checkpoint", "memory"])
+    parser.add_argument("--model", default="smollm2-135m")
+    parser.add_argument("--runs", type=int, default=6)
+    args = parser.parse_args()
+    if args.what == "checkpoint":
+        checkpoint_sizes(args.model)
+    else:
+        gateway_memory(args.model, args.runs)
+
+
+if __name__ == "__main__":
+    main()
