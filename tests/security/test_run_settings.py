@@ -127,6 +127,7 @@ def test_every_documented_setting_is_still_accepted_on_create_and_patch(trainer_
         "max_buffered_groups": 20,
         "max_steps": 9,
         "checkpoint_every": 3,
+        "keep_checkpoints": 4,
     }
     assert set(patch) == set(RunPatch.model_fields)
     response = trainer_client.patch("/runs/r", json=patch)
