@@ -67,8 +67,8 @@ postgres:
 test: install
 	$(BIN)/python -m pytest -q
 
-# The inner loop: the unit and security tests without the `slow` ones (no real model, no
-# gateway processes). `make test` stays the whole suite, the one CI runs (.ci/run).
+# The inner loop: the unit and security tests without the `slow` ones (no end-to-end runs).
+# `make test` stays the whole suite, the one CI runs (.ci/run).
 test-fast: install
 	$(BIN)/python -m pytest -q -m "not slow" tests/unit tests/security
 
