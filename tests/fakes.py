@@ -98,7 +98,12 @@ class CharTokenizer:
             return ParsedAssistant(content=text)
         calls = []
         for i, match in enumerate(_TOOL_CALL.finditer(text)):
-            payload = json.loads(match.group(1))
+            try:
+                payload = json.loads(match.group(1))
+            except json.JSONDecodeError:
+                continue  # like the real parser: a broken call is left in the content
+            if not isinstance(payload, dict) or not isinstance(payload.get("name"), str):
+                continue
             arguments = json.dumps(payload.get("arguments", {}))
             calls.append(ToolCall(id=f"call_{i}", name=payload["name"], arguments=arguments))
         content = _TOOL_CALL.sub("", text).strip() or None

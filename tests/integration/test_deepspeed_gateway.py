@@ -46,7 +46,7 @@ def train(gw, episodes: int) -> None:
     done = swarm_run(
         gw,
         "ds",
-        WORKFLOWS / "length_reward.py",
+        WORKFLOWS / "first_finisher_reward.py",  # every group has a gradient
         "--max-episodes",
         str(episodes),
         "--concurrency",

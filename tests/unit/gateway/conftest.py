@@ -144,7 +144,7 @@ def finish(client: TestClient, episode: dict, reward=1.0, headers=None, **fields
     return client.post(url, json={"reward": reward, **fields}, headers=headers)
 
 
-def eventually(predicate: Callable[[], object], timeout_s: float = 5.0) -> object:
+def eventually(predicate: Callable[[], object], timeout_s: float = 30.0) -> object:
     """Poll `predicate` until it is truthy (background work: training steps, reaping)."""
     deadline = time.monotonic() + timeout_s
     while True:

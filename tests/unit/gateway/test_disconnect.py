@@ -51,7 +51,7 @@ def slow_server(settings, recorder) -> Iterator[tuple[str, EchoEngine]]:
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60
     while not server.started:
         assert time.monotonic() < deadline, "uvicorn did not start"
         time.sleep(0.01)
@@ -62,12 +62,14 @@ def slow_server(settings, recorder) -> Iterator[tuple[str, EchoEngine]]:
 
 def test_a_client_disconnect_over_real_http_cancels_generation(slow_server):
     base_url, engine = slow_server
-    body = chat_body("a long enough message to stream for a while", stream=True)
-    with httpx.Client(base_url=base_url, timeout=10) as http:
+    # ~7 s of echo at 0.02 s a token (the fake's context is 512): the disconnect is seen long
+    # before the stream would end, however loaded the machine
+    body = chat_body("a long enough message to stream for a while " * 8, stream=True)
+    with httpx.Client(base_url=base_url, timeout=60) as http:
         with http.stream("POST", "/v1/chat/completions", json=body) as response:
             lines = response.iter_lines()
             assert next(lines).startswith("data: ")
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 15
         while engine.closed_early == 0:
             assert time.monotonic() < deadline, "the engine stream was never closed"
             time.sleep(0.02)

@@ -75,7 +75,7 @@ def test_serve_with_a_postgresql_url_that_refuses_fails_in_one_line_before_loadi
         env=env,
         timeout=60,
     )
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 45  # no connection retries (process start: ~5 s)
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr

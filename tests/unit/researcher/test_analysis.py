@@ -163,7 +163,7 @@ def test_bootstrap_of_four_runs_by_48_items_is_fast():
     results = [run(arm, s, 0.5) for arm in ("control", "mixed") for s in (0, 1)]
     start = time.perf_counter()
     analyse(design(*TWO_ARMS), results)
-    assert time.perf_counter() - start < 0.5
+    assert time.perf_counter() - start < 5  # ~0.05 s here; a per-item Python loop takes minutes
 
 
 def test_cohens_h_of_equal_proportions_is_zero_and_grows_with_distance():

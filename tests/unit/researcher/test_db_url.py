@@ -46,7 +46,7 @@ def test_a_postgresql_url_that_refuses_is_one_line_naming_the_fix(tmp_path, comm
         env=env,
         timeout=60,
     )
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 45  # no connection retries (process start: ~5 s)
     assert done.returncode == 2, done.stdout + done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr

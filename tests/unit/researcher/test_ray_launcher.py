@@ -89,7 +89,7 @@ def test_a_stopped_job_reads_as_stopped_and_is_not_alive(launcher, tmp_path):
     assert launcher.client_alive(info)
     started = time.monotonic()
     launcher.stop_client(info, timeout_s=20)
-    assert time.monotonic() - started < 20
+    assert time.monotonic() - started < 60  # its 20 s timeout, with slack: not the job's 600 s
     assert not launcher.client_alive(info)
     assert launcher.client_exit_status(info) == STOPPED_STATUS
     assert info.exit_path.read_text().strip() == str(STOPPED_STATUS)
@@ -171,7 +171,7 @@ def test_no_job_server_at_the_address_is_one_error_naming_the_fix(address):
     started = time.monotonic()
     with pytest.raises(RayClusterUnreachable, match="ray start --head"):
         make_launcher("ray", ray_address=address)
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 30
 
 
 @pytest.fixture

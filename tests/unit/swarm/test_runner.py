@@ -219,7 +219,7 @@ def test_stop_aborts_the_open_episodes_and_deregisters(fake, captured):
 
     started = time.monotonic()
     summary = asyncio.run(run_inline(fake, captured, forever, concurrency=3, on_runner=stop_soon))
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 30  # not the rollouts' hour
     assert summary.exit_code == 130
     assert len(fake.with_status("aborted")) == 3
     assert all(e.reason == "client stopped while the rollout ran" for e in fake.episodes.values())
@@ -315,7 +315,7 @@ def test_stop_while_the_gateway_is_away_does_not_wait_out_the_retries(captured):
     summary = asyncio.run(
         run_inline(fake, captured, one, on_runner=stop_soon, client_options={"retry_for_s": 60})
     )
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 30  # not the 60 s of retries
     assert summary.outcome is Outcome.INTERRUPTED and summary.exit_code == 130
 
 
@@ -339,7 +339,7 @@ def test_a_rollout_past_the_episode_timeout_is_cancelled_and_aborted_with_the_re
             episode_timeout_s=0.2,
         )
     )
-    assert time.monotonic() - started < 10 and summary.exit_code == 0
+    assert time.monotonic() - started < 30 and summary.exit_code == 0  # not the 60 s sleep
     (aborted,) = fake.with_status("aborted")
     assert aborted.task_id == "t1" and "--episode-timeout 0.2 s" in aborted.reason
     assert len(fake.with_status("finished")) == 1
