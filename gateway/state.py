@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gateway.admission import Admission
 from gateway.chat_service import ChatService
 from gateway.clients import ClientRegistry
 from gateway.completions_service import CompletionsService
@@ -33,6 +34,7 @@ class GatewayState:
     episodes: EpisodeService
     telemetry: Telemetry
     drift: DriftTracker
+    admission: Admission
 
     @classmethod
     def build(
@@ -60,11 +62,12 @@ class GatewayState:
             settings=settings,
             models=models,
             recorder=recorder,
-            chat=ChatService(models, recorder, drift),
-            completions=CompletionsService(models, recorder),
+            chat=ChatService(models, recorder, drift, settings.limits),
+            completions=CompletionsService(models, recorder, settings.limits),
             clients=clients,
             runs=runs,
             episodes=episodes,
             telemetry=Telemetry(runs, store, clients, drift),
             drift=drift,
+            admission=Admission(settings.limits),
         )
