@@ -22,7 +22,7 @@ import uvicorn
 from gateway.app import make_app
 from gateway.backends import BackendUnavailable, check_backends
 from gateway.recorder import EpisodeRecorder
-from gateway.settings import GatewaySettings
+from gateway.settings import GatewaySettings, RequestLimits
 
 cli = typer.Typer(
     help="The swarmrl gateway: OpenAI-compatible inference on the policies being trained, "
@@ -145,6 +145,24 @@ def serve(
         int | None,
         typer.Option(min=0, max=3, help="DeepSpeed ZeRO stage 0-3 (needs --optimizer deepspeed)."),
     ] = None,
+    max_inflight_per_key: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Most generations (choices) one API key — or one address without a key — "
+            "may have in flight; more is a 429 with retry_after.",
+        ),
+    ] = RequestLimits().max_inflight_per_key,
+    max_choices_per_request: Annotated[
+        int,
+        typer.Option(min=1, help="Most choices (n × prompts) one OpenAI request may ask for."),
+    ] = RequestLimits().max_choices_per_request,
+    shutdown_grace_s: Annotated[
+        float,
+        typer.Option(
+            min=0, help="Seconds in-flight requests get on shutdown before they are cut off."
+        ),
+    ] = 5.0,
 ) -> None:
     """Load the models and serve the gateway until interrupted."""
     if actor_gpus is None:
@@ -162,6 +180,11 @@ def serve(
         ray_address=ray,
         optimizer=optimizer,
         zero_stage=zero,
+        limits=RequestLimits(
+            max_inflight_per_key=max_inflight_per_key,
+            max_choices_per_request=max_choices_per_request,
+        ),
+        shutdown_grace_s=shutdown_grace_s,
         **({"state_dir": state_dir} if state_dir else {}),
     )
     try:  # before anything starts: a backend this machine lacks is a one-line error
@@ -250,6 +273,8 @@ def serve(
             port=port,
             log_level=log_level.lower(),
             access_log=log_level.lower() == "debug",
+            # a stuck request cannot hold SIGTERM: after the grace, connections are cut
+            timeout_graceful_shutdown=settings.shutdown_grace_s,
         )
     finally:
         shutdown()
