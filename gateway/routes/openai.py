@@ -10,6 +10,7 @@ A non-streamed call whose client goes away is cancelled, and with it its engine 
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Annotated, TypeVar
 
@@ -94,6 +95,7 @@ async def _answer(
     back when either ends."""
     if events is not None:
         stream = _released_after(events(), lease)
+        weakref.finalize(stream, lease.release)  # also when the stream never starts
         return EventSourceResponse(stream, sep="\n", headers=_SSE_HEADERS)
     try:
         answer = await _unless_client_leaves(request, complete())

@@ -20,6 +20,7 @@ from tests.unit.gateway.conftest import (  # noqa: F401 - fixtures
     chat_body,
     client,
     engine_of,
+    eventually,
     make_client,
     recorder,
     settings,
@@ -210,3 +211,13 @@ def test_the_openai_sdk_sees_a_busy_key_as_a_rate_limit_error(make_client):
     lease.release()
     reply = sdk.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "hi"}])
     assert reply.choices[0].message.content == "echo: hi"
+
+
+@pytest.mark.parametrize("stream", [True, False])
+@pytest.mark.parametrize("status", [200, 400])
+def test_every_call_gives_its_admission_lease_back(client, stream, status):
+    body = chat_body(stream=stream, n=3, **({} if status == 200 else {"logit_bias": {"1": 1}}))
+    response = client.post(CHAT, json=body, headers=bearer("k"))
+    assert response.status_code == status
+    admission = client.app.state.gateway.admission
+    eventually(lambda: admission._inflight == {})
