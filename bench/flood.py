@@ -10,7 +10,7 @@ Starts a real `gateway serve --model tiny` (loopback, no admin key, `--max-batch
 (a) baseline: the well-behaved key ("polite") sends `--requests` small chat calls one after
     another (max_tokens 8) on an idle gateway;
 (b) flood: 300 concurrent connections under one key ("flooder") each send chat calls back
-    to back (max_tokens 64); a 429 is answered by waiting its `retry_after`, as the openai
+    to back (max_tokens `--flood-tokens`, 16); a 429 is answered by waiting its `retry_after`, as the openai
     SDK does. Meanwhile "polite" sends the same sequential calls again.
 
 Prints polite's p50/p99 latency in both phases and the ratios (flood / baseline, same
@@ -65,7 +65,9 @@ async def polite_latencies(url: str, requests: int, errors: list[str]) -> list[f
     return latencies
 
 
-async def flood(url: str, connections: int, stop: asyncio.Event, counts: dict[int, int]) -> None:
+async def flood(
+    url: str, connections: int, tokens: int, stop: asyncio.Event, counts: dict[int, int]
+) -> None:
     limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
     headers = {"Authorization": "Bearer flooder"}
     async with httpx.AsyncClient(base_url=url, headers=headers, timeout=600, limits=limits) as http:
@@ -73,7 +75,9 @@ async def flood(url: str, connections: int, stop: asyncio.Event, counts: dict[in
         async def one(i: int) -> None:
             while not stop.is_set():
                 try:
-                    response = await http.post("/v1/chat/completions", json=chat(f"flood {i}", 64))
+                    response = await http.post(
+                        "/v1/chat/completions", json=chat(f"flood {i}", tokens)
+                    )
                 except httpx.HTTPError:
                     counts[-1] = counts.get(-1, 0) + 1
                     continue
@@ -89,13 +93,13 @@ def quantiles(latencies: list[float]) -> tuple[float, float]:
     return statistics.median(latencies), cuts[98]
 
 
-async def measure(url: str, requests: int, connections: int) -> None:
+async def measure(url: str, requests: int, connections: int, tokens: int) -> None:
     errors: list[str] = []
     await polite_latencies(url, 3, errors)  # warm-up
     base = await polite_latencies(url, requests, errors)
     stop = asyncio.Event()
     counts: dict[int, int] = {}
-    flooder = asyncio.create_task(flood(url, connections, stop, counts))
+    flooder = asyncio.create_task(flood(url, connections, tokens, stop, counts))
     await asyncio.sleep(5)  # the flood is established
     during = await polite_latencies(url, requests, errors)
     stop.set()
@@ -110,8 +114,9 @@ async def measure(url: str, requests: int, connections: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--requests", type=int, default=40, help="polite calls per phase")
+    parser.add_argument("--requests", type=int, default=20, help="polite calls per phase")
     parser.add_argument("--connections", type=int, default=300, help="flooding connections")
+    parser.add_argument("--flood-tokens", type=int, default=16, help="max_tokens per flood call")
     parser.add_argument("--max-inflight-per-key", type=int, default=None)
     args = parser.parse_args()
     extra = ["--dtype", "float32", "--max-batch", "32"]
@@ -128,7 +133,7 @@ def main() -> None:
             print(
                 f"gateway: tiny model, {' '.join(extra)}; {args.connections} flooding connections"
             )
-            asyncio.run(measure(gateway.url, args.requests, args.connections))
+            asyncio.run(measure(gateway.url, args.requests, args.connections, args.flood_tokens))
         finally:
             gateway.stop()
             tail = gateway.log_tail()
