@@ -23,7 +23,7 @@ from experiments_db.errors import UnusableDatabase
 from gateway.app import make_app
 from gateway.backends import BackendUnavailable, check_backends
 from gateway.recorder import EpisodeRecorder
-from gateway.settings import GatewaySettings
+from gateway.settings import GatewaySettings, RequestLimits
 from gateway.state import check_state_dir
 
 cli = typer.Typer(
@@ -167,7 +167,6 @@ def serve(
             help="Most runs not yet stopped, finished or failed; POST /runs beyond it is a 429.",
         ),
     ] = 8,
-
     keep_checkpoints: Annotated[
         int,
         typer.Option(
@@ -177,6 +176,24 @@ def serve(
             "(0: every checkpoint kept whole).",
         ),
     ] = 2,
+    max_inflight_per_key: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Most generations (choices) one API key — or one address without a key — "
+            "may have in flight; more is a 429 with retry_after.",
+        ),
+    ] = RequestLimits().max_inflight_per_key,
+    max_choices_per_request: Annotated[
+        int,
+        typer.Option(min=1, help="Most choices (n × prompts) one OpenAI request may ask for."),
+    ] = RequestLimits().max_choices_per_request,
+    shutdown_grace_s: Annotated[
+        float,
+        typer.Option(
+            min=0, help="Seconds in-flight requests get on shutdown before they are cut off."
+        ),
+    ] = 5.0,
 ) -> None:
     """Load the models and serve the gateway until interrupted."""
     if actor_gpus is None:
@@ -202,8 +219,12 @@ def serve(
         optimizer=optimizer,
         zero_stage=zero,
         max_live_runs=max_live_runs,
-
         keep_checkpoints=keep_checkpoints,
+        limits=RequestLimits(
+            max_inflight_per_key=max_inflight_per_key,
+            max_choices_per_request=max_choices_per_request,
+        ),
+        shutdown_grace_s=shutdown_grace_s,
         **({"state_dir": state_dir} if state_dir else {}),
     )
     try:  # before anything starts: a backend this machine lacks is a one-line error
@@ -296,6 +317,8 @@ def serve(
             port=port,
             log_level=log_level.lower(),
             access_log=log_level.lower() == "debug",
+            # a stuck request cannot hold SIGTERM: after the grace, connections are cut
+            timeout_graceful_shutdown=settings.shutdown_grace_s,
         )
     finally:
         shutdown()

@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Iterable, Mapping
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 
 from experiments_db.db import dispose
 from gateway.body_limit import LimitRequestBody
@@ -67,6 +67,7 @@ def make_app(
     app.include_router(
         openai.router,
         prefix="/episodes/{episode_id}/v1",
+        dependencies=[Depends(openai.episode_path)],  # declares episode_id in the schema
         generate_unique_id_function=lambda route: f"episode_{route.name}",
     )
     app.include_router(swarm.router)

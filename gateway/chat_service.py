@@ -21,7 +21,7 @@ import anyio
 
 from gateway.drift import DriftTracker
 from gateway.errors import InvalidRequest, stream_error_event
-from gateway.fanout import generate_all, merge_streams
+from gateway.fanout import collect, generate_all, merge_streams
 from gateway.openai_api import (
     AssistantMessage,
     ChatChoice,
@@ -41,6 +41,7 @@ from gateway.openai_api import (
 from gateway.recorder import CallRecord, EpisodeRecorder
 from gateway.registry import ModelRegistry
 from gateway.sampling import (
+    check_limits,
     completion_budget,
     log_unknown_fields,
     reject_unsupported,
@@ -53,6 +54,7 @@ from gateway.service_common import (
     top_alternatives,
     usage_of,
 )
+from gateway.settings import RequestLimits
 from trainer.types import (
     Completion,
     GeneratedToken,
@@ -135,8 +137,13 @@ def _check_chat_semantics(request: ChatCompletionRequest) -> None:
 
 class ChatService:
     def __init__(
-        self, models: ModelRegistry, recorder: EpisodeRecorder, drift: DriftTracker | None = None
+        self,
+        models: ModelRegistry,
+        recorder: EpisodeRecorder,
+        drift: DriftTracker | None = None,
+        limits: RequestLimits | None = None,
     ):
+        self._limits = limits or RequestLimits()
         self._models = models
         self._recorder = recorder
         self._drift = drift or DriftTracker(recorder, models)
@@ -147,6 +154,7 @@ class ChatService:
         """Validate and render the chat; `episode_id`: the episode it is recorded into,
         whose earlier calls may be continued (drift repair)."""
         log_unknown_fields(request)
+        check_limits(request, self._limits)
         served = self._models.get(request.model)
         _check_chat_semantics(request)
         messages = _message_dicts(request)
@@ -192,7 +200,7 @@ class ChatService:
     async def complete(self, chat: PreparedChat, episode_id: str | None) -> ChatCompletionResponse:
         engine = chat.served.engine
         ids = chat.prompt.token_ids
-        completions = await generate_all([engine.generate(ids, p) for p in chat.params])
+        completions = await generate_all([collect(engine.stream(ids, p)) for p in chat.params])
         request_id = new_request_id("chatcmpl")
         choices = [self._choice(chat, i, c) for i, c in enumerate(completions)]
         await self._record(chat, request_id, completions, episode_id)

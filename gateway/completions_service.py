@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
 from gateway.errors import InvalidRequest, stream_error_event
-from gateway.fanout import generate_all, merge_streams
+from gateway.fanout import collect, generate_all, merge_streams
 from gateway.openai_api import (
     CompletionChoice,
     CompletionRequest,
@@ -21,6 +21,7 @@ from gateway.openai_api import (
 from gateway.recorder import CallRecord, EpisodeRecorder
 from gateway.registry import ModelRegistry
 from gateway.sampling import (
+    check_limits,
     completion_budget,
     log_unknown_fields,
     reject_unsupported,
@@ -34,6 +35,7 @@ from gateway.service_common import (
     top_alternatives,
     usage_of,
 )
+from gateway.settings import RequestLimits
 from trainer.types import ChatTokenizer, Completion, SamplingParams, ServedModel, StreamEnd
 
 
@@ -91,12 +93,16 @@ def _prompts(
 
 
 class CompletionsService:
-    def __init__(self, models: ModelRegistry, recorder: EpisodeRecorder):
+    def __init__(
+        self, models: ModelRegistry, recorder: EpisodeRecorder, limits: RequestLimits | None = None
+    ):
+        self._limits = limits or RequestLimits()
         self._models = models
         self._recorder = recorder
 
     async def prepare(self, request: CompletionRequest) -> PreparedCompletion:
         log_unknown_fields(request)
+        check_limits(request, self._limits)
         served = self._models.get(request.model)
         _check_completion_semantics(request)
         prompts = _prompts(request.prompt, served.tokenizer)
@@ -131,7 +137,7 @@ class CompletionsService:
     ) -> CompletionResponse:
         engine = prepared.served.engine
         completions = await generate_all(
-            [engine.generate(job.prompt_token_ids, job.params) for job in prepared.jobs]
+            [collect(engine.stream(job.prompt_token_ids, job.params)) for job in prepared.jobs]
         )
         request_id = new_request_id("cmpl")
         await self._record(prepared, request_id, completions, episode_id)

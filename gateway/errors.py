@@ -135,7 +135,11 @@ class InsufficientStorage(GatewayError):
 
 
 class RateLimited(GatewayError):
-    """429: come back in `retry_after` seconds (also sent as a `Retry-After` header)."""
+    """429: come back in `retry_after` seconds (also sent as a `Retry-After` header).
+
+    `type` "requests" with `code` "rate_limit_exceeded" is what OpenAI sends for a
+    request-rate 429 (its token-rate ones say "tokens"); the openai SDK keys on the
+    status (`RateLimitError`) and the `Retry-After` header, never on `type`."""
 
     status = 429
     type = "requests"

@@ -1,6 +1,8 @@
 """Running the `n` engine requests of one API call concurrently.
 
-Owns: `generate_all` (wait for every completion; one failure cancels the rest) and
+Owns: `generate_all` (wait for every completion; one failure cancels the rest), `collect`
+(a stream's completion, the stream closed however the wait ends — that is how a cancelled
+non-streamed call cancels its engine request) and
 `merge_streams` (interleave token streams as they arrive, and close every engine stream
 when the consumer stops early — that is how a client disconnect cancels generation).
 Knows nothing about HTTP or OpenAI shapes.
@@ -13,6 +15,9 @@ from collections.abc import AsyncIterator, Awaitable, Sequence
 from typing import TypeVar
 
 import anyio
+
+from trainer.errors import EngineFailure
+from trainer.types import Completion, GeneratedToken, StreamEnd
 
 T = TypeVar("T")
 _DONE = object()
@@ -28,6 +33,17 @@ async def generate_all(requests: Sequence[Awaitable[T]]) -> list[T]:
 
 async def _await(awaitable: Awaitable[T]) -> T:
     return await awaitable
+
+
+async def collect(stream: AsyncIterator[GeneratedToken | StreamEnd]) -> Completion:
+    """The completion an engine stream ends with; the stream is closed on any way out."""
+    try:
+        async for item in stream:
+            if isinstance(item, StreamEnd):
+                return item.completion
+    finally:
+        await close_stream(stream)
+    raise EngineFailure("the engine stream ended without a completion")
 
 
 async def close_stream(stream: AsyncIterator[object]) -> None:

@@ -1,7 +1,8 @@
 """Wire types of the OpenAI-compatible endpoints (chat completions, completions, models).
 
 Owns: the JSON shapes and their range checks (out-of-range values fail validation and
-become a 400 naming the field). Requests accept unknown fields (`extra="allow"`) so that
+become a 400 naming the field; every string must be valid Unicode — a lone surrogate such
+as "\ud800" cannot be tokenized or stored). Requests accept unknown fields (`extra="allow"`) so that
 newer clients keep working; what the fields *mean* is checked by the services. Knows
 nothing about engines, tokenizers, or episodes.
 """
@@ -10,13 +11,49 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Role = Literal["system", "user", "assistant", "tool", "developer"]
+# OpenAI's seed is a 64-bit signed integer; the engines seed 64-bit generators with it
+SEED_MIN, SEED_MAX = -(2**63), 2**63 - 1
+
+
+def _lone_surrogate(value: Any) -> bool:
+    """Whether a JSON value holds a string that is not valid Unicode (a lone surrogate)."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(value, dict):
+        return any(_lone_surrogate(k) or _lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(_lone_surrogate(v) for v in value)
+    if isinstance(value, BaseModel):
+        return _lone_surrogate(value.__dict__) or _lone_surrogate(value.model_extra or {})
+    return False
+
+
+_NOT_UNICODE = "must be valid Unicode (it holds a lone surrogate such as \\ud800)"
 
 
 class _Request(BaseModel):
     model_config = ConfigDict(extra="allow")
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _valid_unicode(cls, value: Any) -> Any:
+        if _lone_surrogate(value):
+            raise ValueError(_NOT_UNICODE)
+        return value
+
+    @model_validator(mode="after")
+    def _valid_unicode_extras(self) -> Any:
+        for name, value in (self.model_extra or {}).items():
+            if _lone_surrogate(name) or _lone_surrogate(value):
+                raise ValueError(f"unknown field {ascii(name)}: {_NOT_UNICODE}")
+        return self
 
 
 # ---- requests: chat ---------------------------------------------------------------------
@@ -97,7 +134,7 @@ class _SamplingFields(_Request):
     top_k: int | None = Field(default=None, ge=-1)  # extension; -1 or 0 means no cut
     max_tokens: int | None = Field(default=None, ge=1)
     stop: Stop = None
-    seed: int | None = None
+    seed: int | None = Field(default=None, ge=SEED_MIN, le=SEED_MAX)
     stream: bool = False
     stream_options: StreamOptions | None = None
     presence_penalty: float | None = Field(default=None, ge=-2, le=2)
@@ -119,6 +156,10 @@ class ChatCompletionRequest(_SamplingFields):
     metadata: dict[str, str] | None = None
     store: bool | None = None
 
+    def choice_count(self) -> int:
+        """How many generations this request asks of the engine."""
+        return self.n
+
 
 class CompletionRequest(_SamplingFields):
     prompt: str | list[str] | list[int] | list[list[int]] = Field(min_length=1)
@@ -126,6 +167,16 @@ class CompletionRequest(_SamplingFields):
     echo: bool = False
     suffix: str | None = None
     best_of: int | None = Field(default=None, ge=1)
+
+    def prompt_count(self) -> int:
+        """How many prompts: one string or token-id list, or a batch of either."""
+        if isinstance(self.prompt, str) or all(isinstance(p, int) for p in self.prompt):
+            return 1
+        return len(self.prompt)
+
+    def choice_count(self) -> int:
+        """How many generations this request asks of the engine: n per prompt."""
+        return self.n * self.prompt_count()
 
 
 # ---- responses: shared ------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """From a validated OpenAI request to engine `SamplingParams`, with the context checks.
 
 Owns: which OpenAI sampling semantics we support (unsupported ones are a 400, not a
-silent no-op), the context-length check, and clipping `max_tokens` to what fits.
+silent no-op), the per-request limits (`check_limits`: choices, messages, stop strings), the
+context-length check, and clipping `max_tokens` to what fits.
 Harmless unknown request fields are accepted and logged once. Knows nothing about HTTP.
 """
 
@@ -11,7 +12,14 @@ import logging
 from collections.abc import Iterable
 
 from gateway.errors import ContextLengthExceeded, InvalidRequest
-from gateway.openai_api import _SamplingFields
+from gateway.openai_api import (
+    SEED_MAX,
+    SEED_MIN,
+    ChatCompletionRequest,
+    CompletionRequest,
+    _SamplingFields,
+)
+from gateway.settings import RequestLimits
 from trainer.types import SamplingParams
 
 log = logging.getLogger(__name__)
@@ -35,6 +43,43 @@ def reject_unsupported(request: _SamplingFields) -> None:
             raise InvalidRequest(f"{name}: only 0 is supported by this server.", param=name)
     if request.logit_bias:
         raise InvalidRequest("logit_bias: not supported by this server.", param="logit_bias")
+
+
+def check_limits(request: ChatCompletionRequest | CompletionRequest, limits: RequestLimits) -> None:
+    """400 naming the field when the request asks for more than one request may."""
+    most = limits.max_choices_per_request
+    if isinstance(request, CompletionRequest):
+        prompts = request.prompt_count()
+        if prompts > most:
+            raise InvalidRequest(
+                f"prompt: {prompts} prompts in one request; at most {most} "
+                "(max_choices_per_request).",
+                param="prompt",
+            )
+        if request.choice_count() > most:
+            raise InvalidRequest(
+                f"n: {prompts} prompts × n={request.n} is {request.choice_count()} choices; "
+                f"at most {most} per request (max_choices_per_request).",
+                param="n",
+            )
+    else:
+        if request.n > most:
+            raise InvalidRequest(
+                f"n: at most {most} choices per request (max_choices_per_request).", param="n"
+            )
+        if len(request.messages) > limits.max_messages_per_request:
+            raise InvalidRequest(
+                f"messages: {len(request.messages)} messages; at most "
+                f"{limits.max_messages_per_request} (max_messages_per_request).",
+                param="messages",
+            )
+    longest = max((len(s) for s in stop_strings(request.stop)), default=0)
+    if longest > limits.max_stop_chars:
+        raise InvalidRequest(
+            f"stop: a stop string of {longest} characters; at most {limits.max_stop_chars} "
+            "(max_stop_chars).",
+            param="stop",
+        )
 
 
 def stop_strings(stop: str | list[str] | None) -> tuple[str, ...]:
@@ -66,7 +111,8 @@ def sampling_params_per_choice(
     top_logprobs: int,
     choice_indices: Iterable[int],
 ) -> list[SamplingParams]:
-    """One `SamplingParams` per choice; with a seed, choice i samples with seed + i."""
+    """One `SamplingParams` per choice; with a seed, choice i samples with seed + i
+    (wrapping around within the 64-bit signed range the wire type allows)."""
     top_k = request.top_k if request.top_k and request.top_k > 0 else 0
     base = dict(
         max_tokens=max_tokens,
@@ -78,4 +124,12 @@ def sampling_params_per_choice(
         ignore_eos=request.ignore_eos,
     )
     seed = request.seed
-    return [SamplingParams(seed=None if seed is None else seed + i, **base) for i in choice_indices]
+    return [
+        SamplingParams(seed=None if seed is None else _choice_seed(seed, i), **base)
+        for i in choice_indices
+    ]
+
+
+def _choice_seed(seed: int, index: int) -> int:
+    span = SEED_MAX - SEED_MIN + 1
+    return (seed + index - SEED_MIN) % span + SEED_MIN

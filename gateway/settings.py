@@ -1,6 +1,8 @@
 """Configuration of one gateway process.
 
-Owns: bind address, where state lives, the admin key, request limits, client leases, and
+Owns: bind address, where state lives, the admin key, request limits (`RequestLimits`:
+how much one OpenAI request may ask for, and how many generations one key may have in
+flight), client leases, and
 which trainer backends were asked for (engine, Ray, optimizer; `gateway/backends.py`
 checks them before anything starts). Built by the
 composition root (`gateway/__main__.py`) from CLI flags and the environment; everything
@@ -29,6 +31,20 @@ def _api_key_from_env() -> str | None:
     return os.environ.get("SWARMRL_API_KEY") or None
 
 
+class RequestLimits(BaseModel):
+    """How much one caller may ask of the engines. Beyond a per-request limit the request
+    is a 400 naming the field and the limit; beyond the per-key limit a 429 with
+    `retry_after` (docs/api.md, "Limits")."""
+
+    max_choices_per_request: int = Field(default=64, ge=1)  # n × prompts
+    max_messages_per_request: int = Field(default=1024, ge=1)
+    max_stop_chars: int = Field(default=256, ge=1)  # per stop string
+    # generations (choices) in flight per bearer key (episode key, admin key, other), or
+    # per client address for keyless calls; a GRPO group uses one episode key per episode
+    max_inflight_per_key: int = Field(default=64, ge=1)
+    busy_retry_after_s: float = Field(default=1.0, gt=0)  # 429 retry_after of a busy key
+
+
 class GatewaySettings(BaseModel):
     host: str = "127.0.0.1"
     port: int = Field(default=8400, ge=0, le=65535)
@@ -43,6 +59,8 @@ class GatewaySettings(BaseModel):
     client_lease_s: float = Field(default=30.0, gt=0)  # a client silent this long is gone
     client_reap_interval_s: float = Field(default=1.0, gt=0)  # how often leases are checked
     paused_retry_after_s: float = Field(default=5.0, gt=0)  # 429 retry_after of a paused run
+    limits: RequestLimits = Field(default_factory=RequestLimits)
+    shutdown_grace_s: float = Field(default=5.0, ge=0)  # in-flight requests get this long
     # trainer backends: the defaults keep everything in this process on torch
     engine: Literal["torch", "vllm"] = "torch"  # rollout engine
     ray_address: str | None = None  # None: policies in-process; "auto" or HOST:PORT: Ray actors

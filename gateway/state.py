@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from experiments_db.errors import UnusableDatabase
+from gateway.admission import Admission
 from gateway.chat_service import ChatService
 from gateway.clients import ClientRegistry
 from gateway.completions_service import CompletionsService
@@ -67,6 +68,7 @@ class GatewayState:
     episodes: EpisodeService
     telemetry: Telemetry
     drift: DriftTracker
+    admission: Admission
 
     @classmethod
     def build(
@@ -94,11 +96,12 @@ class GatewayState:
             settings=settings,
             models=models,
             recorder=recorder,
-            chat=ChatService(models, recorder, drift),
-            completions=CompletionsService(models, recorder),
+            chat=ChatService(models, recorder, drift, settings.limits),
+            completions=CompletionsService(models, recorder, settings.limits),
             clients=clients,
             runs=runs,
             episodes=episodes,
             telemetry=Telemetry(runs, store, clients, drift),
             drift=drift,
+            admission=Admission(settings.limits),
         )

@@ -6,6 +6,13 @@ samples, and streams each token to its request's asyncio queue. Requests join be
 steps and leave as soon as they finish, so short and long generations share the batch.
 The event loop only awaits queues: the HTTP server stays responsive while we decode.
 
+A failing request fails alone: a seed torch cannot take, a prefill or a sampling step that
+raises for one request ends that request with `EngineFailure` (a batched stage that raises
+is retried request by request to find the culprit); every other request goes on and the
+worker thread survives. Only a failed decode step, which cannot name a culprit, fails the
+sequences it was decoding. On shutdown every request still live, waiting or queued ends
+with `EngineStopped`.
+
 The weights version is a counter the training loop bumps (`run_exclusive` runs a weight
 update on the worker thread between two decode steps); every token records the version
 that produced it.
@@ -72,6 +79,14 @@ class _Request:
 
 
 @dataclass
+class _Task:
+    """A control function for the worker (`run_exclusive`), and how to refuse it."""
+
+    run: Callable[[], None]
+    refuse: Callable[[BaseException], None]
+
+
+@dataclass
 class _Sequence:
     request: _Request
     out: CompletionBuilder
@@ -110,8 +125,9 @@ class TorchEngine(RelayedEngine):
         )
         self._initial_cache = (self.cache.rows, self.cache.columns)
         self._pad_id = tokenizer.hf.pad_token_id if tokenizer.hf.pad_token_id is not None else 0
-        self._inbox: queue.SimpleQueue[_Request | Callable[[], None] | None] = queue.SimpleQueue()
+        self._inbox: queue.SimpleQueue[_Request | _Task | None] = queue.SimpleQueue()
         self._waiting: list[_Request] = []
+        self._admitting: list[_Request] = []  # out of `_waiting`, not yet live
         self._live: list[_Sequence] = []
         self._ids = itertools.count()
         self._version = initial_version
@@ -147,16 +163,28 @@ class TorchEngine(RelayedEngine):
         loop = asyncio.get_running_loop()
         done: asyncio.Future[Any] = loop.create_future()
 
+        def settle(setter: Callable[[Any], None], value: Any) -> None:
+            def unless_done() -> None:
+                if not done.done():
+                    setter(value)
+
+            try:
+                loop.call_soon_threadsafe(unless_done)
+            except RuntimeError:  # the caller's loop is closed; nobody is waiting
+                pass
+
         def task() -> None:
             try:
                 result = fn()
                 if bump_version:
                     self._version += 1
-                loop.call_soon_threadsafe(done.set_result, result)
+                settle(done.set_result, result)
             except BaseException as e:  # noqa: BLE001 - handed back to the caller
-                loop.call_soon_threadsafe(done.set_exception, e)
+                settle(done.set_exception, e)
 
-        self._inbox.put(task)
+        if self._stopped.is_set():
+            raise EngineStopped("the engine has been shut down")
+        self._inbox.put(_Task(task, lambda e: settle(done.set_exception, e)))
         return await done
 
     def load_weights(self, named: Iterable[tuple[str, torch.Tensor]]) -> None:
@@ -194,9 +222,9 @@ class TorchEngine(RelayedEngine):
                     self._admit()
                     if self._live:
                         self._decode_step()
-            except Exception as e:  # noqa: BLE001 - every live request gets the error
+            except Exception as e:  # noqa: BLE001 - the sequences of this step get the error
                 log.exception("engine step failed")
-                self._fail_all(EngineFailure(f"engine step failed: {type(e).__name__}: {e}"))
+                self._fail_in_flight(EngineFailure(f"engine step failed: {type(e).__name__}: {e}"))
         self._fail_all(EngineStopped("the engine has been shut down"))
 
     def _drain_inbox(self, block: bool) -> bool:
@@ -212,21 +240,42 @@ class TorchEngine(RelayedEngine):
             if isinstance(item, _Request):
                 self._waiting.append(item)
             else:
-                item()
+                item.run()
 
-    def _fail_all(self, error: Exception) -> None:
+    def _fail_in_flight(self, error: Exception) -> None:
+        """End the sequences being decoded or admitted; waiting requests go on."""
         for seq in self._live:
             seq.request.emit(error)
-        for req in self._waiting:
+        for req in self._admitting:
             req.emit(error)
         self._live.clear()
+        self._admitting.clear()
+
+    def _fail_all(self, error: Exception) -> None:
+        """Shutdown: every request and control task the worker still holds ends with `error`."""
+        self._fail_in_flight(error)
+        for req in self._waiting:
+            req.emit(error)
         self._waiting.clear()
+        while True:  # queued after the stop sentinel, or never drained
+            try:
+                item = self._inbox.get_nowait()
+            except queue.Empty:
+                return
+            if isinstance(item, _Request):
+                item.emit(error)
+            elif isinstance(item, _Task):
+                item.refuse(error)
+
+    def _fail_request(self, req: _Request, stage: str, error: Exception) -> None:
+        log.warning("request %d failed in %s: %s: %s", req.id, stage, type(error).__name__, error)
+        req.emit(EngineFailure(f"the request failed in {stage}: {type(error).__name__}"))
 
     def _new_sequence(self, req: _Request) -> _Sequence:
         gen = None
         if req.params.seed is not None:
             gen = torch.Generator(device="cpu")
-            gen.manual_seed(req.params.seed)
+            gen.manual_seed(req.params.seed)  # raises for seeds outside torch's 64 bits
         else:
             gen = self._generator
         out = CompletionBuilder.start(
@@ -256,7 +305,29 @@ class TorchEngine(RelayedEngine):
         if not batch:
             return
         self._waiting = self._waiting[len(batch) :]
-        self._prefill(batch, longest)
+        self._admitting = batch
+        seqs = []
+        for req in batch:  # a request that cannot start (e.g. its seed) fails alone
+            try:
+                seqs.append(self._new_sequence(req))
+            except Exception as e:  # noqa: BLE001 - handed to that request
+                self._fail_request(req, "admission", e)
+        self._prefill_isolated(seqs)
+        self._admitting = []
+
+    def _prefill_isolated(self, seqs: list[_Sequence]) -> None:
+        """Prefill `seqs` together; if that raises, one by one, failing only the culprit."""
+        if not seqs:
+            return
+        try:
+            self._prefill(seqs)
+        except Exception as e:  # noqa: BLE001 - find and fail the request that caused it
+            if len(seqs) == 1:
+                self._fail_request(seqs[0].request, "prefill", e)
+                return
+            log.warning("batched prefill failed (%s); retrying request by request", e)
+            for seq in seqs:
+                self._prefill_isolated([seq])
 
     def _acceptable(self, req: _Request) -> bool:
         error = prompt_error(req.prompt, self._vocab_size, self._max_context)
@@ -273,7 +344,9 @@ class TorchEngine(RelayedEngine):
             min(live_columns, self.cache.columns),
         )
 
-    def _prefill(self, batch: list[_Request], longest: int) -> None:
+    def _prefill(self, seqs: list[_Sequence]) -> None:
+        batch = [s.request for s in seqs]
+        longest = max(len(r.prompt) for r in batch)
         start = len(self._live)
         num = len(batch)
         self._ensure_cache(start + num, longest + 1)
@@ -287,10 +360,11 @@ class TorchEngine(RelayedEngine):
         hidden = self._forward(ids, positions, mask[None, None])
         last = torch.tensor([len(r.prompt) - 1 for r in batch])
         logits = self._logits(hidden[torch.arange(num), last])
-        seqs = [self._new_sequence(r) for r in batch]
         for seq in seqs:
             seq.cached = len(seq.request.prompt)
         self._live.extend(seqs)
+        for req in batch:
+            self._admitting.remove(req)
         self.max_live_seen = max(self.max_live_seen, len(self._live))
         self._take_samples(seqs, logits)
 
@@ -328,15 +402,36 @@ class TorchEngine(RelayedEngine):
         return self.model.get_output_embeddings()(hidden_BH)
 
     def _take_samples(self, seqs: list[_Sequence], logits_BV: torch.Tensor) -> None:
-        top_n = max(s.request.params.top_logprobs for s in seqs)
-        tokens, logprobs, tops = sample_rows(logits_BV, [s.sampler for s in seqs], top_n)
         version = self._version
         now = time.time()
-        for seq, token, logprob, top in zip(seqs, tokens, logprobs, tops, strict=True):
+        for seq, sample in zip(seqs, self._sample_isolated(seqs, logits_BV), strict=True):
+            if isinstance(sample, Exception):
+                self._fail_request(seq.request, "sampling", sample)
+                seq.request.cancelled.set()  # retired below, its slot freed
+                continue
+            token, logprob, top = sample
             seq.next_token = token
             top_logprobs = [TokenLogprob(i, lp) for i, lp in top]
-            seq.request.emit(seq.out.add(token, logprob, top_logprobs, version, now))
+            try:
+                seq.request.emit(seq.out.add(token, logprob, top_logprobs, version, now))
+            except Exception as e:  # noqa: BLE001 - e.g. the tokenizer on this token
+                self._fail_request(seq.request, "detokenizing", e)
+                seq.request.cancelled.set()
         self._retire_finished()
+
+    def _sample_isolated(
+        self, seqs: list[_Sequence], logits_BV: torch.Tensor
+    ) -> list[tuple[int, float, list[tuple[int, float]]] | Exception]:
+        """One (token, logprob, top) per sequence, sampled together; if that raises, row by
+        row, so that only the row that raises gets its exception."""
+        try:
+            top_n = max(s.request.params.top_logprobs for s in seqs)
+            tokens, logprobs, tops = sample_rows(logits_BV, [s.sampler for s in seqs], top_n)
+            return list(zip(tokens, logprobs, tops, strict=True))
+        except Exception as e:  # noqa: BLE001 - retried row by row below
+            if len(seqs) == 1:
+                return [e]
+        return [self._sample_isolated([seq], logits_BV[i : i + 1])[0] for i, seq in enumerate(seqs)]
 
     def _retire_finished(self) -> None:
         keep: list[_Sequence] = []

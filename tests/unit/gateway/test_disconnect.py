@@ -76,3 +76,28 @@ def test_a_client_disconnect_over_real_http_cancels_generation(slow_server):
         assert http.get("/healthz").status_code == 200
         reply = http.post("/v1/chat/completions", json=chat_body("hi"))
         assert reply.json()["choices"][0]["message"]["content"] == "echo: hi"
+
+
+@pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/completions"])
+def test_a_client_leaving_a_non_streamed_call_cancels_its_generation(slow_server, path):
+    base_url, engine = slow_server
+    text = "a long message that takes the slow engine many seconds to echo back " * 6
+    body = (
+        chat_body(text, n=2)
+        if path.endswith("chat/completions")
+        else {
+            "model": MODEL,
+            "prompt": text,
+            "max_tokens": 1000,
+            "n": 2,
+        }
+    )
+    with httpx.Client(base_url=base_url, timeout=httpx.Timeout(10, read=0.5)) as http:
+        with pytest.raises(httpx.ReadTimeout):  # the client gives up and hangs up
+            http.post(path, json=body)
+        deadline = time.monotonic() + 5  # well before the ~8 s the generation would take
+        while engine.closed_early < 2:
+            assert time.monotonic() < deadline, "the abandoned generations went on"
+            time.sleep(0.02)
+        reply = http.post("/v1/chat/completions", json=chat_body("hi"))
+        assert reply.json()["choices"][0]["message"]["content"] == "echo: hi"
