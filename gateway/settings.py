@@ -40,8 +40,9 @@ class RequestLimits(BaseModel):
     max_messages_per_request: int = Field(default=1024, ge=1)
     max_stop_chars: int = Field(default=256, ge=1)  # per stop string
     # generations (choices) in flight per bearer key (episode key, admin key, other), or
-    # per client address for keyless calls; a GRPO group uses one episode key per episode
-    max_inflight_per_key: int = Field(default=64, ge=1)
+    # per client address for keyless calls; a GRPO group uses one episode key per episode.
+    # Half the engine's default max_batch: a flooding key cannot fill the batch (bench/flood.py)
+    max_inflight_per_key: int = Field(default=16, ge=1)
     busy_retry_after_s: float = Field(default=1.0, gt=0)  # 429 retry_after of a busy key
 
 
