@@ -65,7 +65,8 @@ def pyproject() -> dict:
 
 
 def requirement_name(spec: str) -> str:
-    return re.split(r"[\[<>=!~ ;]", spec, maxsplit=1)[0].strip().lower()
+    # a distribution name as its import name (pydantic-core → pydantic_core)
+    return re.split(r"[\[<>=!~ ;]", spec, maxsplit=1)[0].strip().lower().replace("-", "_")
 
 
 def test_every_yaml_file_under_infra_parses():
