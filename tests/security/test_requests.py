@@ -161,7 +161,7 @@ def test_every_episode_scoped_openai_operation_declares_episode_id(client):
 async def _flood_then_others(app, key_a: str, key_b: str):
     transport = httpx.ASGITransport(app=app)
     admission = app.state.gateway.admission
-    async with httpx.AsyncClient(transport=transport, base_url="http://gw") as http:
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
         body = chat_body("a message long enough to keep the engine busy for a while")
         held = [
             asyncio.create_task(http.post(CHAT, json=body, headers=bearer(key_a))) for _ in range(2)

@@ -203,7 +203,7 @@ class TorchEngine(RelayedEngine):
             self.cache._resize(*self._initial_cache, keep_rows=0, keep_columns=0)
             release_memory()  # the freed columns go back to the OS
 
-        self._inbox.put(shrink)
+        self._inbox.put(_Task(shrink, lambda _error: None))  # refused at shutdown: nothing to do
 
     def shutdown(self) -> None:
         self._stopped.set()
