@@ -107,10 +107,11 @@ def is_this_machine(host: str) -> bool:
 
 def entrypoint(command: list[str], *, cwd: Path | None = None, keep: list[str] = ()) -> str:
     """The job's shell command: scrub the environment (but `keep`: the names passed on
-    purpose), enter `cwd`, exec the client."""
+    purpose), enter `cwd` (made on the node if missing), exec the client."""
     run = f"exec {shlex.join(command)}"
     if cwd is not None:
-        run = f"cd {shlex.quote(str(cwd))} && {run}"
+        folder = shlex.quote(str(cwd))
+        run = f"mkdir -p {folder} && cd {folder} && {run}"
     return f"{scrub_sh(list(keep))}; {run}"
 
 
@@ -216,6 +217,8 @@ class RayJobLauncher:
             if self.ships_files and files is not None:
                 runtime_env["working_dir"] = str(files)
             log_path.parent.mkdir(parents=True, exist_ok=True)
+            if not self.ships_files:
+                cwd.mkdir(parents=True, exist_ok=True)  # this machine's folder: the job enters it
             exit_path_of(log_path).unlink(missing_ok=True)
             try:
                 submission_id = self.client.submit_job(
