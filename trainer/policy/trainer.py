@@ -26,7 +26,6 @@ Knows nothing of HTTP, the gateway's buffers or how samples were recorded.
 from __future__ import annotations
 
 import asyncio
-import logging
 import math
 import statistics
 import time
@@ -56,7 +55,6 @@ from trainer.policy.master import FullMaster, LoraMaster, autocast_context
 from trainer.policy.threads import single_threaded
 from trainer.types import Group, StepResult
 
-log = logging.getLogger(__name__)
 Master = FullMaster | LoraMaster
 # calls that merging leaves out (trainer.context.timelines), counted as dropped samples
 UNTRAINABLE_CALLS = ("too_long", "malformed", "empty")
@@ -265,11 +263,6 @@ class TorchPolicyTrainer:
                 clip_fraction += out.clip_fraction * share
                 ratio_mean += out.ratio_mean * share
                 kl += out.kl * share
-        if not math.isfinite(loss):
-            # no update from a non-finite loss, whatever its gradients look like (the
-            # caller's `finally` discards them); the step reports `skipped_nonfinite` 1
-            log.warning("policy update skipped: the loss is %s", loss)
-            return math.nan, (loss, clip_fraction, ratio_mean, kl)
         grad_norm = backend.clip_and_step(settings)
         if math.isfinite(grad_norm):
             with backend.full_weights():
