@@ -36,6 +36,7 @@ router = APIRouter(tags=["openai"])
 _SSE_HEADERS = {"Cache-Control": "no-cache"}
 CLIENT_CLOSED_REQUEST = 499  # nginx's status for a client that left before the answer
 T = TypeVar("T")
+P = TypeVar("P")  # a prepared request (chat or completions)
 
 
 async def episode_path(
@@ -104,6 +105,30 @@ async def _answer(
     return answer if isinstance(answer, Response) else _json(answer)
 
 
+async def _serve(
+    request: Request,
+    state: State,
+    body: ChatCompletionRequest | CompletionRequest,
+    prepare: Callable[[], Awaitable[P]],
+    stream: Callable[[P], AsyncIterator[str]],
+    complete: Callable[[P], Awaitable[ChatCompletionResponse | CompletionResponse]],
+) -> Response:
+    """Admit the caller, prepare the request, then stream or complete it; the admission
+    lease is given back however it ends (a refused prepare included)."""
+    lease = _admit(request, state, body)
+    try:
+        prepared = await prepare()
+    except BaseException:
+        lease.release()
+        raise
+    return await _answer(
+        request,
+        lease,
+        (lambda: stream(prepared)) if body.stream else None,
+        lambda: complete(prepared),
+    )
+
+
 def _json(model: ChatCompletionResponse | CompletionResponse | ModelList | ModelCard) -> Response:
     return Response(model.model_dump_json(), media_type="application/json")
 
@@ -132,18 +157,14 @@ async def retrieve_model(model: str, state: State, _binding: Binding) -> Respons
 async def chat_completions(
     body: ChatCompletionRequest, state: State, binding: Binding, request: Request
 ) -> Response:
-    lease = _admit(request, state, body)
     episode = binding.episode_id
-    try:
-        prepared = await state.chat.prepare(body, episode)
-    except BaseException:
-        lease.release()
-        raise
-    return await _answer(
+    return await _serve(
         request,
-        lease,
-        (lambda: state.chat.stream(prepared, episode)) if body.stream else None,
-        lambda: state.chat.complete(prepared, episode),
+        state,
+        body,
+        lambda: state.chat.prepare(body, episode),
+        lambda prepared: state.chat.stream(prepared, episode),
+        lambda prepared: state.chat.complete(prepared, episode),
     )
 
 
@@ -151,16 +172,12 @@ async def chat_completions(
 async def completions(
     body: CompletionRequest, state: State, binding: Binding, request: Request
 ) -> Response:
-    lease = _admit(request, state, body)
     episode = binding.episode_id
-    try:
-        prepared = await state.completions.prepare(body)
-    except BaseException:
-        lease.release()
-        raise
-    return await _answer(
+    return await _serve(
         request,
-        lease,
-        (lambda: state.completions.stream(prepared, episode)) if body.stream else None,
-        lambda: state.completions.complete(prepared, episode),
+        state,
+        body,
+        lambda: state.completions.prepare(body),
+        lambda prepared: state.completions.stream(prepared, episode),
+        lambda prepared: state.completions.complete(prepared, episode),
     )
