@@ -5,7 +5,7 @@ timeout` cancels a slow rollout only when the event loop runs; a rollout that bl
 (`time.sleep`, a synchronous HTTP call, a busy loop in `async def rollout`) is never
 cancelled. When a rollout is past its timeout and the loop has not run (`pulse()`, which
 the runner calls from a task every `poll_s`) for `abort_grace_s`, the loop is blocked: the
-watchdog aborts the episode over a synchronous HTTP call of its own (the gateway frees it
+watchdog aborts the episode through the SDK on an event loop of its own thread (the gateway frees it
 and its group at once), and when the loop is still blocked `exit_after_s` later it deletes
 the client (the gateway aborts its other open episodes) and ends the process with one line
 on stderr and `BLOCKED_EXIT_CODE` — whoever runs the client restarts it. A rollout past its
@@ -17,16 +17,18 @@ rollout starts and ends, and feeds the pulse.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import logging
 import os
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-import httpx
+from swarm.client import SwarmClient
+from swarm.errors import EpisodeNotOpen, NotFound, SwarmError
 
 log = logging.getLogger(__name__)
 
@@ -115,26 +117,40 @@ class RolloutWatchdog:
             f"{self.timeout_s:g} s (a synchronous call such as time.sleep in async code?)"
         )
 
-    def _send(self, method: str, path: str, *, key: str | None, json: dict | None = None) -> None:
-        headers = {"Authorization": f"Bearer {key}"} if key else {}
+    def _call(self, what: str, call: Callable[[SwarmClient], Awaitable[object]]) -> None:
+        """One SDK call on a loop of this thread's own (the runner's loop is blocked)."""
+
+        async def run() -> None:
+            async with SwarmClient(
+                self.gateway_url, api_key=self.api_key, retry_for_s=5.0, timeout_s=10.0
+            ) as client:
+                await call(client)
+
         try:
-            response = httpx.request(
-                method, self.gateway_url + path, json=json, headers=headers, timeout=10.0
-            )
-            if response.status_code >= 400 and response.status_code not in (404, 409):
-                log.warning("%s %s: %s %s", method, path, response.status_code, response.text)
-        except httpx.HTTPError as error:
-            log.warning("%s %s: %s", method, path, error)
+            asyncio.run(run())
+        except (EpisodeNotOpen, NotFound):
+            pass  # already closed or gone: what we wanted
+        except SwarmError as error:
+            log.warning("watchdog could not %s: %s", what, error)
 
     def _abort(self, rollout: _Rollout) -> None:
         reason = self._reason(rollout, time.monotonic()) + "; aborted by the client's watchdog"
-        self._send("POST", f"/swarm/episodes/{rollout.episode_id}/abort",
-                   key=self.api_key or rollout.episode_key, json={"reason": reason})  # fmt: skip
+        self._call(
+            f"abort episode {rollout.episode_id}",
+            lambda client: client.abort_episode(
+                rollout.episode_id, reason, episode_key=rollout.episode_key
+            ),
+        )
 
     def _leave(self, rollout: _Rollout, now: float) -> None:
         client_id = self._client_id()
         if client_id is not None:
-            self._send("DELETE", f"/swarm/clients/{client_id}", key=self.api_key)
+
+            async def deregister(client: SwarmClient) -> None:
+                client.client_id = client_id  # the runner's registration, ended from here
+                await client.deregister()
+
+            self._call(f"delete client {client_id}", deregister)
         print(
             f"swarm run: {self._reason(rollout, now)}; its episode was aborted and the loop is "
             f"still blocked: exiting {BLOCKED_EXIT_CODE}",
