@@ -11,7 +11,42 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import AliasChoices, BaseModel, Field
+
+Outcome = Literal["heldout_accuracy", "learning_speed", "final_train_reward", "cost"]
+Direction = Literal["greater", "less", "two_sided", "equivalent"]
+Level = bool | int | float | str | dict[str, Any] | None
+
+
+class Reading(BaseModel):
+    """What a question asks, read before anything runs: one *factor* varied over two or
+    more *levels* on a *task*, judged by an *outcome* in a *direction*.
+
+    `factor` is a `POST /runs` field name (`lr`, `kl_coef`, `group_size`, `batch_groups`,
+    `algorithm`, `clip_eps`, `max_staleness`, `merge`, `max_steps`, ...), `lora` (levels:
+    "full" or a rank), a rollout sampling setting (`temperature`, `max_tokens`), the
+    shipped guessing game's `max_turns`, `task_mix` (levels: {task: weight} dicts),
+    `base_model` (levels: served model names) or `workflow:<PARAM>` for a parameter the
+    user's workflow declares in `PARAMS`. `levels` hold every level, the control's
+    included, in the order the design's arms take (control first); `control` is the level
+    every other is compared with. The record is printed by `researcher start` and
+    `researcher plan`, stored with the study and shown at the top of the report.
+    """
+
+    factor: str
+    levels: list[Level] = Field(min_length=2)
+    control: Level
+    task: str  # the judged task: a shipped family, or "workflow" for the user's own agent
+    tasks: list[str] = Field(default_factory=list)  # every task the question names
+    outcome: Outcome = "heldout_accuracy"
+    direction: Direction = "greater"
+    margin: float | None = None  # the equivalence margin; set when direction is "equivalent"
+    steps: int | None = None  # training steps the question fixes ("within 20 steps")
+    threshold: float | None = None  # learning_speed as steps to reach this training reward
+    # every default the reader filled in, in words ("KL 0 is the control: only 0.5 named")
+    assumptions: list[str] = Field(default_factory=list)
+    summary: str = ""  # one sentence: what is compared, on what, judged how, which way
+
 
 
 class Framing(BaseModel):
@@ -25,6 +60,9 @@ class Framing(BaseModel):
     substitution: str | None = None  # set when model != model_requested: said in the report
     planner: str  # "template" or "llm:<model>@<url>": every report says who planned
     served_models: list[str] = Field(default_factory=list)  # what the gateway served at framing
+    reading: Reading | None = None  # None only in studies framed before readings existed
+    workflow: str | None = None  # the user's workflow file (absolute path) when one is studied
+    workflow_params: dict[str, Any] = Field(default_factory=dict)  # its PARAMS defaults
 
 
 class Hypothesis(BaseModel):
@@ -43,8 +81,12 @@ class Arm(BaseModel):
     description: str
     tasks: dict[str, float]  # task family -> weight: what the workflow serves (and task_mix)
     run: dict[str, Any] = Field(default_factory=dict)  # POST /runs fields: lr, group_size, ...
-    # workflow-template parameters that are no run setting (e.g. {"max_turns": 2})
-    workflow: dict[str, Any] = Field(default_factory=dict)
+    # what the workflow is given that is no run setting: sampling ({"temperature": 1.2}),
+    # the guessing game's {"max_turns": 2}, or a user workflow's PARAMS ({"system_prompt": ...})
+    workflow_params: dict[str, Any] = Field(
+        default_factory=dict, validation_alias=AliasChoices("workflow_params", "workflow")
+    )
+    level: Level = None  # the factor's level this arm trains with
 
 
 class Design(BaseModel):
@@ -59,6 +101,10 @@ class Design(BaseModel):
     metric: str = "accuracy"  # mean held-out reward thresholded at 1.0
     decision_rule: str  # in words, fixed before any run starts
     min_effect: float = 0.05  # smallest treatment − control difference that counts
+    outcome: Outcome = "heldout_accuracy"  # what each run is scored on (Reading.outcome)
+    direction: Direction = "greater"  # which way the hypothesis says it moves
+    margin: float | None = None  # the equivalence margin when direction is "equivalent"
+    threshold: float | None = None  # learning_speed: steps to reach this training reward
     budget_split: dict[str, float] = Field(default_factory=dict)  # phase -> share of budget
 
 
@@ -70,6 +116,8 @@ class RunResult(BaseModel):
     run: str  # the gateway run name
     curve: list[tuple[int, float]] = Field(default_factory=list)  # (step, reward/mean)
     eval_outcomes: list[float] = Field(default_factory=list)  # per held-out task: 1.0 or 0.0
+    wall_s: float | None = None  # the run's training wall time (outcome "cost")
+    tokens: int | None = None  # tokens the run generated in training (outcome "cost")
     status: str = "finished"  # finished | failed | stopped
     note: str | None = None  # why it failed or was stopped
 

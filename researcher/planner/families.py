@@ -213,7 +213,7 @@ def _num_turns(context: Context) -> Proposal:
                 description="guess_number with at most 2 guesses per game",
                 tasks={"guess_number": 1.0},
                 run=run_for("guess_number"),
-                workflow={"max_turns": 2},
+                workflow_params={"max_turns": 2},
             ),
             Arm(
                 name="turns-full",

@@ -227,7 +227,7 @@ class TemplatePlanner:
             arm=arm,
             seed=seed,
             weights=weights,
-            max_turns=arm.workflow.get("max_turns"),
+            max_turns=arm.workflow_params.get("max_turns"),
             feedback=feedback,
         )
 
