@@ -191,7 +191,7 @@ def test_num_turns_varies_the_turn_budget_of_guess_number(planner):
         notes=[],
     )
     assert design.eval_family == "guess_number"
-    assert [arm.workflow.get("max_turns") for arm in design.arms] == [2, None]
+    assert [arm.workflow_params.get("max_turns") for arm in design.arms] == [2, None]
 
 
 def _analysis(verdict, difference=0.02, low=-0.1, high=0.14):
