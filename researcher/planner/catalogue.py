@@ -236,7 +236,7 @@ _FACTOR_LIST = (
         (
             "group sizes?",
             "groups? of",
-            "groups",
+            "(?:bigger|larger|smaller) groups",
             "(?:samples|rollouts|completions|generations|responses|answers) per (?:prompt|task|question)",
             "num generations",
         ),
@@ -355,7 +355,7 @@ _FACTOR_LIST = (
         "choice",
         "how an episode's calls are merged into training sequences",
         "tree",
-        ("merging", "merge", "packing", "timeline merging"),
+        ("merging", "merge", "packing"),
         choices=_choices("merge"),
         values={
             "(?:prefix )?trees?(?: merging| packing)?": "tree",
@@ -662,7 +662,7 @@ def check_reading(
 OUTCOME_WORDS: tuple[tuple[str, str], ...] = (
     (
         "cost",
-        r"cheap\w*|costs?|costl\w*|expensive|wall[\s-]?(?:clock|time)|tokens?|compute|"
+        r"cheap\w*|costs?|costl\w*|expensive|wall[\s-]?(?:clock|time)|(?<!\d\s)tokens?|compute|"
         r"gpu[\s-]hours?|throughput|time per step|training time|faster to train|"
         r"slower to train|train(?:s|ing)? (?:faster|slower|quicker)|"
         r"speeds? up (?:the )?training|slows? down (?:the )?training",
@@ -684,18 +684,18 @@ OUTCOME_WORDS: tuple[tuple[str, str], ...] = (
 EQUIVALENT_WORDS = (
     r"as (?:good|well|accurate|fast|effective|strong|cheap|quickly) as|match(?:es|ed|ing)?|"
     r"same as|the same (?:accuracy|results?|performance|reward|score)|no worse|not worse|comparabl\w*|on par|equivalent\w*|just as|"
-    r"indistinguishable|keeps? up with|as well\b|loses? (?:nothing|no accuracy)"
+    r"indistinguishable|keeps? up with|as well\b|loses? (?:nothing|no accuracy)|suffic\w*"
 )
 GREATER_WORDS = (
     r"help\w*|improv\w*|better|boost\w*|speeds? up|faster|quicker|sooner|outperform\w*|"
-    r"beats?|benefit\w*|gains?|higher (?:\w+ )?(?:accuracy|rewards?|scores?)|more accurate|increas\w* "
-    r"(?:the )?(?:accuracy|reward|score)|rais\w* (?:the )?(?:accuracy|reward|score)|"
-    r"stronger|superior|worth it"
+    r"beats?|benefit\w*|gains?|higher (?:\w+ )?(?:accuracy|rewards?|scores?)|more accurate|"
+    r"(?:increas|rais)\w* (?:the )?(?:\w+ ){0,2}(?:accuracy|rewards?|scores?)|"
+    r"stronger|superior|worth it|more (?:\w+ )?efficient"
 )
 LESS_WORDS = (
     r"hurt\w*|harm\w*|worse|degrad\w*|slow\w*|damag\w*|lower (?:the )?(?:accuracy|reward|score)|"
     r"reduc\w* (?:the )?(?:accuracy|reward|score|performance)|cheaper|cuts?|cutting|sav(?:e|es|ing)|"
-    r"less (?:accurate|compute|time)|destabili[sz]\w*|break\w*|weaker|inferior"
+    r"less (?:\w+ )?(?:accurate|efficient)|destabili[sz]\w*|break\w*|weaker|inferior"
 )
 TWO_SIDED_WORDS = (
     r"matter\w*|differ\w*|chang\w*|affect\w*|what does|what do|effects?|impacts?|influenc\w*|"

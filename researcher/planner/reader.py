@@ -145,6 +145,7 @@ _NEUTRAL = (
 _ASIDES = (  # number phrases that are not levels: (kind, regex)
     ("within_steps", r"within (?:the first )?(\d+) (?:training )?steps"),
     ("margin", r"within (\d+(?:\.\d+)?) ?(?:percentage points?|points?|%|percent|pp)"),
+    ("margin_abs", r"within (?:an? )?(?:margin of )?(0?\.\d+)"),
     ("seeds", r"(\d+) (?:random )?seeds?"),
     (
         "threshold",
@@ -256,7 +257,11 @@ def _numbers(text: str, mentions: list[Mention]) -> list[tuple[int, float, bool]
     for match in _NUMBER.finditer(text):
         if any(start <= match.start() < end for start, end in taken):
             continue
-        found.append((match.start(), float(match.group(1)), bool(match.group(2))))
+        value = float(f"{float(match.group(1)):.12g}")
+        start = match.start()
+        if start and text[start - 1] == "-" and (start == 1 or text[start - 2] in " (=:,"):
+            value, start = -value, start - 1  # "a KL penalty of -1": a sign, not a dash
+        found.append((start, value, bool(match.group(2))))
     return found
 
 
@@ -300,14 +305,23 @@ def _comparative(text: str, mentions: list[Mention]) -> str | None:
 _CONTRAST = re.compile(
     r"(?:\binstead of|\brather than|\bthan|\bcompared (?:with|to)|\brelative to|\bagainst|"
     r"\bas (?:good|well|accurate|fast|effective|strong|cheap|quickly) as|\bmatch(?:es|ing)?|"
-    r"\bover)\s+(?:\S+\s+){0,3}$"
+    r"\bover|\bbeat(?:s|ing)?|\boutperform(?:s|ing)?)\s+(?:\S+\s+){0,3}$"
 )
 
 
+_VERSUS = re.compile(r"\b(?:vs\.?|versus)\s+(?:\S+\s+){0,3}$")
+
+
 def _contrasted(text: str, positions: list[int]) -> int | None:
-    """The index of the level named after "than"/"instead of"/"as good as"..., if any."""
+    """The index of the level named after "than"/"instead of"/"as good as"..., if any; also
+    after "versus" when a verb stands between the levels ("does A save time versus B"),
+    though not in a bare "A vs B" (there the first named is the control)."""
     for index, position in enumerate(positions):
         if _CONTRAST.search(text[max(0, position - 50) : position]):
+            return index
+    for index, position in enumerate(positions[1:], start=1):
+        between = text[positions[index - 1] : position]
+        if _VERSUS.search(between) and len(between.split()) > 5:
             return index
     return None
 
@@ -421,6 +435,9 @@ class _Reader:
             named = ["base_model"]
         if not named and (self._of("factor", "max_steps") or self._of("aside", "steps_n")):
             named = ["max_steps"]
+        if not named and re.search(r"(?<![\w.])\d+(?:\.\d+)?e-\d+\b", self.masked):
+            self.assumptions.append("no setting named: numbers like 1e-4 read as learning rates")
+            named = ["lr"]
         if not named and len({m.key for m in self._of("task")}) >= 2 and self.params is None:
             self.assumptions.append(
                 "two tasks and no run setting named: read as a question about the task mix"
@@ -490,7 +507,11 @@ class _Reader:
         after = self.text[mention.end :]
         lead = r"(?:the\s+|some\s+|a\s+bit\s+of\s+|\d+%\s+(?:of\s+)?)?$"
         return bool(
-            re.search(rf"\b(?:mix\w*\s+in|add\w*|includ\w*|throw\w*\s+in)\s+{lead}", before)
+            re.search(
+                rf"\b(?:mix\w*\s+in|add\w*|includ\w*|throw\w*\s+in|(?:train\w*|together) with|"
+                rf"alongside)\s+{lead}",
+                before,
+            )
             or (
                 re.search(rf"\bmix\w*\s+{lead}", before)
                 and re.match(r"\s*(?:tasks?\s+)?(?:into|in with|with)\b", after)
@@ -508,7 +529,8 @@ class _Reader:
             r"\b(?:train\w*|mix\w*|add\w*)\s+(?:only\s+)?(?:on|in|with)\s+(?:the\s+)?$", before
         ):
             return 0
-        if re.search(r"\b(?:on|for|at|in|of|with)\s+(?:the\s+)?$", before) or re.match(
+        verb = r"help\w*|hurt\w*|improv\w*|boost\w*|harm\w*|degrad\w*|benefit\w*"
+        if re.search(rf"\b(?:on|for|at|in|of|{verb})\s+(?:the\s+)?$", before) or re.match(
             r"\s*(?:accuracy|performance|scores?|results?)\b", after
         ):
             return 2
@@ -535,9 +557,11 @@ class _Reader:
             outcome = "heldout_accuracy"  # the steps are the factor: accuracy after each
         if within and outcome == "heldout_accuracy":
             outcome = "learning_speed"
+        reach = self._of("aside", "threshold")
+        if reach and re.search(r"\b(?:sooner|faster|quicker|first|fewer steps)\b", self.masked):
+            outcome = "learning_speed"  # "reach a training reward of 0.9 sooner"
         threshold = None
         if outcome == "learning_speed":
-            reach = self._of("aside", "threshold")
             if reach:
                 value, percent = reach[0].groups
                 threshold = float(value) / (100 if percent or float(value) > 1 else 1)
@@ -563,8 +587,11 @@ class _Reader:
             return "greater", None
         if re.search(rf"\b(?:{EQUIVALENT_WORDS})", text):
             margins = self._of("aside", "margin")
+            absolute = self._of("aside", "margin_abs")
             if margins:
                 margin = float(margins[0].groups[0]) / 100
+            elif absolute:
+                margin = float(absolute[0].groups[0])
             else:
                 margin = COST_MARGIN if outcome == "cost" else DEFAULT_MARGIN
                 unit = "of the control's cost" if outcome == "cost" else "(absolute)"
@@ -636,6 +663,13 @@ class _Reader:
                 f"only {describe_level(factor, levels[1])} named: the default "
                 f"{describe_level(factor, default)} is the control"
             )
+        elif len(levels) == 1 and spec.kind in ("choice", "lora") and not way:
+            control = spec.alternative if levels[0] == default else default
+            self.assumptions.append(
+                f"only {describe_level(factor, levels[0])} named, the default: compared "
+                f"against {describe_level(factor, control)}"
+            )
+            levels = [control, levels[0]]
         else:
             control, levels = self._unnamed_levels(spec, default, way, multiplier)
         return [control, *(level for level in levels if level != control)], control
@@ -702,11 +736,14 @@ class _Reader:
             or (multiplier and not isinstance(default, int | float))
         ):
             raise self._unreadable(f"no {factor} level named: give the values to compare")
+        best = re.search(r"\b(?:which|what|best|optimal|sweep)\b", self.masked)
+        if spec.kind == "choice" and best:
+            dose = [default, *(choice for choice in spec.choices if choice != default)]
+            self.assumptions.append(f"no {factor} named: every choice ({', '.join(dose)})")
+            return default, dose
         if multiplier:
             other = _typed(spec, default * multiplier)
-        elif (
-            re.search(r"\b(?:which|what|best|optimal|sweep)\b", self.masked) and lowered is not None
-        ):
+        elif best and lowered is not None:
             dose = distinct_levels([lowered, default, raised])
             self.assumptions.append(
                 f"no {factor} level named: a dose-response over "
@@ -830,7 +867,10 @@ class _Reader:
 
 
 def _typed(spec: Factor, value: Level) -> Level:
-    """A written number as the factor's type: 8.0 → 8 for an int factor."""
+    """A written number as the factor's type: 8.0 → 8 for an int factor; 2e-05 × 0.1 is
+    2e-06, not 2.0000000000000003e-06."""
+    if isinstance(value, float):
+        value = float(f"{value:.12g}")
     if isinstance(value, float) and spec.kind in ("int", "lora") and value.is_integer():
         return int(value)
     if isinstance(value, float) and spec.kind in ("int", "lora"):
