@@ -182,6 +182,8 @@ def _static_patterns() -> list[tuple[re.Pattern[str], str, str, Level]]:
         for synonym in info.synonyms:
             patterns.append((_compile(synonym), "task", info.family, None))
     for name in UNSHIPPED_TASKS:
+        if name in TASKS:
+            continue  # shipped since: its own synonyms name it
         patterns.append((_compile(name), "unshipped", name, None))
     for fragment in _NEUTRAL:
         patterns.append((_compile(fragment), "neutral", "", None))
@@ -194,10 +196,16 @@ _PRIORITY = {"param": 0, "aside": 1, "model": 2, "factor": 3, "value": 4, "task"
 
 
 def _param_patterns(params: dict[str, Any]) -> list[tuple[re.Pattern[str], str, str, Level]]:
+    """A workflow's PARAMS keys as words: "system_prompt" is "system prompt" (or "system-prompt",
+    "system_prompt"), and its last word alone ("prompt") when that is four letters or more."""
     patterns = []
     for key in params:
-        phrase = re.escape(key.lower()).replace(r"\_", " ").replace("_", " ")
-        patterns.append((_compile(phrase), "param", WORKFLOW_PREFIX + key, None))
+        words = [re.escape(word) for word in key.lower().split("_") if word]
+        if not words:
+            continue
+        patterns.append((_compile(" ".join(words)), "param", WORKFLOW_PREFIX + key, None))
+        if len(words) > 1 and len(words[-1]) >= 4:
+            patterns.append((_compile(words[-1] + "s?"), "param", WORKFLOW_PREFIX + key, None))
     return patterns
 
 
@@ -263,6 +271,30 @@ def _numbers(text: str, mentions: list[Mention]) -> list[tuple[int, float, bool]
             value, start = -value, start - 1  # "a KL penalty of -1": a sign, not a dash
         found.append((start, value, bool(match.group(2))))
     return found
+
+
+_WORD_NUMBERS = {
+    word: value
+    for value, word in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+        "fifteen sixteen seventeen eighteen nineteen twenty".split()
+    )
+    if value >= 2  # "one" is too common a word ("one task", "one-step") to be a level
+} | {"thirty-two": 32, "sixty-four": 64}
+_WORD_NUMBER = re.compile(
+    rf"(?<![\w-])({'|'.join(sorted(_WORD_NUMBERS, key=len, reverse=True))})(?![\w-])"
+    r"(?! (?:seeds?|tasks?|models?|times|fold|arms?|runs?|of (?:them|these|those)))"
+)
+
+
+def _word_numbers(text: str, mentions: list[Mention]) -> list[tuple[int, Level]]:
+    """Levels written as words ("groups of eight vs two"), for whole-number factors."""
+    taken = [(m.start, m.end) for m in mentions]
+    return [
+        (match.start(), float(_WORD_NUMBERS[match.group(1)]))
+        for match in _WORD_NUMBER.finditer(text)
+        if not any(start <= match.start() < end for start, end in taken)
+    ]
 
 
 def _multiplier(mentions: list[Mention]) -> float | None:
@@ -357,7 +389,14 @@ def read_question(
     return reader.read()
 
 
-def _how_to_ask() -> str:
+def _how_to_ask(params: dict[str, Any] | None = None) -> str:
+    if params is not None:
+        keys = ", ".join(params) or "none declared"
+        return (
+            f"Name one of your workflow's PARAMS ({keys}) or a run setting (learning rate, "
+            f"KL penalty, group size, LoRA, temperature, ...) and the value to try, e.g. "
+            f"'does lr 1e-4 help my agent?'"
+        )
     examples = "; ".join(repr(q) for q in EXAMPLE_QUESTIONS)
     return (
         f"Name one run setting to vary (learning rate, KL penalty, group size, LoRA, "
@@ -388,7 +427,8 @@ class _Reader:
         return [m for m in self.mentions if m.kind == kind and (key is None or m.key == key)]
 
     def _unreadable(self, why: str) -> UnreadableQuestion:
-        return UnreadableQuestion(f"cannot read {self.question!r}: {why}. {_how_to_ask()}")
+        how = _how_to_ask(self.params)
+        return UnreadableQuestion(f"cannot read {self.question!r}: {why}. {how}")
 
     def read(self) -> Reading:
         for m in self._of("unshipped"):
@@ -470,7 +510,8 @@ class _Reader:
             raise self._unreadable("no run setting or task named")
         raise NotAboutTraining(
             f"{self.question!r} is not a question about training a model: the researcher "
-            f"answers questions about RL training by running experiments. {_how_to_ask()}"
+            f"answers questions about RL training by running experiments. "
+            f"{_how_to_ask(self.params)}"
         )
 
     # -- the task -----------------------------------------------------------------------------
@@ -608,7 +649,9 @@ class _Reader:
                 )
                 or (greater if not re.search(r"\bslow", text) else None),
             )
-        if greater and less:
+        if (greater and less) or (
+            (greater or less) and re.search(r"\bwhich\b|\bor\b", text)
+        ):  # "help or hurt", "RLOO or GRPO: which learns faster?"
             return "two_sided", None
         if greater:
             return "greater", None
@@ -633,6 +676,8 @@ class _Reader:
         if spec.kind in ("real", "int", "lora"):
             for position, value, _ in _numbers(self.text, self.mentions):
                 named.append((position, value))
+            if not named and spec.kind != "real":
+                named = _word_numbers(self.text, self.mentions)
             if factor == "max_steps":
                 named += [(m.start, float(m.groups[0])) for m in self._of("aside", "steps_n")]
         values = [(m.start, m.level) for m in own if m.kind == "value"]

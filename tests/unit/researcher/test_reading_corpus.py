@@ -538,6 +538,13 @@ CORPUS: list[Q] = [
     Q('is group size 8 as good as 16 within 0.02 on arithmetic?', 'group_size', [16, 8], 'arithmetic', H, EQ, 0.02),
     Q('does RLOO match GRPO within 2 percentage points on the easy task?', 'algorithm', ['grpo', 'rloo'], 'learnable', H, EQ, 0.02),
     Q('is REINFORCE as cheap as GRPO on arithmetic?', 'algorithm', ['grpo', 'reinforce'], 'arithmetic', COST, EQ, 0.1),
+    # -- numbers as words; either way ------------------------------------------------------------
+    Q('does a group size of eight help?', 'group_size', [4, 8], 'arithmetic', H, G),
+    Q('do groups of sixteen beat groups of four on arithmetic?', 'group_size', [4, 16], 'arithmetic', H, G),
+    Q('does a LoRA rank of thirty-two help?', 'lora', ['full', 32], 'arithmetic', H, G),
+    Q('does training on two tasks help arithmetic?', 'task_mix', [{'arithmetic': 1.0}, {'arithmetic': 0.5, 'calculator': 0.5}], 'arithmetic', H, G),
+    Q('is RLOO or GRPO better on arithmetic?', 'algorithm', ['grpo', 'rloo'], 'arithmetic', H, TWO_SIDED),
+    Q('does lr 1e-4 help or hurt arithmetic?', 'lr', [2e-05, 0.0001], 'arithmetic', H, TWO_SIDED),
     # -- base models (three served) ------------------------------------------------------------
     Q('does a bigger model learn the calculator task faster?', 'base_model', [SMOL, SMOL_360, QWEN_7B], 'calculator', LS, G, served=THREE),
     Q('does model size matter on the guessing game?', 'base_model', [SMOL, SMOL_360, QWEN_7B], 'guess_number', H, TWO_SIDED, served=THREE),
@@ -557,6 +564,7 @@ REFUSALS: list[tuple[str, type[UnmappableQuestion], str]] = [
     ("asdf qwer zxcv", NotAboutTraining, "not a question about training"),
     ("Which GPU should I buy?", NotAboutTraining, "not a question about training"),
     ("does the model learn better?", UnreadableQuestion, "no run setting or task named"),
+    ("does a step-by-step prompt help?", UnreadableQuestion, "no run setting or task named"),
     ("does lr 5 help on arithmetic?", UnreadableQuestion, "lr must be > 0 and <= 1"),
     ("does group size 2.5 help?", UnreadableQuestion, "not a whole number"),
     ("does clip range 1.5 help?", UnreadableQuestion, "clip_eps must be > 0 and < 1"),
