@@ -117,6 +117,23 @@ TASKS: dict[str, TaskInfo] = {
 }
 DEFAULT_TASK = "arithmetic"
 WORKFLOW_TASK = "workflow"  # Reading.task for the user's own workflow
+# what people ask to vary that no run setting is: refused by name, never read as a neighbour
+UNSUPPORTED_SETTINGS = (
+    r"(?:learning rate |lr )?schedul\w*",
+    "warm ?up",
+    "cosine",
+    "(?:lr |learning rate )?decay",
+    "optimi[sz]ers?",
+    r"adam\w*",
+    "sgd",
+    "momentum",
+    "curriculum",
+    "entropy (?:bonus|coefficient|regulari[sz]ation)",
+    "dropout",
+    "reward shaping",
+    "value (?:function|head|model)",
+    "critic",
+)
 # benchmarks people name that this planner does not ship: refused by name, not misread
 UNSHIPPED_TASKS = (
     "countdown",
@@ -331,6 +348,8 @@ _FACTOR_LIST = (
             "(?:max(?:imum)? )?(?:training )?steps",
             "max_steps",
             "train(?:ing)? (?:for )?longer",
+            "more training",
+            "longer runs?",
             "longer training",
             "training length",
             "step budget",
@@ -674,7 +693,8 @@ OUTCOME_WORDS: tuple[tuple[str, str], ...] = (
         r"speeds? up (?:the )?(?:learning|convergence)|sample[\s-]efficien\w*|"
         r"learning speed|speed of learning|(?:faster|slower|quicker) (?:learning|convergence)|"
         r"converge\w* (?:faster|slower|sooner)|how (?:many|much) (?:training )?steps|"
-        r"steps to (?:learn|reach|converge)|learn\w* (?:as )?(?:quickly|fast)",
+        r"steps to (?:learn|reach|converge)|learn\w* (?:\w+ )?(?:as )?(?:quickly|fast)|"
+        r"as (?:fast|quickly) as",
     ),
     (
         "final_train_reward",
@@ -684,7 +704,8 @@ OUTCOME_WORDS: tuple[tuple[str, str], ...] = (
 EQUIVALENT_WORDS = (
     r"as (?:good|well|accurate|fast|effective|strong|cheap|quickly) as|match(?:es|ed|ing)?|"
     r"same as|the same (?:accuracy|results?|performance|reward|score)|no worse|not worse|comparabl\w*|on par|equivalent\w*|just as|"
-    r"indistinguishable|keeps? up with|as well\b|loses? (?:nothing|no accuracy)|suffic\w*"
+    r"indistinguishable|keeps? up with|as well\b|loses? (?:nothing|no accuracy)|suffic\w*|"
+    r"without (?:hurting|harming|losing|degrading|costing)"
 )
 GREATER_WORDS = (
     r"help\w*|improv\w*|better|boost\w*|speeds? up|faster|quicker|sooner|outperform\w*|"

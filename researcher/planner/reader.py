@@ -61,6 +61,7 @@ from researcher.planner.catalogue import (
     TASKS,
     TWO_SIDED_WORDS,
     UNSHIPPED_TASKS,
+    UNSUPPORTED_SETTINGS,
     WORKFLOW_PREFIX,
     WORKFLOW_TASK,
     Factor,
@@ -185,6 +186,8 @@ def _static_patterns() -> list[tuple[re.Pattern[str], str, str, Level]]:
         if name in TASKS:
             continue  # shipped since: its own synonyms name it
         patterns.append((_compile(name), "unshipped", name, None))
+    for fragment in UNSUPPORTED_SETTINGS:
+        patterns.append((_compile(fragment), "unsupported", fragment, None))
     for fragment in _NEUTRAL:
         patterns.append((_compile(fragment), "neutral", "", None))
     patterns.append((_MODEL_REQUEST, "model", "", None))
@@ -437,6 +440,12 @@ class _Reader:
                     f"{m.key!r} is not a task this planner ships (it ships "
                     f"{', '.join(TASKS)}); study your own agent on it with --workflow FILE"
                 )
+        for m in self._of("unsupported"):
+            named = self.text[m.start : m.end]
+            raise self._unreadable(
+                f"{named!r} is not a setting a study can vary here; it varies "
+                f"{', '.join(FACTORS)} (or your workflow's PARAMS with --workflow FILE)"
+            )
         factor = self._factor()
         task, tasks = self._task(factor)
         outcome, threshold = self._outcome(factor)
