@@ -49,7 +49,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from researcher.errors import NotAboutTraining, ResearcherError, UnreadableQuestion
+from researcher.errors import (
+    EmptyQuestion,
+    NotAboutTraining,
+    ResearcherError,
+    UnreadableQuestion,
+)
 from researcher.plan import Level, Reading
 from researcher.planner.catalogue import (
     DEFAULT_TASK,
@@ -124,7 +129,8 @@ def model_scale(name: str) -> float | None:
 class Mention:
     start: int
     end: int
-    kind: str  # task | unshipped | factor | value | neutral | model | aside
+    # task | unshipped | unsupported | factor | value | param | fixed | neutral | model | aside
+    kind: str
     key: str  # the task family, factor name, or aside kind
     level: Level = None
     groups: tuple[str | None, ...] = ()
@@ -368,10 +374,6 @@ def _sort_key(level: Level) -> float:
 # -- the reader -------------------------------------------------------------------------------
 
 
-class _Refusal(Exception):
-    pass
-
-
 def read_question(
     question: str,
     *,
@@ -382,6 +384,10 @@ def read_question(
     """The reading of `question` (see the module docstring for the grammar); raises
     `UnreadableQuestion` or `NotAboutTraining` with what is missing and how to ask."""
     original = " ".join(question.split())
+    if not re.search(r"[^\W\d_]{2}", original):
+        raise EmptyQuestion(
+            f"the research question is empty ({question!r}); ask e.g. {EXAMPLE_QUESTIONS[0]!r}"
+        )
     if workflow_params is not None and not workflow_has_test:
         raise UnreadableQuestion(
             "your workflow has no test split: the held-out evaluation runs its rollout on "

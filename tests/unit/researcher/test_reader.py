@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from researcher.errors import (
+    EmptyQuestion,
     NotAboutTraining,
     ResearcherError,
     UnmappableQuestion,
@@ -293,3 +294,9 @@ def test_the_same_question_always_reads_the_same() -> None:
     question = "does a KL penalty of 0.5 slow learning on the easy single-turn task?"
     first = read_question(question, served_models=SERVED)
     assert all(read_question(question, served_models=SERVED) == first for _ in range(3))
+
+
+@pytest.mark.parametrize("question", ["", "   ", "?!", "42"])
+def test_an_empty_question_is_refused_as_empty(question: str) -> None:
+    with pytest.raises(EmptyQuestion):
+        read_question(question, served_models=SERVED)
