@@ -709,6 +709,11 @@ class _Reader:
         default = spec.default_for(task)
         way = _comparative(self.text, own)
         multiplier = _multiplier(self.mentions)
+        if default is None and factor != "max_turns" and len(levels) < 2:
+            raise self._unreadable(
+                f"{factor} has no default here (your workflow sets its own): name both levels "
+                f"to compare, e.g. '{factor} 64 vs 256'"
+            )
         if len(levels) >= 2:
             positions = [next(p for p, v in named if v == level) for level in levels]
             control = self._control(spec, levels, positions, default, way)
