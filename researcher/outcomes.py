@@ -51,8 +51,7 @@ def _curve(result: RunResult, last_step: int | None = None) -> list[tuple[int, f
 def area_under_curve(result: RunResult, steps: int) -> float:
     """Mean training reward over steps 1..`steps`, linearly interpolated between logged
     points, the first value held before them and the last carried after them."""
-    points = _curve(result, steps) or _curve(result)[:1]
-    at_steps, values = zip(*points, strict=True)
+    at_steps, values = zip(*_curve(result), strict=True)
     return float(np.mean(np.interp(np.arange(1, max(1, steps) + 1), at_steps, values)))
 
 
