@@ -17,7 +17,7 @@ Why t intervals over seeds and not a bootstrap: a study has two or three seeds p
 and a percentile bootstrap over so few seeds is far too narrow — with two seeds per arm
 and no true effect it calls a difference "credibly above 0" about 16% of the time where
 2.5% is promised (and the hierarchical item bootstrap about 8% once seeds differ in
-truth). A Welch interval on the per-seed scores keeps its promise at any seed count
+truth). A Welch interval on the per-seed scores (`researcher.intervals`) keeps its promise at any seed count
 (`tests/unit/researcher/test_analysis_outcomes.py` proves the rates by simulation). For
 held-out accuracy the per-seed variance is floored at the binomial variance of a seed's
 items, so identical seeds still carry the uncertainty of their finite held-out set.
@@ -27,82 +27,39 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
+from researcher.intervals import (
+    LEVEL,
+    ArmScores,
+    Interval,
+    arm_scores,
+    item_variance,
+    judge,
+    t_interval,
+    welch,
+)
 from researcher.outcomes import (
     cost_unit,
     direction_words,
     heldout_metric,
     outcome_label,
-    run_score,
     speed_sign,
     unscored_reason,
     usable,
 )
 from researcher.plan import Analysis, Comparison, Design, RunResult, Trend
-from researcher.student_t import t_quantile
 
-__all__ = ["analyse", "cohens_h", "curve_bands", "heldout_metric", "usable"]
-
-LEVEL = 0.95  # the interval every arm and comparison reports
-ALPHA = 1 - LEVEL
-Interval = tuple[float, float]
-
-
-@dataclass
-class ArmScores:
-    """One arm's runs, their scores, and the variance of the arm's mean with its df."""
-
-    runs: list[RunResult]
-    scores: np.ndarray
-    var_mean: float
-    df: float  # degrees of freedom of var_mean; 0 when it cannot be estimated
-
-    @property
-    def mean(self) -> float:
-        return float(np.mean(self.scores))
-
-    def interval(self, level: float = LEVEL) -> Interval:
-        return t_interval(self.mean, self.var_mean, self.df, level)
-
-
-def t_interval(centre: float, var: float, df: float, level: float) -> Interval:
-    if var <= 0 or df <= 0:
-        return centre, centre
-    half = t_quantile(1 - (1 - level) / 2, df) * math.sqrt(var)
-    return centre - half, centre + half
-
-
-def _item_variance(result: RunResult) -> float:
-    """The binomial variance of one seed's held-out mean, its proportion shrunk by half an
-    item either way so a seed that solved all or none still counts as uncertain."""
-    n = len(result.eval_outcomes)
-    p = (sum(result.eval_outcomes) + 0.5) / (n + 1)
-    return p * (1 - p) / n
-
-
-def arm_scores(design: Design, runs: list[RunResult], unit: str) -> ArmScores:
-    """Scores and the variance of their mean: the seeds' sample variance over n (df n − 1);
-    for held-out accuracy at least the items' binomial variance (then df from the items)."""
-    scores = np.array([run_score(design, r, unit) for r in runs])
-    n = len(scores)
-    seed_var = float(np.var(scores, ddof=1)) if n > 1 else 0.0
-    if design.outcome == "heldout_accuracy":
-        item_var = float(np.mean([_item_variance(r) for r in runs]))
-        if n < 2 or seed_var < item_var:
-            items = sum(len(r.eval_outcomes) for r in runs)
-            return ArmScores(runs, scores, item_var / n, max(1, items - n))
-    return ArmScores(runs, scores, seed_var / n, n - 1 if seed_var > 0 else 0)
-
-
-def welch(treatment: ArmScores, control: ArmScores) -> tuple[float, float]:
-    """The variance of the difference of means and its Welch–Satterthwaite df."""
-    var = treatment.var_mean + control.var_mean
-    parts = [(a.var_mean**2 / a.df) for a in (treatment, control) if a.var_mean > 0 and a.df > 0]
-    return var, (var**2 / sum(parts)) if parts and var > 0 else 0.0
+__all__ = [
+    "analyse",
+    "arm_scores",
+    "cohens_h",
+    "curve_bands",
+    "heldout_metric",
+    "judge",
+    "usable",
+]
 
 
 def cohens_h(p_treatment: float, p_control: float) -> float:
@@ -124,49 +81,14 @@ def _effect_size(design: Design, t: ArmScores, c: ArmScores) -> tuple[float, str
     return (t.mean - c.mean) / math.sqrt(ss / dof), "standardized difference (d)"
 
 
-def judge(
-    direction: str,
-    difference: float,
-    interval_at: Callable[[float], Interval],
-    *,
-    min_effect: float,
-    margin: float,
-    comparisons: int = 1,
-) -> tuple[str, Interval]:
-    """The verdict of one difference by the pre-registered rule, and the interval it used.
-
-    `interval_at(level)` gives the difference's two-sided interval at `level`. With k
-    comparisons the superiority intervals are Bonferroni-widened to 1 − 0.05/k.
-    - greater: supported when the interval lies above 0 and the difference ≥ min_effect;
-      refuted when its upper end is below min_effect.
-    - less: the mirror: supported when it lies below 0 and the difference ≤ −min_effect;
-      refuted when its lower end is above −min_effect.
-    - two_sided: supported when it excludes 0 and |difference| ≥ min_effect; refuted when
-      it lies within ±min_effect.
-    - equivalent (TOST): supported when the 90% interval lies inside ±margin (two one-sided
-      5% tests; each comparison must pass, so no widening); refuted when the (widened) 95%
-      interval lies entirely outside ±margin.
-    """
-    low, high = wide = interval_at(1 - ALPHA / comparisons)
-    if direction == "equivalent":
-        tost_low, tost_high = tost = interval_at(1 - 2 * ALPHA)
-        if -margin < tost_low and tost_high < margin:
-            return "supported", tost
-        return ("refuted" if low > margin or high < -margin else "inconclusive"), tost
-    if direction == "less":
-        supported, refuted = high < 0 and difference <= -min_effect, low > -min_effect
-    elif direction == "two_sided":
-        supported = (low > 0 or high < 0) and abs(difference) >= min_effect
-        refuted = -min_effect < low and high < min_effect
-    else:
-        supported, refuted = low > 0 and difference >= min_effect, high < min_effect
-    return ("supported" if supported else "refuted" if refuted else "inconclusive"), wide
-
-
 def _effective_direction(design: Design) -> str:
     """The direction on the score's own scale: steps to a threshold run the other way."""
     flipped = {"greater": "less", "less": "greater"}
-    return flipped.get(design.direction, design.direction) if speed_sign(design) < 0 else design.direction
+    return (
+        flipped.get(design.direction, design.direction)
+        if speed_sign(design) < 0
+        else design.direction
+    )
 
 
 def _numeric(level: object) -> bool:
@@ -193,7 +115,7 @@ def dose_response(design: Design, arms: dict[str, ArmScores], control: str) -> T
     df = float(n - 2)
     if design.outcome == "heldout_accuracy":
         runs = [r for a in levels for r in arms[a].runs]
-        item_var = float(np.mean([_item_variance(r) for r in runs]))
+        item_var = float(np.mean([item_variance(r) for r in runs]))
         if residual_var < item_var:
             residual_var, df = item_var, float(sum(len(r.eval_outcomes) for r in runs) - n)
     x_control = float(scale(levels[control]))
@@ -292,9 +214,10 @@ def analyse(
                 f"{t} vs {control} has {n_seeds} usable seed in an arm: seed-to-seed "
                 "variation cannot be estimated, so no verdict is drawn from it"
             )
-        elif design.outcome == "heldout_accuracy" and np.ptp(
-            np.concatenate([r.eval_outcomes for r in tr.runs + co.runs])
-        ) == 0:
+        elif (
+            design.outcome == "heldout_accuracy"
+            and np.ptp(np.concatenate([r.eval_outcomes for r in tr.runs + co.runs])) == 0
+        ):
             value = tr.runs[0].eval_outcomes[0]
             problems.append(
                 f"every held-out item of {t} and {control} scored {value:g}: "
@@ -311,8 +234,15 @@ def analyse(
             decision_ci = used if used != (low, high) else None
         comparisons.append(
             Comparison(
-                treatment=t, control=control, difference=difference, ci_low=low, ci_high=high,
-                effect_size=effect, n_seeds=n_seeds, effect_measure=measure, verdict=verdict,
+                treatment=t,
+                control=control,
+                difference=difference,
+                ci_low=low,
+                ci_high=high,
+                effect_size=effect,
+                n_seeds=n_seeds,
+                effect_measure=measure,
+                verdict=verdict,
                 decision_ci=decision_ci,
             )  # fmt: skip
         )
@@ -339,8 +269,9 @@ def analyse(
         arm_ci=arm_ci,
         comparisons=comparisons,
         verdict=verdict,
-        summary=_summary(design, unit, arms, arm_ci, comparisons, trend, verdict, problems,
-                         excluded, margin),  # fmt: skip
+        summary=_summary(
+            design, unit, arms, arm_ci, comparisons, trend, verdict, problems, excluded, margin
+        ),  # fmt: skip
         outcome=design.outcome,
         outcome_label=outcome_label(design, unit),
         direction=design.direction,
@@ -374,6 +305,14 @@ def rule_words(design: Design, margin: float) -> str:
     return rules[_effective_direction(design)]
 
 
+def _equivalence_words(design: Design, verdict: str, margin: float) -> str:
+    if design.direction != "equivalent":
+        return ""
+    if verdict == "supported":
+        return f": the arms are equivalent within ±{margin:g}"
+    return f": the arms differ by more than ±{margin:g}"
+
+
 def _summary(
     design: Design,
     unit: str,
@@ -394,7 +333,7 @@ def _summary(
             f"over {len(a.scores)} seed{'s' if len(a.scores) != 1 else ''}"
             for name, a in arms.items()
         )
-        parts.append(f"{label[0].upper()}{label[1:]} (mean over seeds, 95% interval): {listed}.")
+        parts.append(f"{label[0].upper()}{label[1:]}, mean over seeds [95% interval]: {listed}.")
     elif design.outcome == "heldout_accuracy":
         parts.append(f"No run finished with held-out {design.metric} on {design.eval_family}.")
     else:
@@ -420,7 +359,7 @@ def _summary(
         + (
             f"the test of {design.hypothesis} is inconclusive."
             if verdict == "inconclusive"
-            else f"{design.hypothesis} is {verdict}."
+            else f"{design.hypothesis} is {verdict}{_equivalence_words(design, verdict, margin)}."
         )
     )
     if problems:

@@ -67,7 +67,7 @@ def final_train_reward(result: RunResult) -> float:
 
 
 def cost_unit(results: Iterable[RunResult]) -> str:
-    """"wall_s" when any run has a wall time, else "tokens"."""
+    """ "wall_s" when any run has a wall time, else "tokens"."""
     return "wall_s" if any(r.wall_s is not None for r in results) else "tokens"
 
 
@@ -114,16 +114,14 @@ def outcome_label(design: Design, unit: str = "wall_s") -> str:
                 f"{design.steps} steps)"
             )
         return (
-            f"learning speed (area under the training-reward curve, steps 1–{design.steps}, "
-            "as a mean reward per step)"
+            f"learning speed (area under the training-reward curve over steps "
+            f"1–{design.steps}, as a mean reward per step)"
         )
     if design.outcome == "final_train_reward":
         return "final training reward (mean of the last 20% of logged steps)"
     if design.outcome == "cost":
         return (
-            "cost (training wall time, seconds)"
-            if unit == "wall_s"
-            else "cost (tokens trained on)"
+            "cost (training wall time, seconds)" if unit == "wall_s" else "cost (tokens trained on)"
         )
     return f"held-out {design.metric} on {design.eval_family}"
 
@@ -142,8 +140,16 @@ def short_label(design: Design) -> str:
 def direction_words(design: Design) -> str:
     """Which way the hypothesis says the outcome moves, in words."""
     margin = design.margin if design.margin is not None else design.min_effect
-    speed = design.outcome == "learning_speed"
-    steps = speed and design.threshold is not None
+    return describe_direction(design.direction, outcome=design.outcome,
+                              threshold=design.threshold, margin=margin)  # fmt: skip
+
+
+def describe_direction(
+    direction: str, *, outcome: str, threshold: float | None = None, margin: float | None = None
+) -> str:
+    speed = outcome == "learning_speed"
+    steps = speed and threshold is not None
+    within = f" within ±{margin:g}" if margin is not None else ""
     return {
         "greater": "faster learning (fewer steps) is the hypothesis" if steps
         else "faster learning (a larger area) is the hypothesis" if speed
@@ -152,5 +158,17 @@ def direction_words(design: Design) -> str:
         else "slower learning (a smaller area) is the hypothesis" if speed
         else "lower is the hypothesis",
         "two_sided": "a difference in either direction is the hypothesis",
-        "equivalent": f"equivalence within ±{margin:g} is the hypothesis",
-    }[design.direction]  # fmt: skip
+        "equivalent": f"equivalence{within} is the hypothesis",
+    }[direction]  # fmt: skip
+
+
+def describe_outcome(outcome: str, *, threshold: float | None = None) -> str:
+    """An outcome's name in words before any design fixes its steps or held-out task."""
+    if outcome == "learning_speed" and threshold is not None:
+        return f"learning speed (training steps to reach a training reward of {threshold:g})"
+    return {
+        "heldout_accuracy": "held-out accuracy",
+        "learning_speed": "learning speed (area under the training-reward curve)",
+        "final_train_reward": "final training reward",
+        "cost": "cost (training wall time, or tokens)",
+    }[outcome]

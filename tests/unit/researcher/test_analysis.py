@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import time
 
-import numpy as np
 import pytest
 
 from researcher.analysis import analyse, arm_scores, cohens_h, curve_bands

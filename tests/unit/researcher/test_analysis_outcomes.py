@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from researcher.analysis import analyse, judge
+from researcher.intervals import t_quantile
 from researcher.outcomes import area_under_curve, final_train_reward, steps_to_threshold
 from researcher.plan import Arm, Design, RunResult
-from researcher.student_t import t_quantile
 
 STUDIES = 400  # simulated studies per scenario
 NOMINAL = 0.05
@@ -101,7 +101,9 @@ def test_cost_is_wall_time_and_runs_without_one_are_excluded():
     a = analyse(d, results)
     assert a.verdict == "supported" and a.comparisons[0].difference == pytest.approx(-50)
     assert "t3 (finished: no wall time recorded)" in a.summary
-    assert "cost (training wall time, seconds)" in a.summary and "lower is the hypothesis" in a.summary
+    assert (
+        "cost (training wall time, seconds)" in a.summary and "lower is the hypothesis" in a.summary
+    )
 
 
 def test_cost_falls_back_to_tokens_when_no_run_has_a_wall_time():
@@ -174,7 +176,9 @@ def test_learning_speed_less_names_the_outcome_and_direction_in_words():
 def test_an_equivalence_study_reports_the_tost_interval():
     d = design(direction="equivalent", margin=0.1)
     rng = np.random.default_rng(2)
-    results = two_arms(lambda rng, a, s, p: accuracy_run(rng, a, s, p, items=2000), 3, (0.5, 0.5))(rng)
+    results = two_arms(lambda rng, a, s, p: accuracy_run(rng, a, s, p, items=2000), 3, (0.5, 0.5))(
+        rng
+    )
     a = analyse(d, results)
     (c,) = a.comparisons
     assert a.verdict == "supported" and c.decision_ci is not None
@@ -227,7 +231,9 @@ def test_without_a_true_effect_learning_speed_is_rarely_supported(direction):
     def run_of(rng, arm, seed, rate):
         return curve_run(rng, arm, seed, rate * math.exp(rng.normal(0, 0.4)))
 
-    rate = supported_rate(lambda: design("learning_speed", direction), two_arms(run_of, 3, (0.2, 0.2)))
+    rate = supported_rate(
+        lambda: design("learning_speed", direction), two_arms(run_of, 3, (0.2, 0.2))
+    )
     assert rate <= NOMINAL + SLACK
 
 
@@ -264,7 +270,9 @@ def test_a_true_difference_equal_to_the_margin_is_rarely_called_equivalent(seeds
 
 def test_three_treatments_without_effect_keep_the_family_rate():
     def results(rng):
-        return [seed_effect_accuracy(0.1)(rng, f"arm{i}", s, 0.5) for i in range(4) for s in range(3)]
+        return [
+            seed_effect_accuracy(0.1)(rng, f"arm{i}", s, 0.5) for i in range(4) for s in range(3)
+        ]
 
     rate = supported_rate(lambda: design(levels=("a", "b", "c", "d")), results)
     assert rate <= NOMINAL + SLACK
