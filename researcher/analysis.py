@@ -56,6 +56,7 @@ __all__ = [
     "arm_scores",
     "cohens_h",
     "curve_bands",
+    "describe_rule",
     "heldout_metric",
     "judge",
     "usable",
@@ -303,6 +304,33 @@ def rule_words(design: Design, margin: float) -> str:
         f"inside ±{margin:g}; refuted if the 95% interval lies entirely outside ±{margin:g}",
     }
     return rules[_effective_direction(design)]
+
+
+def describe_rule(design: Design) -> str:
+    """The whole pre-registered rule in words, fixed before any run: what a planner can put
+    in `Design.decision_rule` so the rule the report states is the rule `analyse` applies."""
+    margin = design.margin if design.margin is not None else design.min_effect
+    k = sum(a.role == "treatment" for a in design.arms)
+    widened = (
+        f", widened to {1 - (1 - LEVEL) / k:.2%} (Bonferroni) for the verdicts of {k} treatments"
+        if k > 1 and design.direction != "equivalent"
+        else ""
+    )
+    text = (
+        f"Each run is scored on {outcome_label(design)}; {direction_words(design)}. Each "
+        f"treatment − control difference of mean scores over seeds gets a 95% Welch t "
+        f"interval{widened}: {rule_words(design, margin)}; fewer than 2 usable seeds in an "
+        "arm give no verdict."
+    )
+    levels = [a.level for a in design.arms if _numeric(a.level)]
+    if len(set(levels)) >= 3 and design.direction in ("greater", "less"):
+        text += (
+            " With 3+ numeric levels the verdict is the dose-response trend's instead: the "
+            "slope of the score against the level (log10 when the levels span more than 10×), "
+            "its fitted change from the control's level to the farthest one judged by the "
+            "same rule."
+        )
+    return text
 
 
 def _equivalence_words(design: Design, verdict: str, margin: float) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 
@@ -61,23 +62,35 @@ def t_upper_tail(t: float, df: float) -> float:
     return tail if t >= 0 else 1 - tail
 
 
+def t_density(t: float, df: float) -> float:
+    log_norm = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
+    return math.exp(log_norm - (df + 1) / 2 * math.log1p(t * t / df))
+
+
 def t_quantile(p: float, df: float) -> float:
-    """The t with P(T ≤ t) = p, for 0 < p < 1 and df > 0."""
+    """The t with P(T ≤ t) = p, for 0 < p < 1 and df > 0: Newton's method from the normal
+    quantile's Cornish–Fisher correction, kept inside a bracket by bisection."""
     assert 0 < p < 1 and df > 0, (p, df)
     if p < 0.5:
         return -t_quantile(1 - p, df)
-    low, high = 0.0, 1.0
-    while t_upper_tail(high, df) > 1 - p:
-        high *= 2
-    for _ in range(200):
-        mid = (low + high) / 2
-        if t_upper_tail(mid, df) > 1 - p:
-            low = mid
+    tail = 1 - p
+    z = NormalDist().inv_cdf(p)
+    t = z + (z**3 + z) / (4 * df)
+    low, high = 0.0, math.inf
+    for _ in range(100):
+        excess = t_upper_tail(t, df) - tail  # > 0: t is below the quantile
+        if excess > 0:
+            low = t
         else:
-            high = mid
-        if high - low < 1e-12 * max(1.0, high):
-            break
-    return (low + high) / 2
+            high = t
+        step = excess / t_density(t, df)
+        t_next = t + step
+        if not low < t_next < high:  # Newton left the bracket: bisect (or double)
+            t_next = (low + high) / 2 if math.isfinite(high) else 2 * max(t, 1.0)
+        if abs(t_next - t) < 1e-12 * max(1.0, t):
+            return t_next
+        t = t_next
+    return t
 
 
 LEVEL = 0.95  # the interval every arm and comparison reports

@@ -10,12 +10,12 @@ import math
 import numpy as np
 import pytest
 
-from researcher.analysis import analyse, judge
+from researcher.analysis import analyse, describe_rule, judge
 from researcher.intervals import t_quantile
 from researcher.outcomes import area_under_curve, final_train_reward, steps_to_threshold
 from researcher.plan import Arm, Design, RunResult
 
-STUDIES = 400  # simulated studies per scenario
+STUDIES = 500  # simulated studies per scenario
 NOMINAL = 0.05
 SLACK = 3 * math.sqrt(NOMINAL * (1 - NOMINAL) / STUDIES)  # three Monte-Carlo standard errors
 
@@ -202,6 +202,16 @@ def test_dose_response_on_log_levels_decides_by_the_trend():
     assert "Dose-response" in a.summary and len(a.comparisons) == 3
 
 
+def test_the_rule_in_words_names_outcome_direction_and_the_trend():
+    speed = describe_rule(design("learning_speed", "less", min_effect=0.05))
+    assert "learning speed (area under the training-reward curve" in speed
+    assert "slower learning" in speed and "at most -0.05" in speed
+    dose = describe_rule(design(levels=(1e-5, 1e-4, 1e-3), min_effect=0.05))
+    assert "Bonferroni" in dose and "dose-response trend" in dose
+    equivalent = describe_rule(design(direction="equivalent", margin=0.1))
+    assert "TOST" in equivalent and "±0.1" in equivalent
+
+
 def test_t_quantiles_match_the_tables():
     for df, expected in ((1, 12.7062), (2, 4.3027), (4, 2.7764), (30, 2.0423), (1e6, 1.9600)):
         assert t_quantile(0.975, df) == pytest.approx(expected, abs=1e-4)
@@ -278,15 +288,31 @@ def test_three_treatments_without_effect_keep_the_family_rate():
     assert rate <= NOMINAL + SLACK
 
 
-def test_a_flat_dose_response_is_rarely_supported():
+@pytest.mark.parametrize("direction", ["greater", "less"])
+def test_a_flat_dose_response_is_rarely_supported(direction):
     levels = (1e-6, 1e-5, 1e-4, 1e-3)
 
     def results(rng):
         return [RunResult(arm=f"arm{i}", seed=s, run=f"{i}{s}", curve=[(1, rng.normal(0.5, 0.1))])
                 for i in range(4) for s in range(2)]  # fmt: skip
 
-    rate = supported_rate(lambda: design("final_train_reward", "greater", levels=levels), results)
+    rate = supported_rate(lambda: design("final_train_reward", direction, levels=levels), results)
     assert rate <= NOMINAL + SLACK
+
+
+def test_a_trend_is_read_from_the_control_towards_the_other_levels():
+    """A control at the highest level: "greater" means the lower levels score higher."""
+    levels = (1e-3, 1e-4, 1e-5)
+    d = design("final_train_reward", "greater", levels=levels, min_effect=0.1)
+    rng = np.random.default_rng(4)
+    results = [
+        RunResult(arm=f"arm{i}", seed=s, run=f"{i}{s}",
+                  curve=[(1, 0.2 + 0.2 * i + rng.normal(0, 0.02))])
+        for i in range(3) for s in range(2)
+    ]  # fmt: skip
+    a = analyse(d, results)
+    assert a.trend.slope < 0 and a.trend.change > 0.3  # falls with lr; rises away from control
+    assert a.verdict == "supported"
 
 
 # -- power ---------------------------------------------------------------------------------
