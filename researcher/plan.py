@@ -150,8 +150,8 @@ class Trend(BaseModel):
 
 
 class Analysis(BaseModel):
-    arm_means: dict[str, float]  # arm -> mean held-out metric over seeds
-    arm_ci: dict[str, tuple[float, float]]  # arm -> bootstrap 95% interval
+    arm_means: dict[str, float]  # arm -> mean score on the design's outcome over seeds
+    arm_ci: dict[str, tuple[float, float]]  # arm -> 95% interval
     comparisons: list[Comparison]
     verdict: Literal["supported", "refuted", "inconclusive"]
     summary: str  # one paragraph in words, applying the design's decision rule

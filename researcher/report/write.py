@@ -216,7 +216,7 @@ def _reading(ctx: ReportContext) -> dict[str, Any] | None:
         "task": reading.task
         + (f" (the question also names {', '.join(t for t in reading.tasks if t != reading.task)})"
            if any(t != reading.task for t in reading.tasks) else ""),
-        "outcome": outcome_label(design) if same else describe_outcome(
+        "outcome": outcome_label(design, cost_unit(ctx.results)) if same else describe_outcome(
             reading.outcome, threshold=reading.threshold),
         "direction": f"{reading.direction} — " + describe_direction(
             reading.direction, outcome=reading.outcome, threshold=reading.threshold, margin=margin),
