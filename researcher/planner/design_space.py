@@ -239,6 +239,14 @@ def outcome_phrase(reading: Reading) -> str:
     return f"held-out {task} accuracy"
 
 
+def margin_text(reading: Reading) -> str:
+    """The equivalence margin in words: a number, or for cost a share of the control's mean."""
+    margin = reading.margin if reading.margin is not None else MIN_EFFECT
+    if reading.outcome == "cost":
+        return f"{margin:.0%} (relative to the control)"
+    return format_number(margin)
+
+
 def _claim(reading: Reading) -> tuple[str, str, str]:
     """(what the treatment does, how it compares, how it fails to) for the direction and
     outcome: ("slows learning on learnable (area under ...)", "learns slower", "does not
@@ -265,7 +273,7 @@ def hypothesis_text(reading: Reading) -> tuple[str, str, str]:
     control = level_phrase(factor, reading.control)
     treatments = [level for level in reading.levels if level != reading.control]
     treated = " and ".join(level_phrase(factor, level) for level in treatments)
-    margin = format_number(reading.margin if reading.margin is not None else MIN_EFFECT)
+    margin = margin_text(reading)
     if reading.direction == "equivalent":
         every = "every one of " if len(treatments) > 1 else ""
         return (
@@ -351,7 +359,7 @@ def rule_sentence(
         effect = f"{min_effect:.0%} of the control's mean"
     diff = f"{' / '.join(treatments)} − {control} (means over {n_seeds} seed(s))"
     if reading.direction == "equivalent":
-        margin = format_number(reading.margin if reading.margin is not None else MIN_EFFECT)
+        margin = margin_text(reading)
         each = "every treatment arm's" if len(treatments) > 1 else "the"
         return (
             f"{key} is supported if {each} 90% interval of {diff} lies within ±{margin} (two "
@@ -418,7 +426,7 @@ def summary_text(reading: Reading) -> str:
         return reading.summary
     levels = " vs ".join(level_phrase(reading.factor, level) for level in reading.levels)
     task = "the user's workflow" if reading.task == "workflow" else reading.task
-    margin = format_number(reading.margin if reading.margin is not None else MIN_EFFECT)
+    margin = margin_text(reading)
     claim = {
         "greater": "the question expects it higher",
         "less": "the question expects it lower",
