@@ -201,13 +201,9 @@ def plan(
     try:
         budget_s = parse_budget(budget)
         served = _served_models(gateway, api_key, model, strict=True)
-        extra: dict[str, Any] = {}
-        if workflow is not None:
-            from researcher.user_workflow import read_workflow
+        from researcher.nodes.frame import workflow_frame_args
 
-            params, has_test = read_workflow(str(workflow))
-            extra = {"workflow": str(workflow.resolve()), "workflow_params": params,
-                     "workflow_has_test": has_test}  # fmt: skip
+        extra = workflow_frame_args(workflow)
         planner_ = make_planner(planner)
     except ResearcherError as error:
         raise _fail(str(error)) from None

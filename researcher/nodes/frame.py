@@ -4,6 +4,7 @@ serves — on the user's own workflow when the study has one."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from langgraph.runtime import Runtime
 
@@ -17,14 +18,7 @@ def frame(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
     ctx = runtime.context
     ctx.tick("frame")
     served = ctx.gateway.served_models()
-    extra = {}
-    workflow = getattr(ctx.settings, "workflow", None)
-    if workflow:
-        from researcher.user_workflow import read_workflow
-
-        params, has_test = read_workflow(workflow)
-        extra = {"workflow": str(Path(workflow).resolve()), "workflow_params": params,
-                 "workflow_has_test": has_test}  # fmt: skip
+    extra = workflow_frame_args(getattr(ctx.settings, "workflow", None))
     framing = ctx.planner.frame(
         ctx.settings.question, served_models=served, model=ctx.settings.model, **extra
     )
@@ -41,6 +35,18 @@ def frame(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
     if framing.substitution:
         ctx.event("frame", "problem", framing.substitution, reason="model substitution")
     return {"framing": framing.model_dump(), "round": 1, "notes": state.get("notes", [])}
+
+
+def workflow_frame_args(workflow: str | Path | None) -> dict[str, Any]:
+    """What `planner.frame` needs to read a question about the user's own workflow file:
+    its absolute path, its PARAMS and whether it has a test split."""
+    if not workflow:
+        return {}
+    from researcher.user_workflow import read_workflow
+
+    params, has_test = read_workflow(str(workflow))
+    return {"workflow": str(Path(workflow).resolve()), "workflow_params": params,
+            "workflow_has_test": has_test}  # fmt: skip
 
 
 def reading_line(reading: Reading) -> str:
