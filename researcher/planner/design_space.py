@@ -323,28 +323,30 @@ def min_effect_for(reading: Reading, steps: int) -> float:
 def metric_sentence(reading: Reading, *, steps: int, eval_episodes: int) -> str:
     """How each run is scored, for the decision rule."""
     task = "the workflow's" if reading.task == "workflow" else reading.task
+    if reading.factor == "max_steps":
+        steps_text = "its own max_steps"  # each arm trains for its level
+    else:
+        steps_text = f"{steps} steps"
     if reading.outcome == "learning_speed":
         if reading.threshold is not None:
             return (
                 f"each run is scored by the training steps its reward/mean takes to first reach "
-                f"{format_number(reading.threshold)} within {steps} steps (a run that never "
-                f"does counts as {steps + 1}; fewer steps is faster learning)"
+                f"{format_number(reading.threshold)} within {steps_text} (a run that never "
+                f"does counts as its steps + 1; fewer steps is faster learning)"
             )
         return (
             f"each run is scored by the area under its training-reward curve (mean reward/mean "
-            f"over its {steps} steps; larger is faster learning)"
+            f"over {steps_text}; larger is faster learning)"
         )
     if reading.outcome == "final_train_reward":
-        return (
-            f"each run is scored by its training reward (reward/mean) at the end of {steps} steps"
-        )
+        return f"each run is scored by its training reward (reward/mean) at the end of {steps_text}"
     if reading.outcome == "cost":
         return (
-            f"each run is scored by its training wall time over {steps} steps (tokens generated "
+            f"each run is scored by its training wall time over {steps_text} (tokens generated "
             f"are reported too); differences are relative to the control's mean"
         )
     return (
-        f"after {steps} training steps each run's policy answers {eval_episodes} held-out "
+        f"after {steps_text} of training each run's policy answers {eval_episodes} held-out "
         f"{task} tasks (test split); the metric is accuracy (reward ≥ 1.0)"
     )
 
@@ -357,6 +359,8 @@ def rule_sentence(
     effect = format_number(min_effect)
     if reading.outcome == "cost":
         effect = f"{min_effect:.0%} of the control's mean"
+    elif reading.outcome == "learning_speed" and reading.threshold is not None:
+        effect = f"{effect} step(s)"
     diff = f"{' / '.join(treatments)} − {control} (means over {n_seeds} seed(s))"
     if reading.direction == "equivalent":
         margin = margin_text(reading)
@@ -374,15 +378,24 @@ def rule_sentence(
             "two_sided": "moves monotonically (either way)",
         }[reading.direction]
         if reading.outcome == "learning_speed" and reading.threshold is not None:
-            way = {"greater": "speeds up (fewer steps)", "less": "slows (more steps)"}.get(
+            way = {
+                "greater": "falls (fewer steps: faster learning)",
+                "less": "rises (more steps: slower learning)",
+            }.get(  # fmt: skip
                 reading.direction, way
             )
+        if reading.direction == "two_sided":
+            slope, against = "excludes 0", "contains 0 and the whole trend is within " + effect
+        else:
+            in_steps = reading.outcome == "learning_speed" and reading.threshold is not None
+            rising = (reading.direction == "greater") != in_steps  # fewer steps is faster
+            slope = f"lies {'above' if rising else 'below'} 0"
+            against = f"lies on the other side of 0 or the whole trend is within {effect}"
         return (
             f"Dose-response over the levels in the order {order}: {key} is supported if the "
-            f"metric {way} — a monotone trend whose 95% bootstrap interval of the slope over "
-            f"the levels' ranks excludes 0 in that direction, and the last level differs from "
-            f"{control} by at least {effect}; refuted if the slope's interval lies on the other "
-            f"side of 0 or the whole trend is within {effect}; inconclusive otherwise."
+            f"metric {way} — a monotone trend: the 95% bootstrap interval of the slope over the "
+            f"levels' ranks {slope}, and the last level differs from {control} by at least "
+            f"{effect}; refuted if the slope's interval {against}; inconclusive otherwise."
         )
     if reading.direction == "two_sided":
         return (
