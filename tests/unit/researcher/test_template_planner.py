@@ -203,6 +203,20 @@ def test_steps_to_a_threshold_count_in_steps(planner):
     assert design.min_effect == max(1, round(0.1 * design.steps))
 
 
+@pytest.mark.parametrize(
+    ("direction", "threshold", "slope"),
+    [("greater", None, "above 0"), ("less", None, "below 0"), ("greater", 0.8, "below 0"),
+     ("less", 0.8, "above 0"), ("two_sided", None, "excludes 0")],
+)  # fmt: skip
+def test_a_dose_response_wants_the_slope_the_direction_asks_for(
+    planner, direction, threshold, slope
+):
+    read = reading("lr", [1e-6, 1e-5, 1e-4], outcome="learning_speed", direction=direction,
+                   threshold=threshold)  # fmt: skip
+    _, design = design_of(planner, read)
+    assert f"levels' ranks {slope}" in design.decision_rule
+
+
 # -- steps, seeds and notes -------------------------------------------------------------------
 
 
