@@ -205,8 +205,8 @@ def test_steps_to_a_threshold_count_in_steps(planner):
 
 @pytest.mark.parametrize(
     ("direction", "threshold", "slope"),
-    [("greater", None, "above 0"), ("less", None, "below 0"), ("greater", 0.8, "below 0"),
-     ("less", 0.8, "above 0"), ("two_sided", None, "excludes 0")],
+    [("greater", None, "lies above 0"), ("less", None, "lies below 0"), ("greater", 0.8, "lies below 0"),
+     ("less", 0.8, "lies above 0"), ("two_sided", None, "excludes 0")],
 )  # fmt: skip
 def test_a_dose_response_wants_the_slope_the_direction_asks_for(
     planner, direction, threshold, slope
