@@ -2,7 +2,8 @@
 
 The template planner no longer matches questions against families: it reads them into a
 `Reading` (`reader.py`) over the design space (`design_space.py`). This module keeps what
-`llm.py` still imports until it asks for a reading too: `TASKS` (the shipped task catalogue),
+`llm.py` still imports until it asks for a reading too: `TASKS` (re-exported from
+`catalogue.py`),
 `FAMILIES` / `FAMILY_EXAMPLES` (kinds of study, each with an example question) and
 `unmappable_message`. Delete it once nothing imports it.
 
@@ -13,45 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from researcher.planner.catalogue import TASKS
 
-@dataclass(frozen=True)
-class TaskInfo:
-    family: str
-    asks: str
-    rewards: str
-    multi_turn: bool
-
-
-TASKS: dict[str, TaskInfo] = {
-    info.family: info
-    for info in (
-        TaskInfo(
-            "learnable",
-            '"Reply with the word banana." (a few phrasings x 16 words)',
-            "1.0 when the reply contains the word (whole word, any case), else 0.0",
-            False,
-        ),
-        TaskInfo(
-            "arithmetic",
-            "one-step word problems with integer answers (a + b, a - b, a x b)",
-            "1.0 when the last integer of the reply is the answer, else 0.0",
-            False,
-        ),
-        TaskInfo(
-            "calculator",
-            "compute an expression, with a `calculator` tool offered (at most 3 model calls)",
-            "1.0 when the final answer contains the right number, +0.1 for a well-formed tool call",
-            True,
-        ),
-        TaskInfo(
-            "guess_number",
-            'find a hidden number from "Higher."/"Lower." hints; each task carries its '
-            '"max_turns" (enough guesses for a binary search)',
-            "1.0 on a hit, else up to 0.5 by how close the best guess came",
-            True,
-        ),
-    )
-}
+__all__ = ["FAMILIES", "FAMILY_EXAMPLES", "TASKS", "unmappable_message"]
 
 
 @dataclass(frozen=True)

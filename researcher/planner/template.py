@@ -22,38 +22,14 @@ import prompts
 from researcher.errors import EmptyQuestion, ResearcherError
 from researcher.plan import Analysis, Arm, Decision, Design, Framing, Hypothesis, Reading
 from researcher.planner import budget, design_space
-from researcher.planner.families import TASKS
-from researcher.planner.reader import read_question
+from researcher.planner.catalogue import TASKS
+from researcher.planner.reader import read_question, requested_models, serves
 
 WORKFLOW_TEMPLATE = "workflows/mix.py.j2"
 MAX_ROUNDS = 3
 MIN_ROUND_S = 600.0  # a round's cost when the caller gives none: refine only with this left
 MIN_EFFECT = design_space.MIN_EFFECT
 EXAMPLE_QUESTION = "does a KL penalty of 0.5 slow learning on the easy single-turn task?"
-
-_MODEL_NAMES = r"qwen|llama|mistral|mixtral|gemma|phi|smollm|deepseek|gpt|olmo"
-_MODEL_REQUEST = re.compile(
-    rf"\b(?:(?:{_MODEL_NAMES})[\w.-]*(?:\s+\d+(?:\.\d+)?\s*[bm]\b)?|\d+(?:\.\d+)?\s*[bm]\b)",
-    re.IGNORECASE,
-)
-
-
-def requested_models(question: str) -> list[str]:
-    """The models or sizes a question names ("7B", "Qwen 32B", "llama"), in order."""
-    found = [match.group().strip() for match in _MODEL_REQUEST.finditer(question)]
-    return list(dict.fromkeys(found))
-
-
-def serves(request: str, model: str) -> bool:
-    """Whether the served `model` is what `request` asks for: every word and size of the
-    request appears in the model's name ("7B" in "Qwen2.5-7B-Instruct")."""
-    name = model.lower()
-    tokens = re.findall(r"\d+(?:\.\d+)?\s*[bm]|[a-z]+\d*(?:\.\d+)?", request.lower())
-    for token in tokens:
-        token = token.replace(" ", "")
-        if not re.search(rf"(?<![\d.]){re.escape(token)}(?![\d])", name):
-            return False
-    return bool(tokens)
 
 
 def check_question(question: str) -> str:
