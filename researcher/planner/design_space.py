@@ -17,6 +17,7 @@ import re
 from typing import Any, Literal
 
 from researcher.plan import Arm, Level, Reading
+from researcher.planner.catalogue import WORKFLOW_PREFIX, WORKFLOW_TASK
 
 # what the demo trains SmolLM2-135M with on CPU: small groups, short completions
 BASE_RUN: dict[str, Any] = {
@@ -31,7 +32,6 @@ LORA_LR = 1e-4  # LoRA adapters train with a higher lr than full fine-tuning, as
 MIN_EFFECT = 0.05  # in the outcome's units (accuracy, reward); relative for cost
 SAMPLING = ("temperature", "max_tokens")  # sent with every chat call of an episode
 WORKFLOW_SETTINGS = (*SAMPLING, "max_turns")  # given to the workflow, not to the run
-USER_PARAM = "workflow:"  # "workflow:system_prompt": a key of the user's workflow PARAMS
 
 FactorKind = Literal["run", "lora", "workflow", "task_mix", "base_model"]
 
@@ -44,7 +44,7 @@ def factor_kind(factor: str) -> FactorKind:
     """Where a factor's level goes: an arm's `run`, its `workflow_params`, or its tasks."""
     if factor in ("lora", "task_mix", "base_model"):
         return factor  # type: ignore[return-value]
-    if factor in WORKFLOW_SETTINGS or factor.startswith(USER_PARAM):
+    if factor in WORKFLOW_SETTINGS or factor.startswith(WORKFLOW_PREFIX):
         return "workflow"
     return "run"
 
@@ -118,7 +118,7 @@ def arm_names(factor: str, levels: list[Level]) -> list[str]:
             for level in levels
         ]
     else:
-        label = factor.removeprefix(USER_PARAM)
+        label = factor.removeprefix(WORKFLOW_PREFIX)
         names = [_slug(f"{label}-{format_level(level)}") for level in levels]
     unique: list[str] = []
     for name in names:
@@ -141,10 +141,10 @@ def level_phrase(factor: str, level: Level) -> str:
         return "a mix of " + " + ".join(f"{k} {format_number(v)}" for k, v in mix.items())
     if factor == "base_model":
         return f"base model {level}"
-    if factor.startswith(USER_PARAM):
+    if factor.startswith(WORKFLOW_PREFIX):
         text = format_level(level)
         text = text if len(text) <= 40 else text[:37] + "..."
-        return f"{factor.removeprefix(USER_PARAM)}={text!r}"
+        return f"{factor.removeprefix(WORKFLOW_PREFIX)}={text!r}"
     return f"{factor} {format_level(level)}"
 
 
@@ -167,7 +167,7 @@ def _arm(reading: Reading, level: Level, name: str, role: str) -> Arm:
     kind = factor_kind(factor)
     tasks = _mix(level) if kind == "task_mix" else {task: 1.0}
     run = base_run(task)
-    if task != "workflow":
+    if task != WORKFLOW_TASK:
         run["task_mix"] = dict(tasks)  # the user's workflow tags no task families
     workflow_params: dict[str, Any] = {}
     description = level_phrase(factor, level)
@@ -193,7 +193,7 @@ def _arm(reading: Reading, level: Level, name: str, role: str) -> Arm:
             )
     elif kind == "workflow":
         if level is not None:
-            workflow_params[factor.removeprefix(USER_PARAM)] = level
+            workflow_params[factor.removeprefix(WORKFLOW_PREFIX)] = level
         elif factor == "max_turns":
             description = "max_turns: the task's own turn budget"
     elif kind == "base_model":
@@ -224,7 +224,7 @@ def _group_size(run: dict[str, Any], base: dict[str, Any], size: int) -> str:
 
 
 def outcome_phrase(reading: Reading) -> str:
-    task = "the user's workflow" if reading.task == "workflow" else reading.task
+    task = "the user's workflow" if reading.task == WORKFLOW_TASK else reading.task
     if reading.outcome == "learning_speed":
         how = (
             f"training steps to reach a training reward of {format_number(reading.threshold)}"
@@ -283,7 +283,7 @@ def hypothesis_text(reading: Reading) -> tuple[str, str, str]:
             f"equivalence).",
         )
     levels = " → ".join(format_level(level) for level in reading.levels)
-    label = factor.removeprefix(USER_PARAM)
+    label = factor.removeprefix(WORKFLOW_PREFIX)
     if reading.direction == "two_sided":
         if is_dose_response(reading):
             return (
@@ -322,7 +322,7 @@ def min_effect_for(reading: Reading, steps: int) -> float:
 
 def metric_sentence(reading: Reading, *, steps: int, eval_episodes: int) -> str:
     """How each run is scored, for the decision rule."""
-    task = "the workflow's" if reading.task == "workflow" else reading.task
+    task = "the workflow's" if reading.task == WORKFLOW_TASK else reading.task
     if reading.factor == "max_steps":
         steps_text = "its own max_steps"  # each arm trains for its level
     else:
@@ -438,7 +438,7 @@ def summary_text(reading: Reading) -> str:
     if reading.summary:
         return reading.summary
     levels = " vs ".join(level_phrase(reading.factor, level) for level in reading.levels)
-    task = "the user's workflow" if reading.task == "workflow" else reading.task
+    task = "the user's workflow" if reading.task == WORKFLOW_TASK else reading.task
     margin = margin_text(reading)
     claim = {
         "greater": "the question expects it higher",
