@@ -17,7 +17,7 @@ import re
 from typing import Any, Literal
 
 from researcher.plan import Arm, Level, Reading
-from researcher.planner.catalogue import WORKFLOW_PREFIX, WORKFLOW_TASK
+from researcher.planner.catalogue import WORKFLOW_PREFIX, WORKFLOW_TASK, describe_level
 
 # what the demo trains SmolLM2-135M with on CPU: small groups, short completions
 BASE_RUN: dict[str, Any] = {
@@ -454,8 +454,8 @@ def reading_rows(reading: Reading) -> list[tuple[str, str]]:
     margin = "-" if reading.margin is None else format_number(reading.margin)
     rows = [
         ("factor", reading.factor),
-        ("levels", ", ".join(format_level(level) for level in reading.levels)),
-        ("control", format_level(reading.control)),
+        ("levels", ", ".join(describe_level(reading.factor, level) for level in reading.levels)),
+        ("control", describe_level(reading.factor, reading.control)),
         (
             "task",
             reading.task
