@@ -152,8 +152,11 @@ def start(
 
         planner_ = make_planner(planner)
         if planner == "template":  # a question it cannot read is refused before anything starts
+            from researcher.nodes.frame import workflow_frame_args
+
             served = _served_models(gateway, api_key, model, strict=False)
-            framing = planner_.frame(settings.question, served_models=served, model=model)
+            extra = workflow_frame_args(getattr(settings, "workflow", None))  # `--workflow`
+            framing = planner_.frame(settings.question, served_models=served, model=model, **extra)
             _show_reading(framing)
         if launcher is LauncherKind.ray:
             settings.ray_address = _check_ray(ray_address, gateway)
