@@ -28,14 +28,20 @@ ARM = {"name", "role", "tasks", "run", "workflow_params"}
 
 @pytest.fixture(autouse=True)
 def no_gateway_starts(monkeypatch, tmp_path):
-    """Planning must start no gateway and no process at all."""
+    """Planning must start no gateway (a probe of the user's workflow file may run)."""
+    popen = subprocess.Popen
 
     def refuse(*args, **kwargs):
-        raise AssertionError(f"researcher plan started something: {args!r}")
+        raise AssertionError(f"researcher plan started a gateway: {args!r}")
+
+    def no_gateway(command, *args, **kwargs):
+        if "gateway" in " ".join(map(str, command if isinstance(command, list) else [command])):
+            refuse(command)
+        return popen(command, *args, **kwargs)
 
     monkeypatch.setattr(researcher.local_gateway, "start_local_gateway", refuse)
     monkeypatch.setattr(researcher.study, "start_local_gateway", refuse)
-    monkeypatch.setattr(subprocess, "Popen", refuse)
+    monkeypatch.setattr(subprocess, "Popen", no_gateway)
     monkeypatch.setenv("SWARMRL_HOME", str(tmp_path))
     monkeypatch.delenv("SWARMRL_API_KEY", raising=False)
 
