@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from researcher.errors import (
+    EmptyQuestion,
     NotAboutTraining,
     ResearcherError,
     UnmappableQuestion,
@@ -200,6 +201,20 @@ def test_every_task_has_a_description_and_synonyms() -> None:
             ["You are a helpful assistant.", "Answer in one word."],
         ),
         ("does max retries 5 help?", "workflow:max_retries", [2, 5]),
+        (
+            "does a step-by-step prompt help?",
+            "workflow:system_prompt",
+            [
+                "You are a helpful assistant.",
+                "You are a helpful assistant. Think step by step before you answer.",
+            ],
+        ),
+        ("do more retries help my agent?", "workflow:max_retries", [2, 4]),
+        (
+            "does an empty system prompt hurt?",
+            "workflow:system_prompt",
+            ["You are a helpful assistant.", ""],
+        ),
         ("does enabling use_tools help my agent?", "workflow:use_tools", [False, True]),
         ("does temperature 0.2 help my agent?", "workflow:temperature", [0.7, 0.2]),
         ("does lr 1e-4 help my agent?", "lr", [2e-5, 1e-4]),
@@ -279,3 +294,58 @@ def test_the_same_question_always_reads_the_same() -> None:
     question = "does a KL penalty of 0.5 slow learning on the easy single-turn task?"
     first = read_question(question, served_models=SERVED)
     assert all(read_question(question, served_models=SERVED) == first for _ in range(3))
+
+
+@pytest.mark.parametrize("question", ["", "   ", "?!", "42"])
+def test_an_empty_question_is_refused_as_empty(question: str) -> None:
+    with pytest.raises(EmptyQuestion):
+        read_question(question, served_models=SERVED)
+
+
+def test_check_reading_takes_a_lora_level_as_post_runs_writes_it_and_lists_the_judged_task() -> (
+    None
+):
+    checked = check_reading(
+        reading(factor="lora", levels=["full", {"r": 8, "alpha": 16}], control="full", tasks=[]),
+        served_models=SERVED,
+    )
+    assert checked.levels == ["full", 8]
+    assert checked.tasks == ["learnable"]
+
+
+def test_a_workflow_sampling_setting_without_a_default_needs_both_levels() -> None:
+    with pytest.raises(UnreadableQuestion, match="name both levels"):
+        read_question(
+            "does max_tokens 256 help my agent?", served_models=SERVED, workflow_params={}
+        )
+    got = read_question(
+        "does max_tokens 256 vs 64 help my agent?", served_models=SERVED, workflow_params={}
+    )
+    assert (got.factor, got.levels, got.task) == ("max_tokens", [256, 64], "workflow")
+
+
+def test_any_jumble_of_catalogue_words_reads_or_is_refused_never_crashes() -> None:
+    import random
+
+    words = (
+        "does a the KL penalty lr learning rate group size batch size of 0.5 1e-4 2e-5 8 vs 2 "
+        "instead than as good as help hurt slow learning faster cheaper wall time tokens "
+        "mixing in tool-use task arithmetic easy single-turn guessing game calculator LoRA "
+        "r=16 full fine-tuning RLOO GRPO temperature 1.2 max tokens turns guesses steps within "
+        "20 steps held-out on for into 135M 360M bigger model twice half five times larger "
+        "-1 0 3 points 25% 70/30 which best or not matter same fixed at the system prompt "
+        '"hi" 1.5x ten times smaller order of magnitude'
+    ).split()
+    rng = random.Random(0)
+    read = 0
+    for _ in range(1000):
+        question = " ".join(rng.choice(words) for _ in range(rng.randint(1, 14))) + "?"
+        for params in (None, {"system_prompt": "Be helpful.", "n": 3}):
+            try:
+                got = read_question(question, served_models=SERVED, workflow_params=params)
+            except ResearcherError:
+                continue
+            read += 1
+            checked = check_reading(got, served_models=SERVED, workflow_params=params)
+            assert checked == got, question
+    assert read > 300  # the jumble is not all refused: the test exercises the reader
