@@ -278,7 +278,7 @@ def _served_models(gateway: str | None, api_key: str | None, model: str | None, 
 
 def _show_reading(framing) -> None:
     """The reading of the question, as a small table (`plan`, and `start` before it starts)."""
-    from researcher.planner.design_space import reading_rows
+    from researcher.planner.wording import reading_rows
 
     if framing.reading is None:
         return
