@@ -1,8 +1,8 @@
 """`TemplatePlanner`: the deterministic planner used when no LLM endpoint is configured.
 
 It reads the question into a `Reading` (`reader.py`: one factor over levels, on a task,
-judged by an outcome in a direction), turns the reading into arms, a hypothesis and a
-pre-registered decision rule (`design_space.py`), sizes the design from the budget
+judged by an outcome in a direction), turns the reading into arms (`design_space.py`) and a
+hypothesis and pre-registered decision rule (`wording.py`), sizes the design from the budget
 (`budget.py`), fills `prompts/workflows/mix.py.j2` for each arm of a shipped task (or wraps
 the user's own workflow) and applies the decision rule. The same inputs always give the same
 plan; a question it cannot read gets `UnmappableQuestion` saying what is missing, never a
