@@ -1,6 +1,7 @@
 """`researcher`: start, follow, steer and report autonomous RL studies.
 
     researcher start "does multi-task mixing help?" --budget 20m [--launcher ray]
+    researcher plan "does a KL penalty of 0.5 slow learning on the easy task?" [--json]
     researcher list | status STUDY | resume STUDY | stop STUDY | report STUDY [--open]
     researcher ui [--host 127.0.0.1] [--port 8500] [--token T]
 
@@ -10,9 +11,11 @@ Owns argument parsing and how results and errors are shown; the work is in
 
 from __future__ import annotations
 
+import json
 import time
 import webbrowser
 from enum import StrEnum
+from pathlib import Path
 from typing import Annotated
 from urllib.parse import urlsplit
 
@@ -23,7 +26,12 @@ from rich.table import Table
 from experiments_db import crud
 from experiments_db.db import session_scope
 from researcher.errors import EmptyQuestion, ResearcherError
-from researcher.settings import StudySettings, format_duration, parse_budget, parse_size
+from researcher.settings import (
+    StudySettings,
+    format_duration,
+    parse_budget,
+    parse_size,
+)
 
 app = typer.Typer(
     add_completion=False,
@@ -142,8 +150,14 @@ def start(
         from researcher.planner import make_planner
 
         planner_ = make_planner(planner)
-        if planner == "template":  # a question it cannot map is refused before anything starts
-            planner_.frame(settings.question, served_models=[model or "smollm2-135m"], model=model)
+        if planner == "template":  # a question it cannot read is refused before anything starts
+            from researcher.nodes.frame import workflow_frame_args
+            from researcher.planning import served_models
+
+            served = served_models(gateway, api_key, model, strict=False)
+            extra = workflow_frame_args(getattr(settings, "workflow", None))  # `--workflow`
+            framing = planner_.frame(settings.question, served_models=served, model=model, **extra)
+            _show_reading(framing)
         if launcher is LauncherKind.ray:
             settings.ray_address = _check_ray(ray_address, gateway)
     except ResearcherError as error:
@@ -152,6 +166,86 @@ def start(
     study = create_study(engine, settings)
     console.print(f"study [bold]{study.id}[/bold] in {study.directory}")
     raise typer.Exit(drive(engine, study.id))
+
+
+@app.command()
+def plan(
+    question: Annotated[str, typer.Argument(help="The research question, in words.")],
+    workflow: Annotated[
+        Path | None,
+        typer.Option(help="Your own workflow file (tasks + rollout) to study.", show_default=False),
+    ] = None,  # fmt: skip
+    budget: Annotated[str, typer.Option(help="Wall-clock budget: 90s, 20m, 6h, 3d.")] = "20m",
+    model: Annotated[
+        str | None, typer.Option(help="The model to train.", show_default=False)
+    ] = None,
+    gateway: Annotated[
+        str | None,
+        typer.Option(
+            help="A running gateway whose served models to plan for. Default: the "
+            "bundled model, with no gateway started.",
+            show_default=False,
+        ),
+    ] = None,  # fmt: skip
+    seeds: Annotated[int, typer.Option(min=1, max=10, help="Seeds per arm.")] = 2,
+    planner: Annotated[str, typer.Option(help="`template`, or an OpenAI-compatible base URL.")] = (
+        "template"
+    ),
+    api_key: Annotated[
+        str | None,
+        typer.Option(envvar="SWARMRL_API_KEY", help="The gateway's admin key.", show_default=False),
+    ] = None,  # fmt: skip
+    json_: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
+) -> None:
+    """Read the question and design the study without running anything (no gateway starts)."""
+    from researcher.planning import make_plan, plan_record, served_models
+
+    text = question.strip()
+    try:
+        budget_s = parse_budget(budget)
+        served = served_models(gateway, api_key, model, strict=True)
+        from researcher.nodes.frame import workflow_frame_args
+
+        workflow_args = workflow_frame_args(workflow)  # a file that does not load: no refusal
+    except ResearcherError as error:
+        raise _fail(str(error)) from None
+    try:
+        plan_ = make_plan(text, planner=planner, served=served, budget_s=budget_s, seeds=seeds,
+                          model=model, workflow_args=workflow_args)  # fmt: skip
+    except ResearcherError as error:
+        if json_:
+            print(json.dumps({"question": text, "refused": str(error)}))
+            raise typer.Exit(2) from None
+        raise _fail(str(error)) from None
+    if json_:
+        print(json.dumps(plan_record(plan_)))
+        return
+    design = plan_.design
+    _show_reading(plan_.framing)
+    table = Table("arm", "role", "level", "run", "workflow params", title="arms")
+    for arm in design.arms:
+        run = ", ".join(f"{k}={v}" for k, v in arm.run.items())
+        table.add_row(arm.name, arm.role, json.dumps(arm.level), run,
+                      json.dumps(arm.workflow_params) if arm.workflow_params else "-")  # fmt: skip
+    console.print(table)
+    console.print(f"[bold]{plan_.hypothesis.key}[/bold]: {plan_.hypothesis.statement}")
+    console.print(f"{len(design.seeds)} seed(s) per arm, {design.steps} steps per run, judged on "
+                  f"{design.eval_episodes} held-out {design.eval_family} tasks")  # fmt: skip
+    console.print(f"[bold]decision rule[/bold]: {design.decision_rule}")
+
+
+def _show_reading(framing) -> None:
+    """The reading of the question, as a small table (`plan`, and `start` before it starts)."""
+    from researcher.planner.wording import reading_rows
+
+    if framing.reading is None:
+        return
+    table = Table("reading", "", title=f"the question, as read by the {framing.planner} planner")
+    for name, value in reading_rows(framing.reading):
+        table.add_row(name, value)
+    table.add_row("model", framing.model + (f" ({framing.substitution})" if framing.substitution
+                                            else ""))  # fmt: skip
+    console.print(table)
 
 
 def _check_ray(address: str | None, gateway: str | None) -> str:
