@@ -300,7 +300,7 @@ def rule_words(design: Design, margin: float) -> str:
         f"{-m:g}; refuted if the interval's lower end is above {-m:g}",
         "two_sided": f"supported if the interval excludes 0 and the difference is at least "
         f"{m:g} either way; refuted if the interval lies within ±{m:g}",
-        "equivalent": f"an equivalence test (TOST): supported if the 90% interval lies "
+        "equivalent": f"an equivalence test (two one-sided tests, TOST): supported if the 90% interval lies "
         f"inside ±{margin:g}; refuted if the 95% interval lies entirely outside ±{margin:g}",
     }
     return rules[_effective_direction(design)]
@@ -319,8 +319,8 @@ def describe_rule(design: Design) -> str:
     text = (
         f"Each run is scored on {outcome_label(design)}; {direction_words(design)}. Each "
         f"treatment − control difference of mean scores over seeds gets a 95% Welch t "
-        f"interval{widened}: {rule_words(design, margin)}; fewer than 2 usable seeds in an "
-        "arm give no verdict."
+        f"interval{widened}: {rule_words(design, margin)}; inconclusive otherwise, and "
+        "fewer than 2 usable seeds in an arm give no verdict."
     )
     levels = [a.level for a in design.arms if _numeric(a.level)]
     if len(set(levels)) >= 3 and design.direction in ("greater", "less"):

@@ -37,7 +37,9 @@ PERIODIC_CHECKPOINT_MIN_DISK = 8 * 10**9
 def run_body(state: StudyState, row: ExperimentRow, disk_budget: int | None = None) -> dict:
     plan, framing = design_of(state), framing_of(state)
     arm = arm_named(plan, row.arm)
-    body = {**arm.run, "name": row.id, "seed": row.seed, "max_steps": plan.steps}
+    # an arm may train its own number of steps (a study of max_steps); else the design's
+    steps = arm.run.get("max_steps") or plan.steps
+    body = {**arm.run, "name": row.id, "seed": row.seed, "max_steps": steps}
     policy = {"base_model": body.pop("base_model", None) or framing.model}
     if body.get("lora") is not None:
         policy["lora"] = body.pop("lora")
@@ -46,7 +48,7 @@ def run_body(state: StudyState, row: ExperimentRow, disk_budget: int | None = No
     if len(arm.tasks) > 1:
         body.setdefault("task_mix", dict(arm.tasks))
     if disk_budget is None or disk_budget >= PERIODIC_CHECKPOINT_MIN_DISK:
-        body.setdefault("checkpoint_every", max(1, plan.steps // 4))  # a restart loses little
+        body.setdefault("checkpoint_every", max(1, steps // 4))  # a restart loses little
     body.setdefault("keep_checkpoints", 1)  # the newest (+ the best): the study's disk budget
     return body
 

@@ -19,6 +19,7 @@ import re
 from typing import Any
 
 import prompts
+from researcher.analysis import describe_rule
 from researcher.errors import EmptyQuestion, ResearcherError
 from researcher.plan import Analysis, Arm, Decision, Design, Framing, Hypothesis, Reading
 from researcher.planner import budget, design_space, wording
@@ -176,36 +177,35 @@ class TemplatePlanner:
         arms = [
             self._sized(arm, steps, lr, keep_steps=reading.factor == "max_steps") for arm in arms
         ]
-        min_effect = wording.min_effect_for(reading, steps)
-        rule = wording.decision_rule(
-            reading,
-            key=hypothesis.key,
-            arm_names=[arm.name for arm in arms],
-            n_seeds=n_seeds,
-            steps=steps,
-            eval_episodes=eval_episodes,
-            min_effect=min_effect,
-        )
-        if notes:
-            rule += f" Human notes read before this design: {_quote_notes(notes)}"
-            rule += f" (applied: {', '.join(applied)})." if applied else " (recorded)."
-        elif applied:
-            rule += f" (Applied: {', '.join(applied)}.)"
-        return Design(
+        # cost is read as a share of the control's cost; the analysis works in seconds, so
+        # the share is priced at the planned training time of one run
+        scale = steps * step_seconds if reading.outcome == "cost" else 1.0
+        min_effect = wording.min_effect_for(reading, steps) * scale
+        margin = reading.margin * scale if reading.margin is not None else None
+        design = Design(
             hypothesis=hypothesis.key,
             arms=arms,
             seeds=list(range(n_seeds)),
             steps=steps,
             eval_family=reading.task,
             eval_episodes=eval_episodes,
-            decision_rule=rule,
+            decision_rule="",
             min_effect=min_effect,
             outcome=reading.outcome,
             direction=reading.direction,
-            margin=reading.margin,
+            margin=margin,
             threshold=reading.threshold,
             budget_split=dict(budget.BUDGET_SPLIT),
         )
+        # the rule in words comes from the analysis that applies it: one place decides it
+        metric = wording.metric_sentence(reading, steps=steps, eval_episodes=eval_episodes)
+        rule = f"{metric[0].upper()}{metric[1:]}. {describe_rule(design)}"
+        if notes:
+            rule += f" Human notes read before this design: {_quote_notes(notes)}"
+            rule += f" (applied: {', '.join(applied)})." if applied else " (recorded)."
+        elif applied:
+            rule += f" (Applied: {', '.join(applied)}.)"
+        return design.model_copy(update={"decision_rule": rule})
 
     def write_workflow(
         self, framing: Framing, design: Design, arm: Arm, *, seed: int, feedback: str | None = None

@@ -141,7 +141,7 @@ def metric_sentence(reading: Reading, *, steps: int, eval_episodes: int) -> str:
     if reading.outcome == "cost":
         return (
             f"each run is scored by its training wall time over {steps_text} (tokens generated "
-            f"are reported too); differences are relative to the control's mean"
+            f"are reported too)"
         )
     return (
         f"after {steps_text} of training each run's policy answers {eval_episodes} held-out "
@@ -152,80 +152,6 @@ def metric_sentence(reading: Reading, *, steps: int, eval_episodes: int) -> str:
 def _in_steps(reading: Reading) -> bool:
     """Learning speed scored as steps to a threshold, where fewer steps is faster."""
     return reading.outcome == "learning_speed" and reading.threshold is not None
-
-
-def rule_sentence(
-    reading: Reading, *, key: str, control: str, treatments: list[str], n_seeds: int,
-    min_effect: float,
-) -> str:  # fmt: skip
-    """When `key` is supported, refuted or inconclusive, by direction (and dose-response)."""
-    effect = format_number(min_effect)
-    if reading.outcome == "cost":
-        effect = f"{min_effect:.0%} of the control's mean"
-    elif _in_steps(reading):
-        effect = f"{effect} step(s)"
-    diff = f"{' / '.join(treatments)} − {control} (means over {n_seeds} seed(s))"
-    if reading.direction == "equivalent":
-        margin = margin_text(reading)
-        each = "every treatment arm's" if len(treatments) > 1 else "the"
-        return (
-            f"{key} is supported if {each} 90% interval of {diff} lies within ±{margin} (two "
-            f"one-sided tests at 5%); refuted if the 95% interval lies entirely beyond ±{margin}; "
-            f"inconclusive otherwise (a superiority test is not used)."
-        )
-    # the scored metric goes up when the claim holds, except steps to a threshold for "faster"
-    rising = (reading.direction == "greater") != _in_steps(reading)
-    steps_note = ""
-    if _in_steps(reading):
-        steps_note = (
-            " (more steps: slower learning)" if rising else " (fewer steps: faster learning)"
-        )
-    if is_dose_response(reading):
-        order = " → ".join([control, *treatments])
-        if reading.direction == "two_sided":
-            way, slope = "moves monotonically (either way)", "excludes 0"
-            against = f"contains 0 and the whole trend is within {effect}"
-        else:
-            way = ("rises" if rising else "falls") + steps_note
-            slope = f"lies {'above' if rising else 'below'} 0"
-            against = f"lies on the other side of 0 or the whole trend is within {effect}"
-        return (
-            f"Dose-response over the levels in the order {order}: {key} is supported if the "
-            f"metric {way} — a monotone trend: the 95% bootstrap interval of the slope over the "
-            f"levels' ranks {slope}, and the last level differs from {control} by at least "
-            f"{effect}; refuted if the slope's interval {against}; inconclusive otherwise."
-        )
-    if reading.direction == "two_sided":
-        return (
-            f"{key} is supported if the 95% bootstrap interval of {diff} excludes 0 and "
-            f"|difference| ≥ {effect}; refuted if the interval lies within ±{effect}; "
-            f"inconclusive otherwise."
-        )
-    if rising:
-        return (
-            f"{key} is supported if {diff} is at least {effect} and the 95% bootstrap interval "
-            f"of that difference lies above 0{steps_note}; refuted if the interval's upper end "
-            f"is below {effect}; inconclusive otherwise."
-        )
-    return (
-        f"{key} is supported if {diff} is at most −{effect} and the 95% bootstrap interval of "
-        f"that difference lies below 0{steps_note}; refuted if the interval's lower end is "
-        f"above −{effect}; inconclusive otherwise."
-    )
-
-
-def decision_rule(
-    reading: Reading, *, key: str, arm_names: list[str], n_seeds: int, steps: int,
-    eval_episodes: int, min_effect: float,
-) -> str:  # fmt: skip
-    """The pre-registered rule in words: how runs are scored, then when `key` is supported,
-    refuted or inconclusive (arm_names: control first)."""
-    metric = metric_sentence(reading, steps=steps, eval_episodes=eval_episodes)
-    rule = rule_sentence(
-        reading, key=key, control=arm_names[0], treatments=arm_names[1:], n_seeds=n_seeds,
-        min_effect=min_effect,
-    )  # fmt: skip
-    return f"{metric[0].upper()}{metric[1:]}. {rule}"
 
 
 def summary_text(reading: Reading) -> str:

@@ -422,7 +422,7 @@ def test_an_equivalence_study_names_the_margin_and_the_tost_rule(tmp_path):
     md = files.markdown.read_text()
     assert "- **Margin:** ±0.1" in md
     assert "equivalent — equivalence within ±0.1 is the hypothesis" in md
-    assert "an equivalence test (TOST): supported if the 90% interval lies inside ±0.1" in md
+    assert "an equivalence test (two one-sided tests, TOST): supported if the 90% interval lies inside ±0.1" in md
     assert "| supported (decision interval " in md  # the 90% interval the verdict used
     assert "### Held-out accuracy for H1" in md
     assert [p.name for p in files.figures] == ["reward_curves.png", "heldout_accuracy.png"]

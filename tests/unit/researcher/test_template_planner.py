@@ -156,8 +156,8 @@ def test_three_or_more_levels_are_a_dose_response_design(planner):
 
     assert len(design.arms) == 3
     assert "dose-response" in h1.statement.lower()
-    assert "Dose-response" in design.decision_rule and "monotone" in design.decision_rule
-    assert "lr-1e-6 → lr-1e-5 → lr-0.0001" in design.decision_rule
+    assert "dose-response" in design.decision_rule and "slope" in design.decision_rule
+    assert "log10" in design.decision_rule  # the levels span 100x
 
 
 def test_an_equivalence_question_gets_an_equivalence_test_with_its_margin(planner):
@@ -175,7 +175,7 @@ def test_an_equivalence_question_gets_an_equivalence_test_with_its_margin(planne
     ("direction", "outcome", "statement", "rule"),
     [
         ("greater", "heldout_accuracy", "improves held-out arithmetic accuracy", "at least 0.05"),
-        ("less", "heldout_accuracy", "lowers held-out arithmetic accuracy", "at most −0.05"),
+        ("less", "heldout_accuracy", "lowers held-out arithmetic accuracy", "at most -0.05"),
         ("less", "learning_speed", "slows learning on arithmetic", "area under"),
         ("greater", "learning_speed", "speeds up learning", "area under"),
         ("two_sided", "final_train_reward", "changes final training reward", "excludes 0"),
@@ -204,17 +204,18 @@ def test_steps_to_a_threshold_count_in_steps(planner):
 
 
 @pytest.mark.parametrize(
-    ("direction", "threshold", "slope"),
-    [("greater", None, "lies above 0"), ("less", None, "lies below 0"), ("greater", 0.8, "lies below 0"),
-     ("less", 0.8, "lies above 0"), ("two_sided", None, "excludes 0")],
+    ("direction", "threshold", "words"),
+    [("greater", None, "faster learning (a larger area)"), ("less", None, "slower learning (a smaller area)"),
+     ("greater", 0.8, "faster learning (fewer steps)"), ("less", 0.8, "slower learning (more steps)")],
 )  # fmt: skip
-def test_a_dose_response_wants_the_slope_the_direction_asks_for(
-    planner, direction, threshold, slope
+def test_a_dose_response_judges_the_trend_the_direction_asks_for(
+    planner, direction, threshold, words
 ):
     read = reading("lr", [1e-6, 1e-5, 1e-4], outcome="learning_speed", direction=direction,
                    threshold=threshold)  # fmt: skip
     _, design = design_of(planner, read)
-    assert f"levels' ranks {slope}" in design.decision_rule
+    assert f"{words} is the hypothesis" in design.decision_rule
+    assert "dose-response trend" in design.decision_rule
 
 
 # -- steps, seeds and notes -------------------------------------------------------------------
