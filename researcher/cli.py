@@ -42,6 +42,27 @@ DbOption = Annotated[
 ]  # fmt: skip
 
 
+WorkflowOption = Annotated[
+    str | None,
+    typer.Option("--workflow", help="Study your own workflow file (`tasks(split)` + `async def "
+                 "rollout(task, episode)`, a held-out `tasks(\"test\")`, optional `PARAMS`) "
+                 "instead of a shipped task. It is never edited.", show_default=False),
+]  # fmt: skip
+
+
+def _user_workflow(path: str) -> str:
+    """The workflow file's absolute path, once it imports and has a test split (exit 2)."""
+    from researcher.user_workflow import require_test_split
+
+    try:
+        found = require_test_split(path)
+    except ResearcherError as error:
+        raise _fail(str(error)) from None
+    params = ", ".join(found.params) or "none"
+    console.print(f"workflow {found.path} (PARAMS: {params})", soft_wrap=True)
+    return str(found.path)
+
+
 class LauncherKind(StrEnum):
     local = "local"
     ray = "ray"
@@ -119,6 +140,7 @@ def start(
         ),
     ] = None,  # fmt: skip
     db: DbOption = None,
+    workflow: WorkflowOption = None,
     disk_budget: Annotated[
         str,
         typer.Option(help="Disk the study folder may use (checkpoints above all): 2GB, 500MB."),
@@ -135,9 +157,11 @@ def start(
         disk_budget_bytes = parse_size(disk_budget)
     except ResearcherError as error:
         raise _fail(str(error)) from None
+    user_workflow = _user_workflow(workflow) if workflow is not None else None
     settings = StudySettings(question=question.strip(), budget_s=budget_s, gateway=gateway,
                              planner=planner, model=model, seeds=seeds, ask=ask, api_key=api_key,
-                             launcher=launcher.value, disk_budget_bytes=disk_budget_bytes)  # fmt: skip
+                             launcher=launcher.value, disk_budget_bytes=disk_budget_bytes,
+                             workflow=user_workflow)  # fmt: skip
     try:
         from researcher.planner import make_planner
 
@@ -222,10 +246,13 @@ def status(
 
 @app.command()
 def resume(
-    study: Annotated[str, typer.Argument(help="The study id.")], db: DbOption = None
+    study: Annotated[str, typer.Argument(help="The study id.")],
+    db: DbOption = None,
+    workflow: WorkflowOption = None,
 ) -> None:
-    """Carry on a study after a crash or kill -9, from the node it was at."""
-    from researcher.study import drive, get_study
+    """Carry on a study after a crash or kill -9, from the node it was at (`--workflow`: the
+    study's workflow file moved there; workflows written from now on import it)."""
+    from researcher.study import drive, get_study, load_settings, set_workflow
 
     engine = _engine(db)
     try:
@@ -236,6 +263,10 @@ def resume(
         raise _fail(
             f"study {study} is {row.status}; `researcher report {study}` shows its report", 1
         )
+    if workflow is not None:
+        if not load_settings(row).workflow:
+            raise _fail(f"study {study} was not started with --workflow; it studies shipped tasks")
+        set_workflow(row, _user_workflow(workflow))
     raise typer.Exit(drive(engine, study))
 
 
