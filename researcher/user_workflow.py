@@ -8,7 +8,10 @@ the file in a subprocess under a time limit, whose error is reported) — and
 (`prompts/workflows/user.py.j2`): it imports the user's file by its absolute path, puts the
 arm's `workflow_params` into the module's `PARAMS` dict (and into
 `$SWARMRL_WORKFLOW_PARAMS` as JSON, set before the file is imported) and re-exports
-`tasks` and `rollout`. The user's file is never edited.
+`tasks` and `rollout`. A sampling setting (temperature, max_tokens) that PARAMS does not
+declare is sent with every chat completion the rollout makes through `episode.openai()`
+in training (held-out evaluation keeps temperature 0); any other undeclared name is
+refused. The user's file is never edited.
 
 Must not know about LangGraph, the gateway or the database.
 """
@@ -33,6 +36,9 @@ WRAPPER_TEMPLATE = "workflows/user.py.j2"
 PARAMS_ENV = "SWARMRL_WORKFLOW_PARAMS"
 TEST_SPLIT = "test"
 PROBE_TIMEOUT_S = 20.0
+# sampling settings an arm may set on a workflow whose PARAMS does not declare them: sent
+# with every chat completion of a training episode (held-out evaluation stays greedy)
+SAMPLING = ("temperature", "max_tokens")
 SWARM_ROOT = Path(__file__).resolve().parents[1]  # where `swarm` imports from, for the probe
 
 # Imports the workflow as `swarm run` does and tries its test split; prints one JSON line.
@@ -161,8 +167,10 @@ def render_wrapper(framing: Framing, arm: Arm, *, seed: int, planner: str = "tem
     if not framing.workflow:
         raise ResearcherError("the study has no user workflow to wrap (framing.workflow)")
     path = Path(framing.workflow)
-    overrides = dict(arm.workflow_params)
-    undeclared = sorted(set(overrides) - set(framing.workflow_params))
+    overrides = {k: v for k, v in arm.workflow_params.items() if k in framing.workflow_params}
+    sampling = {k: v for k, v in arm.workflow_params.items()
+                if k in SAMPLING and k not in framing.workflow_params}  # fmt: skip
+    undeclared = sorted(set(arm.workflow_params) - set(overrides) - set(sampling))
     if undeclared:
         raise ResearcherError(
             f"arm {arm.name!r} sets {', '.join(undeclared)}, which {path.name}'s PARAMS does not "
@@ -185,5 +193,7 @@ def render_wrapper(framing: Framing, arm: Arm, *, seed: int, planner: str = "tem
         module_literal=repr(module),
         overrides_literal=repr(json.dumps(overrides, sort_keys=True)),
         overrides=overrides,
+        sampling_literal=repr(json.dumps(sampling, sort_keys=True)),
+        sampling=sampling,
         params_env=PARAMS_ENV,
     )

@@ -163,10 +163,53 @@ def test_the_wrapper_runs_the_users_file_with_the_arms_params_and_leaves_it_unch
     assert not [p for p in (agent.parent / "__pycache__").glob("my_agent*")]
 
 
+CALLER = """
+PARAMS = {"system_prompt": "Answer."}
+
+def tasks(split="train"):
+    return [{"id": split}]
+
+async def rollout(task, episode):
+    return await episode.openai().chat.completions.create(model="m", temperature=0.7)
+"""
+
+
+class RecordingEpisode:
+    """What the wrapper's rollout is handed: an episode whose client echoes the request."""
+
+    def __init__(self, evaluation: bool = False):
+        self.evaluation = evaluation
+        self.model = "m"
+
+    def openai(self):
+        async def create(**request):
+            return request
+
+        completions = type("Completions", (), {"create": staticmethod(create)})()
+        return type("Client", (), {"chat": type("Chat", (), {"completions": completions})()})()
+
+
+def test_a_sampling_setting_params_does_not_declare_goes_with_every_training_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setenv(PARAMS_ENV, "{}")
+    caller = tmp_path / "caller.py"
+    caller.write_text(CALLER)
+    hot = arm("hot", {"temperature": 1.2, "max_tokens": 16})
+    path = tmp_path / "hot" / "workflow.py"
+    path.parent.mkdir()
+    path.write_text(render_wrapper(framing(caller, {"system_prompt": "Answer."}), hot, seed=0))
+    wrapped = load_workflow(path)
+    training = asyncio.run(wrapped.rollout({"id": "train"}, RecordingEpisode()))
+    assert training == {"model": "m", "temperature": 1.2, "max_tokens": 16}
+    held_out = asyncio.run(wrapped.rollout({"id": "test"}, RecordingEpisode(evaluation=True)))
+    assert held_out == {"model": "m", "temperature": 0.7, "max_tokens": 16}  # the rollout's own
+
+
 def test_an_arm_setting_a_param_the_workflow_does_not_declare_is_refused(agent: Path):
     with pytest.raises(
-        ResearcherError, match="temperature, which my_agent.py's PARAMS does not declare"
+        ResearcherError, match="few_shot, which my_agent.py's PARAMS does not declare"
     ):
         render_wrapper(
-            framing(agent, {"system_prompt": "Answer."}), arm("hot", {"temperature": 1.2}), seed=0
+            framing(agent, {"system_prompt": "Answer."}), arm("more", {"few_shot": 3}), seed=0
         )
