@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 import webbrowser
 from enum import StrEnum
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 from urllib.parse import urlsplit
 
 import typer
@@ -24,6 +24,9 @@ from experiments_db import crud
 from experiments_db.db import session_scope
 from researcher.errors import EmptyQuestion, ResearcherError
 from researcher.settings import StudySettings, format_duration, parse_budget, parse_size
+
+if TYPE_CHECKING:
+    from researcher.user_workflow import UserWorkflow
 
 app = typer.Typer(
     add_completion=False,
@@ -50,8 +53,9 @@ WorkflowOption = Annotated[
 ]  # fmt: skip
 
 
-def _user_workflow(path: str) -> str:
-    """The workflow file's absolute path, once it imports and has a test split (exit 2)."""
+def _user_workflow(path: str) -> UserWorkflow:
+    """The workflow file (absolute path, PARAMS), once it imports and has a test split; exit
+    2 saying why otherwise."""
     from researcher.user_workflow import require_test_split
 
     try:
@@ -59,8 +63,8 @@ def _user_workflow(path: str) -> str:
     except ResearcherError as error:
         raise _fail(str(error)) from None
     params = ", ".join(found.params) or "none"
-    console.print(f"workflow {found.path} (PARAMS: {params})", soft_wrap=True)
-    return str(found.path)
+    console.print(f"workflow {found.path} (PARAMS: {params})", soft_wrap=True, markup=False)
+    return found
 
 
 class LauncherKind(StrEnum):
@@ -161,7 +165,7 @@ def start(
     settings = StudySettings(question=question.strip(), budget_s=budget_s, gateway=gateway,
                              planner=planner, model=model, seeds=seeds, ask=ask, api_key=api_key,
                              launcher=launcher.value, disk_budget_bytes=disk_budget_bytes,
-                             workflow=user_workflow)  # fmt: skip
+                             workflow=str(user_workflow.path) if user_workflow else None)  # fmt: skip
     try:
         from researcher.planner import make_planner
 
@@ -266,7 +270,7 @@ def resume(
     if workflow is not None:
         if not load_settings(row).workflow:
             raise _fail(f"study {study} was not started with --workflow; it studies shipped tasks")
-        set_workflow(row, _user_workflow(workflow))
+        set_workflow(row, str(_user_workflow(workflow).path))
     raise typer.Exit(drive(engine, study))
 
 
