@@ -39,7 +39,8 @@ def evaluate(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
             result.status = "finished"  # a run stopped by budget or stall still has a policy
             accuracy = sum(result.eval_outcomes) / max(1, len(result.eval_outcomes))
             ctx.event("evaluate", "result",
-                      f"{row.id}: held-out {plan.eval_family} accuracy {accuracy:.2f} "
+                      f"{row.id}: held-out {plan.eval_family} "
+                      f"{'mean reward' if framing.workflow else 'accuracy'} {accuracy:.2f} "
                       f"on {len(result.eval_outcomes)} tasks ({time.monotonic() - started:.0f} s)")  # fmt: skip
         elif result.status == "finished":
             result.status, result.note = "failed", "the run made no training step"

@@ -28,8 +28,12 @@ from tests.integration.test_researcher import (  # noqa: F401  (`home`: a fixtur
 )
 
 pytestmark = pytest.mark.slow
+# the study reads the question as factor workflow:system_prompt with the reader of r1-reader
+# and plans it with the template planner of r2-planner; before those are merged it cannot run
+pytest.importorskip("researcher.planner.reader", reason="needs the question reader (r1-reader)")
 
-QUESTION = "does a step-by-step system prompt help my agent?"
+STEP_BY_STEP = "Think step by step, then answer with one word."
+QUESTION = f'does the system prompt "{STEP_BY_STEP}" help my agent?'
 DEFAULT_PROMPT = "Answer with one word."
 # the user's own agent: its reward is 0.25 plus half the share of the word's letters in the
 # reply — never 0 or 1, so held-out outcomes thresholded as a shipped task's would be all 0
@@ -97,8 +101,7 @@ def test_a_study_of_the_users_own_workflow_varies_its_params_and_judges_by_its_r
         overrides = json.loads(eval(wrapper.split("OVERRIDES = json.loads(")[1].split(")\n")[0]))  # noqa: S307
         prompts_by_arm[experiment.role] = overrides.get("system_prompt", DEFAULT_PROMPT)
     assert prompts_by_arm["control"] == DEFAULT_PROMPT
-    assert prompts_by_arm["treatment"] != DEFAULT_PROMPT
-    assert "step" in prompts_by_arm["treatment"].lower()
+    assert prompts_by_arm["treatment"] == STEP_BY_STEP
 
     # judged by the workflow's own reward on its test split: raw rewards, never thresholded
     evaluated = [e for e in experiments if (e.result or {}).get("eval_outcomes")]
