@@ -34,7 +34,7 @@ def evaluate(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
                 ctx.gateway.url, f"{row.run_name}/policy", family=plan.eval_family,
                 n=plan.eval_episodes, api_key=ctx.gateway.api_key,
                 # the user's own workflow: the arm's wrapper of it, scored by its own reward
-                workflow=str(row.workflow_path) if framing.workflow else None,
+                **({"workflow": str(row.workflow_path)} if framing.workflow else {}),
             )  # fmt: skip
             result.status = "finished"  # a run stopped by budget or stall still has a policy
             accuracy = sum(result.eval_outcomes) / max(1, len(result.eval_outcomes))
