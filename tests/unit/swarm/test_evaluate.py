@@ -205,3 +205,19 @@ def test_swarm_eval_refuses_a_missing_split_and_a_model_the_gateway_does_not_ser
 
     away = swarm_eval(workflow, "--gateway", "http://127.0.0.1:9", "--model", "fake-model")
     assert away.returncode == 1 and "cannot reach the gateway" in away.stderr
+
+
+def test_swarm_eval_imports_with_torch_blocked():
+    blocked = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('torch', 'numpy'):\n"
+        "            raise ImportError(name + ' is blocked')\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import swarm.evaluate, swarm.cli\n"
+        "leaked = [m for m in sys.modules if m.split('.')[0] in ('researcher', 'gateway', 'trainer')]\n"
+        "assert not leaked, leaked\n"
+    )
+    done = subprocess.run([sys.executable, "-c", blocked], cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
