@@ -108,6 +108,9 @@ def test_swarm_eval_scores_a_trained_policy_with_the_workflows_own_reward(traine
     outcomes = evaluate_policy(gw.url, f"{RUN}/policy", family="workflow", n=6,
                                workflow=str(agent))  # fmt: skip
     assert outcomes == result["rewards"]
+    # a shipped family: its reference rollout, each task 1.0 or 0.0 (thresholded at 1.0)
+    shipped = evaluate_policy(gw.url, f"{RUN}/policy", family="learnable", n=4)
+    assert len(shipped) == 4 and set(shipped) <= {0.0, 1.0}
 
     text = swarm_eval("examples/learnable.py", "--gateway", gw.url, "--model", "tiny",
                       "--episodes", "4")  # fmt: skip

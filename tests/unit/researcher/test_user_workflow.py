@@ -213,3 +213,32 @@ def test_an_arm_setting_a_param_the_workflow_does_not_declare_is_refused(agent: 
         render_wrapper(
             framing(agent, {"system_prompt": "Answer."}), arm("more", {"few_shot": 3}), seed=0
         )
+
+
+def test_a_study_keeps_a_copy_of_the_workflow_and_resume_can_point_it_elsewhere(
+    agent: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from typer.testing import CliRunner
+
+    from researcher.cli import app
+    from researcher.settings import StudySettings
+    from researcher.study import create_study, load_settings, open_db, set_workflow
+
+    monkeypatch.setenv("SWARMRL_HOME", str(tmp_path / "home"))
+    db = f"sqlite:///{tmp_path / 'researcher.db'}"
+    engine = open_db(db)
+    settings = StudySettings(question="q", budget_s=60, workflow=str(agent))
+    study = create_study(engine, settings)
+    copy = Path(study.directory) / "user_workflow" / "my_agent.py"
+    assert copy.read_bytes() == agent.read_bytes()
+
+    moved = tmp_path / "moved" / "my_agent.py"
+    moved.parent.mkdir()
+    moved.write_text(agent.read_text().replace("Answer.", "Reply."))
+    set_workflow(study, str(moved))
+    assert load_settings(study).workflow == str(moved)
+    assert "Reply." in copy.read_text()
+
+    plain = create_study(engine, StudySettings(question="q", budget_s=60))
+    refused = CliRunner().invoke(app, ["resume", plain.id, "--workflow", str(moved), "--db", db])
+    assert refused.exit_code == 2 and "not started with --workflow" in refused.output
