@@ -16,7 +16,7 @@ import time
 import webbrowser
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 from urllib.parse import urlsplit
 
 import typer
@@ -27,7 +27,6 @@ from experiments_db import crud
 from experiments_db.db import session_scope
 from researcher.errors import EmptyQuestion, ResearcherError
 from researcher.settings import (
-    DEFAULT_MODEL,
     StudySettings,
     format_duration,
     parse_budget,
@@ -180,12 +179,12 @@ def start(
 
         planner_ = make_planner(planner)
         if planner == "template":  # a question it cannot read is refused before anything starts
-            served = _served_models(gateway, api_key, model, strict=False)
-            extra = {} if user_workflow is None else {
-                "workflow": str(user_workflow.path), "workflow_params": user_workflow.params,
-                "workflow_has_test": user_workflow.has_test}  # as workflow_frame_args  # fmt: skip
-            framing = planner_.frame(settings.question, served_models=served, model=model,
-                                     **extra)  # fmt: skip
+            from researcher.nodes.frame import workflow_frame_args
+            from researcher.planning import served_models
+
+            served = served_models(gateway, api_key, model, strict=False)
+            extra = workflow_frame_args(getattr(settings, "workflow", None))  # `--workflow`
+            framing = planner_.frame(settings.question, served_models=served, model=model, **extra)
             _show_reading(framing)
         if launcher is LauncherKind.ray:
             settings.ray_address = _check_ray(ray_address, gateway)
@@ -227,87 +226,45 @@ def plan(
     json_: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
 ) -> None:
     """Read the question and design the study without running anything (no gateway starts)."""
-    from researcher.planner import make_planner
+    from researcher.planning import make_plan, plan_record, served_models
 
     text = question.strip()
     try:
         budget_s = parse_budget(budget)
-        served = _served_models(gateway, api_key, model, strict=True)
+        served = served_models(gateway, api_key, model, strict=True)
         from researcher.nodes.frame import workflow_frame_args
 
-        extra = workflow_frame_args(workflow)
-        planner_ = make_planner(planner)
+        workflow_args = workflow_frame_args(workflow)  # a file that does not load: no refusal
     except ResearcherError as error:
         raise _fail(str(error)) from None
     try:
-        framing = planner_.frame(text, served_models=served, model=model, **extra)
+        plan_ = make_plan(text, planner=planner, served=served, budget_s=budget_s, seeds=seeds,
+                          model=model, workflow_args=workflow_args)  # fmt: skip
     except ResearcherError as error:
         if json_:
             print(json.dumps({"question": text, "refused": str(error)}))
             raise typer.Exit(2) from None
         raise _fail(str(error)) from None
-    [hypothesis, *_] = planner_.hypotheses(framing, notes=[])
-    step_seconds = 2.0 if framing.model == "tiny" else 12.0  # as `researcher start` sizes it
-    design = planner_.design(framing, hypothesis, budget_s=budget_s, seeds=seeds,
-                             step_seconds=step_seconds, notes=[])  # fmt: skip
     if json_:
-        print(json.dumps(_plan_record(text, framing, hypothesis, design, budget_s)))
+        print(json.dumps(plan_record(plan_)))
         return
-    _show_reading(framing)
+    design = plan_.design
+    _show_reading(plan_.framing)
     table = Table("arm", "role", "level", "run", "workflow params", title="arms")
     for arm in design.arms:
         run = ", ".join(f"{k}={v}" for k, v in arm.run.items())
         table.add_row(arm.name, arm.role, json.dumps(arm.level), run,
                       json.dumps(arm.workflow_params) if arm.workflow_params else "-")  # fmt: skip
     console.print(table)
-    console.print(f"[bold]{hypothesis.key}[/bold]: {hypothesis.statement}")
+    console.print(f"[bold]{plan_.hypothesis.key}[/bold]: {plan_.hypothesis.statement}")
     console.print(f"{len(design.seeds)} seed(s) per arm, {design.steps} steps per run, judged on "
                   f"{design.eval_episodes} held-out {design.eval_family} tasks")  # fmt: skip
     console.print(f"[bold]decision rule[/bold]: {design.decision_rule}")
 
 
-def _plan_record(question: str, framing, hypothesis, design, budget_s: float) -> dict[str, Any]:
-    """`researcher plan --json`: the contract's keys (docs/researcher.md), and a few more."""
-    arm_fields = {"name", "role", "description", "tasks", "run", "workflow_params", "level"}
-    return {
-        "question": question, "planner": framing.planner,
-        "reading": framing.reading.model_dump(mode="json") if framing.reading else None,
-        "summary": framing.summary, "model": framing.model,
-        "model_requested": framing.model_requested, "substitution": framing.substitution,
-        "workflow": framing.workflow, "hypothesis": hypothesis.model_dump(mode="json"),
-        "arms": [arm.model_dump(mode="json", include=arm_fields) for arm in design.arms],
-        "seeds": design.seeds, "steps": design.steps, "eval_task": design.eval_family,
-        "eval_episodes": design.eval_episodes, "outcome": design.outcome,
-        "direction": design.direction, "margin": design.margin, "threshold": design.threshold,
-        "min_effect": design.min_effect, "decision_rule": design.decision_rule,
-        "budget_s": budget_s,
-    }  # fmt: skip
-
-
-def _served_models(gateway: str | None, api_key: str | None, model: str | None, *,
-                   strict: bool) -> list[str]:  # fmt: skip
-    """What the gateway serves: `--gateway`'s /v1/models, else what an embedded gateway
-    would serve (without starting one). Not `strict`: an unreachable gateway is the study's
-    to report, so the embedded model stands in."""
-    if not gateway:
-        return [model or DEFAULT_MODEL]
-    from researcher.gateway_api import GatewayAPI
-
-    api = GatewayAPI(gateway, api_key=api_key)
-    try:
-        api.check(within_s=5.0 if strict else 1.0)
-        return api.served_models()
-    except ResearcherError:
-        if strict:
-            raise
-        return [model or DEFAULT_MODEL]
-    finally:
-        api.close()
-
-
 def _show_reading(framing) -> None:
     """The reading of the question, as a small table (`plan`, and `start` before it starts)."""
-    from researcher.planner.design_space import reading_rows
+    from researcher.planner.wording import reading_rows
 
     if framing.reading is None:
         return

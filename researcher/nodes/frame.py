@@ -10,7 +10,7 @@ from langgraph.runtime import Runtime
 
 from researcher.context import StudyContext
 from researcher.plan import Reading
-from researcher.planner.design_space import reading_rows
+from researcher.planner.wording import reading_rows
 from researcher.state import StudyState
 
 

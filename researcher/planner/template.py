@@ -1,8 +1,8 @@
 """`TemplatePlanner`: the deterministic planner used when no LLM endpoint is configured.
 
 It reads the question into a `Reading` (`reader.py`: one factor over levels, on a task,
-judged by an outcome in a direction), turns the reading into arms, a hypothesis and a
-pre-registered decision rule (`design_space.py`), sizes the design from the budget
+judged by an outcome in a direction), turns the reading into arms (`design_space.py`) and a
+hypothesis and pre-registered decision rule (`wording.py`), sizes the design from the budget
 (`budget.py`), fills `prompts/workflows/mix.py.j2` for each arm of a shipped task (or wraps
 the user's own workflow) and applies the decision rule. The same inputs always give the same
 plan; a question it cannot read gets `UnmappableQuestion` saying what is missing, never a
@@ -21,7 +21,7 @@ from typing import Any
 import prompts
 from researcher.errors import EmptyQuestion, ResearcherError
 from researcher.plan import Analysis, Arm, Decision, Design, Framing, Hypothesis, Reading
-from researcher.planner import budget, design_space
+from researcher.planner import budget, design_space, wording
 from researcher.planner.catalogue import TASKS
 from researcher.planner.reader import read_question, requested_models, serves
 
@@ -115,7 +115,7 @@ class TemplatePlanner:
         return Framing(
             question=text,
             family=reading.factor,  # report templates of before readings show `family`
-            summary=design_space.summary_text(reading),
+            summary=wording.summary_text(reading),
             model_requested=", ".join(requests) or None,
             model=model,
             substitution=substitution,
@@ -127,7 +127,7 @@ class TemplatePlanner:
         )
 
     def hypotheses(self, framing: Framing, *, notes: list[str]) -> list[Hypothesis]:
-        statement, prediction, refuted_if = design_space.hypothesis_text(self._reading(framing))
+        statement, prediction, refuted_if = wording.hypothesis_text(self._reading(framing))
         return [
             Hypothesis(key="H1", statement=statement, prediction=prediction, refuted_if=refuted_if)
         ]
@@ -176,8 +176,8 @@ class TemplatePlanner:
         arms = [
             self._sized(arm, steps, lr, keep_steps=reading.factor == "max_steps") for arm in arms
         ]
-        min_effect = design_space.min_effect_for(reading, steps)
-        rule = design_space.decision_rule(
+        min_effect = wording.min_effect_for(reading, steps)
+        rule = wording.decision_rule(
             reading,
             key=hypothesis.key,
             arm_names=[arm.name for arm in arms],

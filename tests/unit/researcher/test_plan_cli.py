@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -29,25 +28,20 @@ ARM = {"name", "role", "tasks", "run", "workflow_params"}
 
 @pytest.fixture(autouse=True)
 def no_gateway_starts(monkeypatch, tmp_path):
-    """Planning must start no gateway and no process at all."""
-
-    def refuse(*args, **kwargs):
-        raise AssertionError(f"researcher plan started something: {args!r}")
-
+    """Planning must start no gateway (a probe of the user's workflow file may run)."""
     popen = subprocess.Popen
 
-    def only_the_workflow_probe(command, *args, **kwargs):
-        # read_workflow imports the user's file in a short-lived `python -c` to try its
-        # test split (never in this process); nothing else may start
-        from researcher.user_workflow import _PROBE
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"researcher plan started a gateway: {args!r}")
 
-        if list(command[:3]) == [sys.executable, "-c", _PROBE]:
-            return popen(command, *args, **kwargs)
-        return refuse(command, *args, **kwargs)
+    def no_gateway(command, *args, **kwargs):
+        if "gateway" in " ".join(map(str, command if isinstance(command, list) else [command])):
+            refuse(command)
+        return popen(command, *args, **kwargs)
 
     monkeypatch.setattr(researcher.local_gateway, "start_local_gateway", refuse)
     monkeypatch.setattr(researcher.study, "start_local_gateway", refuse)
-    monkeypatch.setattr(subprocess, "Popen", only_the_workflow_probe)
+    monkeypatch.setattr(subprocess, "Popen", no_gateway)
     monkeypatch.setenv("SWARMRL_HOME", str(tmp_path))
     monkeypatch.delenv("SWARMRL_API_KEY", raising=False)
 

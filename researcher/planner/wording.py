@@ -1,0 +1,265 @@
+"""A design in words: the hypothesis and the pre-registered decision rule of a `Reading`, by
+outcome (held-out accuracy, learning speed, final training reward, cost) and direction
+(greater, less, two-sided, equivalence; three or more levels: dose-response), and the
+reading as rows to show (`researcher plan`, `researcher start`, the frame event).
+
+The statistics that apply the rule live in `researcher.analysis`; this module only states it,
+with the same verdicts: supported, refuted, inconclusive. Must not know about the question's
+words, LangGraph, the gateway or the database.
+"""
+
+from __future__ import annotations
+
+from researcher.plan import Reading
+from researcher.planner.catalogue import WORKFLOW_PREFIX, WORKFLOW_TASK, describe_level
+from researcher.planner.design_space import (
+    MIN_EFFECT,
+    format_level,
+    format_number,
+    is_dose_response,
+    level_phrase,
+)
+
+
+def outcome_phrase(reading: Reading) -> str:
+    task = "the user's workflow" if reading.task == WORKFLOW_TASK else reading.task
+    if reading.outcome == "learning_speed":
+        how = (
+            f"training steps to reach a training reward of {format_number(reading.threshold)}"
+            if reading.threshold is not None
+            else "area under the training-reward curve"
+        )
+        return f"learning speed on {task} ({how})"
+    if reading.outcome == "final_train_reward":
+        return f"final training reward on {task}"
+    if reading.outcome == "cost":
+        return f"training cost on {task} (wall time per run; tokens generated also reported)"
+    return f"held-out {task} accuracy"
+
+
+def margin_text(reading: Reading) -> str:
+    """The equivalence margin in words: a number, or for cost a share of the control's mean."""
+    margin = reading.margin if reading.margin is not None else MIN_EFFECT
+    if reading.outcome == "cost":
+        return f"{margin:.0%} (relative to the control)"
+    return format_number(margin)
+
+
+def _claim(reading: Reading) -> tuple[str, str, str]:
+    """(what the treatment does, how it compares, how it fails to) for the direction and
+    outcome: ("slows learning on learnable (area under ...)", "learns slower", "does not
+    learn slower")."""
+    up, outcome = reading.direction == "greater", outcome_phrase(reading)
+    if reading.outcome == "learning_speed":
+        how = outcome[outcome.index("(") :]
+        task = outcome[len("learning speed on ") : outcome.index(" (")]
+        pace = "faster" if up else "slower"
+        verb = "speeds up" if up else "slows"
+        return f"{verb} learning on {task} {how}", f"learns {pace}", f"does not learn {pace}"
+    if reading.outcome == "cost":
+        more = "more" if up else "less"
+        verb = "raises" if up else "lowers"
+        return f"{verb} the {outcome}", f"costs {more}", f"does not cost {more}"
+    more = "higher" if up else "lower"
+    verb = "improves" if up else "lowers"
+    return f"{verb} {outcome}", f"reaches {more} {outcome}", f"does not reach {more} {outcome}"
+
+
+def hypothesis_text(reading: Reading) -> tuple[str, str, str]:
+    """(statement, prediction, refuted_if) worded by direction, outcome and number of levels."""
+    factor, outcome = reading.factor, outcome_phrase(reading)
+    control = level_phrase(factor, reading.control)
+    treatments = [level for level in reading.levels if level != reading.control]
+    treated = " and ".join(level_phrase(factor, level) for level in treatments)
+    margin = margin_text(reading)
+    if reading.direction == "equivalent":
+        every = "every one of " if len(treatments) > 1 else ""
+        return (
+            f"{every}{treated} is within ±{margin} of {control} on {outcome} (equivalence).",
+            f"The difference in {outcome} between {treated} and {control} lies inside ±{margin}.",
+            f"the difference is shown to lie beyond ±{margin} (the equivalence test rejects "
+            f"equivalence).",
+        )
+    levels = " → ".join(format_level(level) for level in reading.levels)
+    label = factor.removeprefix(WORKFLOW_PREFIX)
+    if reading.direction == "two_sided":
+        if is_dose_response(reading):
+            return (
+                f"{label} changes {outcome} across {levels} (dose-response: a monotone trend, "
+                f"either way).",
+                f"{outcome} moves steadily one way as {label} goes {levels}.",
+                f"no monotone trend in {outcome} across the levels beyond the minimum effect.",
+            )
+        return (
+            f"{treated} changes {outcome} compared with {control}.",
+            f"{treated} and {control} differ in {outcome} by at least the minimum effect, "
+            f"either way.",
+            f"{treated} and {control} are within the minimum effect of each other.",
+        )
+    does, compares, fails = _claim(reading)
+    if is_dose_response(reading):
+        return (
+            f"{label} {does}, in a dose-response: a monotone trend along {levels}.",
+            f"Each later level of {label} ({levels}) {compares}, the last one by at least the "
+            f"minimum effect over {control}.",
+            f"the trend along {levels} is flat or goes the other way.",
+        )
+    return (
+        f"{treated} {does}, compared with {control}.",
+        f"{treated} {compares} than {control}.",
+        f"{treated} {fails} than {control} by at least the minimum effect.",
+    )
+
+
+def min_effect_for(reading: Reading, steps: int) -> float:
+    """The smallest difference that counts, in the outcome's units."""
+    if _in_steps(reading):
+        return float(max(1, round(0.1 * steps)))
+    return MIN_EFFECT
+
+
+def metric_sentence(reading: Reading, *, steps: int, eval_episodes: int) -> str:
+    """How each run is scored, for the decision rule."""
+    task = "the workflow's" if reading.task == WORKFLOW_TASK else reading.task
+    if reading.factor == "max_steps":
+        steps_text = "its own max_steps"  # each arm trains for its level
+    else:
+        steps_text = f"{steps} steps"
+    if reading.outcome == "learning_speed":
+        if reading.threshold is not None:
+            return (
+                f"each run is scored by the training steps its reward/mean takes to first reach "
+                f"{format_number(reading.threshold)} within {steps_text} (a run that never "
+                f"does counts as its steps + 1; fewer steps is faster learning)"
+            )
+        return (
+            f"each run is scored by the area under its training-reward curve (mean reward/mean "
+            f"over {steps_text}; larger is faster learning)"
+        )
+    if reading.outcome == "final_train_reward":
+        return f"each run is scored by its training reward (reward/mean) at the end of {steps_text}"
+    if reading.outcome == "cost":
+        return (
+            f"each run is scored by its training wall time over {steps_text} (tokens generated "
+            f"are reported too); differences are relative to the control's mean"
+        )
+    return (
+        f"after {steps_text} of training each run's policy answers {eval_episodes} held-out "
+        f"{task} tasks (test split); the metric is accuracy (reward ≥ 1.0)"
+    )
+
+
+def _in_steps(reading: Reading) -> bool:
+    """Learning speed scored as steps to a threshold, where fewer steps is faster."""
+    return reading.outcome == "learning_speed" and reading.threshold is not None
+
+
+def rule_sentence(
+    reading: Reading, *, key: str, control: str, treatments: list[str], n_seeds: int,
+    min_effect: float,
+) -> str:  # fmt: skip
+    """When `key` is supported, refuted or inconclusive, by direction (and dose-response)."""
+    effect = format_number(min_effect)
+    if reading.outcome == "cost":
+        effect = f"{min_effect:.0%} of the control's mean"
+    elif _in_steps(reading):
+        effect = f"{effect} step(s)"
+    diff = f"{' / '.join(treatments)} − {control} (means over {n_seeds} seed(s))"
+    if reading.direction == "equivalent":
+        margin = margin_text(reading)
+        each = "every treatment arm's" if len(treatments) > 1 else "the"
+        return (
+            f"{key} is supported if {each} 90% interval of {diff} lies within ±{margin} (two "
+            f"one-sided tests at 5%); refuted if the 95% interval lies entirely beyond ±{margin}; "
+            f"inconclusive otherwise (a superiority test is not used)."
+        )
+    # the scored metric goes up when the claim holds, except steps to a threshold for "faster"
+    rising = (reading.direction == "greater") != _in_steps(reading)
+    steps_note = ""
+    if _in_steps(reading):
+        steps_note = (
+            " (more steps: slower learning)" if rising else " (fewer steps: faster learning)"
+        )
+    if is_dose_response(reading):
+        order = " → ".join([control, *treatments])
+        if reading.direction == "two_sided":
+            way, slope = "moves monotonically (either way)", "excludes 0"
+            against = f"contains 0 and the whole trend is within {effect}"
+        else:
+            way = ("rises" if rising else "falls") + steps_note
+            slope = f"lies {'above' if rising else 'below'} 0"
+            against = f"lies on the other side of 0 or the whole trend is within {effect}"
+        return (
+            f"Dose-response over the levels in the order {order}: {key} is supported if the "
+            f"metric {way} — a monotone trend: the 95% bootstrap interval of the slope over the "
+            f"levels' ranks {slope}, and the last level differs from {control} by at least "
+            f"{effect}; refuted if the slope's interval {against}; inconclusive otherwise."
+        )
+    if reading.direction == "two_sided":
+        return (
+            f"{key} is supported if the 95% bootstrap interval of {diff} excludes 0 and "
+            f"|difference| ≥ {effect}; refuted if the interval lies within ±{effect}; "
+            f"inconclusive otherwise."
+        )
+    if rising:
+        return (
+            f"{key} is supported if {diff} is at least {effect} and the 95% bootstrap interval "
+            f"of that difference lies above 0{steps_note}; refuted if the interval's upper end "
+            f"is below {effect}; inconclusive otherwise."
+        )
+    return (
+        f"{key} is supported if {diff} is at most −{effect} and the 95% bootstrap interval of "
+        f"that difference lies below 0{steps_note}; refuted if the interval's lower end is "
+        f"above −{effect}; inconclusive otherwise."
+    )
+
+
+def decision_rule(
+    reading: Reading, *, key: str, arm_names: list[str], n_seeds: int, steps: int,
+    eval_episodes: int, min_effect: float,
+) -> str:  # fmt: skip
+    """The pre-registered rule in words: how runs are scored, then when `key` is supported,
+    refuted or inconclusive (arm_names: control first)."""
+    metric = metric_sentence(reading, steps=steps, eval_episodes=eval_episodes)
+    rule = rule_sentence(
+        reading, key=key, control=arm_names[0], treatments=arm_names[1:], n_seeds=n_seeds,
+        min_effect=min_effect,
+    )  # fmt: skip
+    return f"{metric[0].upper()}{metric[1:]}. {rule}"
+
+
+def summary_text(reading: Reading) -> str:
+    if reading.summary:
+        return reading.summary
+    levels = " vs ".join(level_phrase(reading.factor, level) for level in reading.levels)
+    task = "the user's workflow" if reading.task == WORKFLOW_TASK else reading.task
+    margin = margin_text(reading)
+    claim = {
+        "greater": "the question expects it higher",
+        "less": "the question expects it lower",
+        "two_sided": "a difference either way counts",
+        "equivalent": f"an equivalence test within ±{margin}",
+    }[reading.direction]
+    return f"{levels} on {task}, judged by {outcome_phrase(reading)}; {claim}."
+
+
+def reading_rows(reading: Reading) -> list[tuple[str, str]]:
+    """The reading as (field, value) rows, for `researcher plan` / `start` to show."""
+    margin = "-" if reading.margin is None else format_number(reading.margin)
+    rows = [
+        ("factor", reading.factor),
+        ("levels", ", ".join(describe_level(reading.factor, level) for level in reading.levels)),
+        ("control", describe_level(reading.factor, reading.control)),
+        (
+            "task",
+            reading.task
+            + (f" (tasks named: {', '.join(reading.tasks)})" if len(reading.tasks) > 1 else ""),
+        ),  # fmt: skip
+        ("outcome", outcome_phrase(reading)),
+        ("direction", reading.direction),
+        ("margin", margin),
+    ]
+    if reading.steps is not None:
+        rows.append(("steps", str(reading.steps)))
+    rows.append(("assumptions", "; ".join(reading.assumptions) or "-"))
+    return rows

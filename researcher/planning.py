@@ -1,0 +1,87 @@
+"""`researcher plan`'s work: read a question and design its study without running anything.
+
+Owns `served_models` (a `--gateway`'s `/v1/models`, or what an embedded gateway would serve,
+without starting one), `make_plan` (frame → hypotheses → design, exactly as a study's first
+round would, budget and seeds included) and `plan_record`, the `researcher plan --json`
+object — a contract other tools read: question, planner, reading, model, model_requested,
+substitution, arms (name, role, tasks, run, workflow_params), seeds, steps, eval_task,
+eval_episodes, decision_rule (more keys may be added, none renamed). Knows nothing of the
+command line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from researcher.errors import ResearcherError
+from researcher.plan import Design, Framing, Hypothesis
+from researcher.planner import make_planner
+from researcher.settings import DEFAULT_MODEL
+
+ARM_FIELDS = {"name", "role", "description", "tasks", "run", "workflow_params", "level"}
+
+
+@dataclass(frozen=True)
+class Plan:
+    question: str
+    budget_s: float
+    framing: Framing
+    hypothesis: Hypothesis
+    design: Design
+
+
+def served_models(
+    gateway: str | None, api_key: str | None, model: str | None, *, strict: bool
+) -> list[str]:
+    """What the gateway serves: `gateway`'s /v1/models, else what an embedded gateway would
+    serve. Not `strict`: an unreachable gateway is the study's to report, so the embedded
+    model stands in."""
+    if not gateway:
+        return [model or DEFAULT_MODEL]
+    from researcher.gateway_api import GatewayAPI
+
+    api = GatewayAPI(gateway, api_key=api_key)
+    try:
+        api.check(within_s=5.0 if strict else 1.0)
+        return api.served_models()
+    except ResearcherError:
+        if strict:
+            raise
+        return [model or DEFAULT_MODEL]
+    finally:
+        api.close()
+
+
+def make_plan(
+    question: str, *, planner: str, served: list[str], budget_s: float, seeds: int,
+    model: str | None = None, workflow_args: dict[str, Any] | None = None,
+) -> Plan:  # fmt: skip
+    """The first round's design of `question` (`workflow_args`: `workflow_frame_args` of the
+    user's workflow file). `UnmappableQuestion` (or another `ResearcherError` of the
+    planner) when it cannot be read: a refusal."""
+    planner_ = make_planner(planner)
+    framing = planner_.frame(question, served_models=served, model=model, **(workflow_args or {}))
+    [hypothesis, *_] = planner_.hypotheses(framing, notes=[])
+    step_seconds = 2.0 if framing.model == "tiny" else 12.0  # as a study sizes it
+    design = planner_.design(framing, hypothesis, budget_s=budget_s, seeds=seeds,
+                             step_seconds=step_seconds, notes=[])  # fmt: skip
+    return Plan(question, budget_s, framing, hypothesis, design)
+
+
+def plan_record(plan: Plan) -> dict[str, Any]:
+    """The `researcher plan --json` object."""
+    framing, design = plan.framing, plan.design
+    return {
+        "question": plan.question, "planner": framing.planner,
+        "reading": framing.reading.model_dump(mode="json") if framing.reading else None,
+        "summary": framing.summary, "model": framing.model,
+        "model_requested": framing.model_requested, "substitution": framing.substitution,
+        "workflow": framing.workflow, "hypothesis": plan.hypothesis.model_dump(mode="json"),
+        "arms": [arm.model_dump(mode="json", include=ARM_FIELDS) for arm in design.arms],
+        "seeds": design.seeds, "steps": design.steps, "eval_task": design.eval_family,
+        "eval_episodes": design.eval_episodes, "outcome": design.outcome,
+        "direction": design.direction, "margin": design.margin, "threshold": design.threshold,
+        "min_effect": design.min_effect, "decision_rule": design.decision_rule,
+        "budget_s": plan.budget_s,
+    }  # fmt: skip
