@@ -1,15 +1,26 @@
-"""Analysis of a finished experiment: per-arm held-out accuracy, bootstrap intervals, verdict.
+"""Analysis of a finished experiment: per-arm outcome, intervals, the direction-aware verdict.
 
-Owns the statistics the researcher applies to an experiment's `RunResult`s: the held-out
-metric of a run (the mean of its `eval_outcomes`), each arm's mean over seeds with a
-hierarchical bootstrap 95% interval (seeds resampled, then held-out items within each
-seed), each treatment's difference from the control with its interval and Cohen's h, and
-the verdict of the design's pre-registered decision rule. Also the seed bands of the
-training curves that the report plots. Pure numpy on plan records: it knows nothing of the
-gateway, the graph, the database or how the report is drawn.
+Owns the statistics the researcher applies to an experiment's `RunResult`s. Every run gets
+one score on the design's outcome (`researcher.outcomes`: held-out accuracy, learning
+speed, final training reward or cost); each arm's mean over seeds gets a 95% t interval,
+each treatment's difference from the control a Welch t interval, and a design with three
+or more numeric levels a dose-response slope. The design's pre-registered rule — its
+`direction` (greater, less, two-sided, equivalent), `min_effect` and `margin` — turns
+these into a verdict. Also the seed bands of the training curves that the report plots.
+Pure numpy on plan records: it knows nothing of the gateway, the graph, the database or
+how the report is drawn.
 
     from researcher.analysis import analyse
     analysis = analyse(design, results)        # -> plan.Analysis
+
+Why t intervals over seeds and not a bootstrap: a study has two or three seeds per arm,
+and a percentile bootstrap over so few seeds is far too narrow — with two seeds per arm
+and no true effect it calls a difference "credibly above 0" about 16% of the time where
+2.5% is promised (and the hierarchical item bootstrap about 8% once seeds differ in
+truth). A Welch interval on the per-seed scores (`researcher.intervals`) keeps its promise at any seed count
+(`tests/unit/researcher/test_analysis_outcomes.py` proves the rates by simulation). For
+held-out accuracy the per-seed variance is floored at the binomial variance of a seed's
+items, so identical seeds still carry the uncertainty of their finite held-out set.
 """
 
 from __future__ import annotations
@@ -19,51 +30,37 @@ from collections import defaultdict
 
 import numpy as np
 
-from researcher.plan import Analysis, Comparison, Design, RunResult
+from researcher.intervals import (
+    LEVEL,
+    ArmScores,
+    Interval,
+    arm_scores,
+    item_variance,
+    judge,
+    t_interval,
+    welch,
+)
+from researcher.outcomes import (
+    cost_unit,
+    direction_words,
+    heldout_metric,
+    outcome_label,
+    speed_sign,
+    unscored_reason,
+    usable,
+)
+from researcher.plan import Analysis, Comparison, Design, RunResult, Trend
 
-LEVEL = 0.95  # the interval every arm and comparison reports
-
-
-def heldout_metric(result: RunResult) -> float:
-    """A run's held-out accuracy: the mean of its per-task outcomes (1.0 solved, 0.0 not)."""
-    return float(np.mean(result.eval_outcomes))
-
-
-def usable(result: RunResult) -> bool:
-    return result.status == "finished" and bool(result.eval_outcomes)
-
-
-def _padded(runs: list[RunResult]) -> tuple[np.ndarray, np.ndarray]:
-    """The runs' outcomes as a (seeds, max items) matrix padded with 0, and each row's length."""
-    n_S = np.array([len(r.eval_outcomes) for r in runs])
-    outcomes_SN = np.zeros((len(runs), n_S.max()))
-    for i, r in enumerate(runs):
-        outcomes_SN[i, : n_S[i]] = r.eval_outcomes
-    return outcomes_SN, n_S
-
-
-def bootstrap_arm(runs: list[RunResult], n_boot: int, rng: np.random.Generator) -> np.ndarray:
-    """`n_boot` hierarchical bootstrap replicates of an arm's mean held-out metric.
-
-    Each replicate draws the arm's seeds with replacement, then each drawn seed's held-out
-    items with replacement, and averages the per-seed means — the same estimator as the
-    arm's mean, so seed-to-seed and item-to-item variation both enter the interval.
-    """
-    outcomes_SN, n_S = _padded(runs)
-    S, N = outcomes_SN.shape
-    seeds_BS = rng.integers(0, S, size=(n_boot, S))
-    n_BS = n_S[seeds_BS]
-    items_BSN = (rng.random((n_boot, S, N)) * n_BS[..., None]).astype(np.int64)
-    drawn_BSN = outcomes_SN[seeds_BS[..., None], items_BSN]
-    inside_BSN = np.arange(N) < n_BS[..., None]  # seeds with fewer items use their first n
-    seed_means_BS = (drawn_BSN * inside_BSN).sum(-1) / n_BS
-    return seed_means_BS.mean(-1)
-
-
-def interval(replicates: np.ndarray, level: float = LEVEL) -> tuple[float, float]:
-    tail = (1 - level) / 2 * 100
-    low, high = np.percentile(replicates, [tail, 100 - tail])
-    return float(low), float(high)
+__all__ = [
+    "analyse",
+    "arm_scores",
+    "cohens_h",
+    "curve_bands",
+    "describe_rule",
+    "heldout_metric",
+    "judge",
+    "usable",
+]
 
 
 def cohens_h(p_treatment: float, p_control: float) -> float:
@@ -72,70 +69,124 @@ def cohens_h(p_treatment: float, p_control: float) -> float:
     return 2 * math.asin(math.sqrt(clip(p_treatment))) - 2 * math.asin(math.sqrt(clip(p_control)))
 
 
-def _pooled(runs: list[RunResult]) -> float:
-    return float(np.mean(np.concatenate([r.eval_outcomes for r in runs])))
+def _effect_size(design: Design, t: ArmScores, c: ArmScores) -> tuple[float, str]:
+    if design.outcome == "heldout_accuracy":
+        pooled = lambda a: float(np.mean(np.concatenate([r.eval_outcomes for r in a.runs])))  # noqa: E731
+        return cohens_h(pooled(t), pooled(c)), "Cohen's h"
+    dof = len(t.scores) + len(c.scores) - 2
+    if dof < 1:
+        return 0.0, "none (one seed: no seed-to-seed spread)"
+    ss = sum(float(np.sum((a.scores - a.mean) ** 2)) for a in (t, c))
+    if ss == 0:
+        return 0.0, "none (no seed-to-seed spread)"
+    return (t.mean - c.mean) / math.sqrt(ss / dof), "standardized difference (d)"
 
 
-def _signed(x: float) -> str:
-    return f"{x:+.3f}"
+def _effective_direction(design: Design) -> str:
+    """The direction on the score's own scale: steps to a threshold run the other way."""
+    flipped = {"greater": "less", "less": "greater"}
+    return (
+        flipped.get(design.direction, design.direction)
+        if speed_sign(design) < 0
+        else design.direction
+    )
+
+
+def _numeric(level: object) -> bool:
+    return isinstance(level, int | float) and not isinstance(level, bool) and math.isfinite(level)
+
+
+def dose_response(design: Design, arms: dict[str, ArmScores], control: str) -> Trend | None:
+    """The least-squares slope of the run scores against the arms' numeric levels (log10
+    levels when they are all positive and span more than 10×), with its t interval; None
+    unless 3+ arms with distinct numeric levels have scores. Its verdict applies the rule
+    to the fitted change from the control's level to the level farthest from it."""
+    levels = {a.name: a.level for a in design.arms if a.name in arms and _numeric(a.level)}
+    if len(set(levels.values())) < 3 or control not in levels or len(levels) < len(arms):
+        return None
+    values = np.array(list(levels.values()), dtype=float)
+    log_scale = bool(values.min() > 0 and values.max() / values.min() > 10)
+    scale = np.log10 if log_scale else (lambda v: np.asarray(v, dtype=float))
+    x = np.concatenate([np.full(len(arms[a].scores), scale(lv)) for a, lv in levels.items()])
+    y = np.concatenate([arms[a].scores for a in levels])
+    n = len(y)
+    sxx = float(np.sum((x - x.mean()) ** 2))
+    slope = float(np.sum((x - x.mean()) * (y - y.mean())) / sxx)
+    residual_var = float(np.sum((y - y.mean() - slope * (x - x.mean())) ** 2)) / max(1, n - 2)
+    df = float(n - 2)
+    if design.outcome == "heldout_accuracy":
+        runs = [r for a in levels for r in arms[a].runs]
+        item_var = float(np.mean([item_variance(r) for r in runs]))
+        if residual_var < item_var:
+            residual_var, df = item_var, float(sum(len(r.eval_outcomes) for r in runs) - n)
+    x_control = float(scale(levels[control]))
+    span = float(max((scale(v) - x_control for v in values), key=abs))
+
+    def change_at(level: float) -> Interval:
+        low, high = t_interval(slope, residual_var / sxx, df, level)
+        return tuple(sorted((low * span, high * span)))  # type: ignore[return-value]
+
+    verdict = None
+    if design.direction in ("greater", "less"):
+        if min(len(arms[a].scores) for a in levels) >= 2 and residual_var > 0:
+            verdict, _ = judge(_effective_direction(design), slope * span, change_at,
+                               min_effect=design.min_effect, margin=0.0)  # fmt: skip
+        else:
+            verdict = "inconclusive"
+    low, high = t_interval(slope, residual_var / sxx, df, LEVEL)
+    return Trend(
+        factor=f"log10({_factor(design)})" if log_scale else _factor(design),
+        slope=slope, ci_low=low, ci_high=high, change=slope * span,
+        log_scale=log_scale, n_runs=n, verdict=verdict,
+    )  # fmt: skip
+
+
+def _factor(design: Design) -> str:
+    keys = [set(a.run) | set(a.workflow_params) for a in design.arms]
+    varied = [k for k in set.union(*keys) if len({repr(a.run.get(k, a.workflow_params.get(k)))
+                                                   for a in design.arms}) > 1]  # fmt: skip
+    return varied[0] if len(varied) == 1 else "level"
 
 
 def analyse(
-    design: Design, results: list[RunResult], *, n_boot: int = 2000, rng_seed: int = 0
+    design: Design, results: list[RunResult], *, n_boot: int = 0, rng_seed: int = 0
 ) -> Analysis:
     """Apply `design`'s pre-registered decision rule to `results` and say what it found.
 
-    Runs count when they finished with held-out outcomes; the rest are named in the summary.
-    Each treatment arm is compared with the control arm on the difference of mean held-out
-    accuracy (treatment − control) with a percentile bootstrap interval (arms resampled
-    independently, each hierarchically); `min_effect` is the design's smallest difference
-    that matters. The verdict on the hypothesis "the treatment helps":
-
-    - **supported** when the interval of the difference lies above 0 *and* the estimated
-      difference is at least `min_effect`: a credible effect of a size that matters.
-    - **refuted** when the interval's upper end is below `min_effect`: any benefit is
-      credibly smaller than what would matter (an equivalence/non-superiority reading —
-      it covers "no effect" measured precisely, and "worse").
-    - **inconclusive** otherwise — the interval is too wide to tell, or the data cannot
-      carry a verdict: fewer than 2 usable seeds in an arm (seed-to-seed variation cannot
-      be estimated, so any interval would understate it), no control arm, an arm without
-      usable runs, or outcomes without variance in both arms (every item scored the same:
-      a floor or ceiling, where the bootstrap has nothing to resample).
-
-    With k > 1 treatment arms each verdict uses a Bonferroni-widened interval (level
-    1 − 0.05/k) so the family of comparisons keeps a 5% error rate; the reported intervals
-    stay 95%. The study's verdict is "supported" if any treatment is, "refuted" if every
-    treatment is, else "inconclusive".
+    Runs count when they finished with a score on the design's outcome; the rest are named
+    in the summary. Each treatment is compared with the control on the difference of mean
+    scores (treatment − control), judged by `judge` in the design's direction. No verdict
+    ("inconclusive", with the reason in the summary) when an arm has fewer than 2 usable
+    seeds (seed-to-seed variation cannot be estimated), there is no control arm or an arm
+    has no usable runs, or the scores do not vary (a floor or ceiling). The study's verdict
+    is "supported" if any treatment is ("equivalent": if every one is), "refuted" if every
+    one is ("equivalent": if any is), else "inconclusive"; with 3+ numeric levels and a
+    greater/less hypothesis it is the dose-response trend's verdict instead. `n_boot` and
+    `rng_seed` are accepted for old callers; the intervals are exact t intervals.
     """
-    rng = np.random.default_rng(rng_seed)
+    del n_boot, rng_seed
+    unit = cost_unit(results)
     arm_names = [a.name for a in design.arms]
     excluded: list[str] = []
     by_arm: dict[str, list[RunResult]] = defaultdict(list)
     for r in results:
         if r.arm not in arm_names:
             excluded.append(f"{r.run} (arm {r.arm!r} is not in the design)")
-        elif not usable(r):
-            why = r.note or ("no held-out outcomes" if r.status == "finished" else "")
+        elif (why := unscored_reason(design, r, unit)) is not None:
             excluded.append(f"{r.run} ({r.status}{': ' + why if why else ''})")
         else:
             by_arm[r.arm].append(r)
-
-    arm_means: dict[str, float] = {}
-    arm_ci: dict[str, tuple[float, float]] = {}
-    replicates: dict[str, np.ndarray] = {}
-    for name in arm_names:
-        runs = sorted(by_arm.get(name, []), key=lambda r: r.seed)
-        if not runs:
-            continue
-        by_arm[name] = runs
-        arm_means[name] = float(np.mean([heldout_metric(r) for r in runs]))
-        replicates[name] = bootstrap_arm(runs, n_boot, rng)
-        arm_ci[name] = interval(replicates[name])
+    arms = {
+        name: arm_scores(design, sorted(by_arm[name], key=lambda r: r.seed), unit)
+        for name in arm_names
+        if by_arm.get(name)
+    }
+    arm_ci = {name: _clipped(design, a.interval()) for name, a in arms.items()}
 
     problems: list[str] = []  # why no verdict can be drawn, in words
     controls = [a.name for a in design.arms if a.role == "control"]
     treatments = [a.name for a in design.arms if a.role == "treatment"]
-    missing = [name for name in arm_names if name not in arm_means]
+    missing = [name for name in arm_names if name not in arms]
     if missing:
         problems.append(
             f"no usable runs for arm{'s' if len(missing) > 1 else ''} {', '.join(missing)}"
@@ -145,16 +196,43 @@ def analyse(
     if not treatments:
         problems.append("the design has no treatment arm")
     control = controls[0] if controls else None
+    direction = _effective_direction(design)
+    margin = design.margin if design.margin is not None else design.min_effect
 
     comparisons: list[Comparison] = []
-    verdicts: list[str] = []
-    compared = [t for t in treatments if t in arm_means and control in arm_means]
-    alpha = (1 - LEVEL) / max(1, len(compared))
+    compared = [t for t in treatments if t in arms and control in arms]
     for t in compared:
-        diff_B = replicates[t] - replicates[control]
-        low, high = interval(diff_B)
-        difference = arm_means[t] - arm_means[control]
-        n_seeds = min(len(by_arm[t]), len(by_arm[control]))
+        tr, co = arms[t], arms[control]
+        difference = tr.mean - co.mean
+        var, df = welch(tr, co)
+        interval_at = lambda level, d=difference, v=var, f=df: t_interval(d, v, f, level)  # noqa: E731
+        low, high = interval_at(LEVEL)
+        n_seeds = min(len(tr.scores), len(co.scores))
+        effect, measure = _effect_size(design, tr, co)
+        verdict, decision_ci = "inconclusive", None
+        if n_seeds < 2:
+            problems.append(
+                f"{t} vs {control} has {n_seeds} usable seed in an arm: seed-to-seed "
+                "variation cannot be estimated, so no verdict is drawn from it"
+            )
+        elif (
+            design.outcome == "heldout_accuracy"
+            and np.ptp(np.concatenate([r.eval_outcomes for r in tr.runs + co.runs])) == 0
+        ):
+            value = tr.runs[0].eval_outcomes[0]
+            problems.append(
+                f"every held-out item of {t} and {control} scored {value:g}: "
+                "no variation to measure a difference with (a floor or ceiling)"
+            )
+        elif var <= 0 or df <= 0:
+            problems.append(
+                f"every seed of {t} and every seed of {control} scored the same within its "
+                "arm: no seed-to-seed variation to measure the uncertainty with"
+            )
+        else:
+            verdict, used = judge(direction, difference, interval_at, min_effect=design.min_effect,
+                                  margin=margin, comparisons=len(compared))  # fmt: skip
+            decision_ci = used if used != (low, high) else None
         comparisons.append(
             Comparison(
                 treatment=t,
@@ -162,34 +240,23 @@ def analyse(
                 difference=difference,
                 ci_low=low,
                 ci_high=high,
-                effect_size=cohens_h(_pooled(by_arm[t]), _pooled(by_arm[control])),
+                effect_size=effect,
                 n_seeds=n_seeds,
-            )
+                effect_measure=measure,
+                verdict=verdict,
+                decision_ci=decision_ci,
+            )  # fmt: skip
         )
-        pooled_values = np.concatenate([r.eval_outcomes for r in by_arm[t] + by_arm[control]])
-        if n_seeds < 2:
-            problems.append(
-                f"{t} vs {control} has {n_seeds} usable seed in an arm: seed-to-seed "
-                "variation cannot be estimated, so no verdict is drawn from it"
-            )
-            verdicts.append("inconclusive")
-        elif np.ptp(pooled_values) == 0:
-            problems.append(
-                f"every held-out item of {t} and {control} scored {pooled_values[0]:g}: "
-                "no variation to measure a difference with (a floor or ceiling)"
-            )
-            verdicts.append("inconclusive")
-        else:
-            v_low, v_high = interval(diff_B, level=1 - alpha) if len(compared) > 1 else (low, high)
-            if v_low > 0 and difference >= design.min_effect:
-                verdicts.append("supported")
-            elif v_high < design.min_effect:
-                verdicts.append("refuted")
-            else:
-                verdicts.append("inconclusive")
 
+    trend = dose_response(design, arms, control) if control in arms else None
+    verdicts = [c.verdict for c in comparisons]
     if not comparisons or missing:
         verdict = "inconclusive"
+    elif trend is not None and trend.verdict is not None:
+        verdict = "inconclusive" if problems else trend.verdict
+    elif design.direction == "equivalent":
+        verdict = ("supported" if all(v == "supported" for v in verdicts)
+                   else "refuted" if "refuted" in verdicts else "inconclusive")  # fmt: skip
     elif "supported" in verdicts:
         verdict = "supported"
     elif all(v == "refuted" for v in verdicts):
@@ -197,55 +264,130 @@ def analyse(
     else:
         verdict = "inconclusive"
 
+    means = {name: a.mean for name, a in arms.items()}
     return Analysis(
-        arm_means=arm_means,
+        arm_means=means,
         arm_ci=arm_ci,
         comparisons=comparisons,
         verdict=verdict,
         summary=_summary(
-            design, by_arm, arm_means, arm_ci, comparisons, verdicts, verdict, problems, excluded
-        ),
+            design, unit, arms, arm_ci, comparisons, trend, verdict, problems, excluded, margin
+        ),  # fmt: skip
+        outcome=design.outcome,
+        outcome_label=outcome_label(design, unit),
+        direction=design.direction,
+        trend=trend,
     )
+
+
+def _clipped(design: Design, interval: Interval) -> Interval:
+    if design.outcome == "heldout_accuracy":
+        return max(0.0, interval[0]), min(1.0, interval[1])
+    return interval
+
+
+def _signed(x: float) -> str:
+    return f"{x:+.3f}"
+
+
+def rule_words(design: Design, margin: float) -> str:
+    """The pre-registered rule in words, on the outcome's own scale."""
+    m = design.min_effect
+    rules = {
+        "greater": f"supported if the interval lies above 0 and the difference is at least "
+        f"{m:g}; refuted if the interval's upper end is below {m:g}",
+        "less": f"supported if the interval lies below 0 and the difference is at most "
+        f"{-m:g}; refuted if the interval's lower end is above {-m:g}",
+        "two_sided": f"supported if the interval excludes 0 and the difference is at least "
+        f"{m:g} either way; refuted if the interval lies within ±{m:g}",
+        "equivalent": f"an equivalence test (TOST): supported if the 90% interval lies "
+        f"inside ±{margin:g}; refuted if the 95% interval lies entirely outside ±{margin:g}",
+    }
+    return rules[_effective_direction(design)]
+
+
+def describe_rule(design: Design) -> str:
+    """The whole pre-registered rule in words, fixed before any run: what a planner can put
+    in `Design.decision_rule` so the rule the report states is the rule `analyse` applies."""
+    margin = design.margin if design.margin is not None else design.min_effect
+    k = sum(a.role == "treatment" for a in design.arms)
+    widened = (
+        f", widened to {1 - (1 - LEVEL) / k:.2%} (Bonferroni) for the verdicts of {k} treatments"
+        if k > 1 and design.direction != "equivalent"
+        else ""
+    )
+    text = (
+        f"Each run is scored on {outcome_label(design)}; {direction_words(design)}. Each "
+        f"treatment − control difference of mean scores over seeds gets a 95% Welch t "
+        f"interval{widened}: {rule_words(design, margin)}; fewer than 2 usable seeds in an "
+        "arm give no verdict."
+    )
+    levels = [a.level for a in design.arms if _numeric(a.level)]
+    if len(set(levels)) >= 3 and design.direction in ("greater", "less"):
+        text += (
+            " With 3+ numeric levels the verdict is the dose-response trend's instead: the "
+            "slope of the score against the level (log10 when the levels span more than 10×), "
+            "its fitted change from the control's level to the farthest one judged by the "
+            "same rule."
+        )
+    return text
+
+
+def _equivalence_words(design: Design, verdict: str, margin: float) -> str:
+    if design.direction != "equivalent":
+        return ""
+    if verdict == "supported":
+        return f": the arms are equivalent within ±{margin:g}"
+    return f": the arms differ by more than ±{margin:g}"
 
 
 def _summary(
     design: Design,
-    by_arm: dict[str, list[RunResult]],
-    arm_means: dict[str, float],
-    arm_ci: dict[str, tuple[float, float]],
+    unit: str,
+    arms: dict[str, ArmScores],
+    arm_ci: dict[str, Interval],
     comparisons: list[Comparison],
-    verdicts: list[str],
+    trend: Trend | None,
     verdict: str,
     problems: list[str],
     excluded: list[str],
+    margin: float,
 ) -> str:
+    label = outcome_label(design, unit)
     parts: list[str] = []
-    if arm_means:
-        arms = "; ".join(
-            f"{name} {arm_means[name]:.3f} [{arm_ci[name][0]:.3f}, {arm_ci[name][1]:.3f}] "
-            f"over {len(by_arm[name])} seed{'s' if len(by_arm[name]) != 1 else ''}"
-            for name in arm_means
+    if arms:
+        listed = "; ".join(
+            f"{name} {a.mean:.3f} [{arm_ci[name][0]:.3f}, {arm_ci[name][1]:.3f}] "
+            f"over {len(a.scores)} seed{'s' if len(a.scores) != 1 else ''}"
+            for name, a in arms.items()
         )
-        parts.append(
-            f"Held-out {design.metric} on {design.eval_family} (mean over seeds, 95% "
-            f"bootstrap interval): {arms}."
-        )
-    else:
+        parts.append(f"{label[0].upper()}{label[1:]}, mean over seeds [95% interval]: {listed}.")
+    elif design.outcome == "heldout_accuracy":
         parts.append(f"No run finished with held-out {design.metric} on {design.eval_family}.")
-    for c, v in zip(comparisons, verdicts, strict=True):
+    else:
+        parts.append(f"No run finished with a score on {label}.")
+    for c in comparisons:
         parts.append(
             f"{c.treatment} − {c.control} = {_signed(c.difference)} (95% CI "
-            f"{_signed(c.ci_low)} to {_signed(c.ci_high)}; Cohen's h {c.effect_size:+.2f}; "
-            f"{c.n_seeds} seed{'s' if c.n_seeds != 1 else ''} per arm): {v}."
+            f"{_signed(c.ci_low)} to {_signed(c.ci_high)}; {c.effect_measure} "
+            f"{c.effect_size:+.2f}; {c.n_seeds} seed{'s' if c.n_seeds != 1 else ''} per arm): "
+            f"{c.verdict}."
         )
+    if trend is not None:
+        parts.append(
+            f"Dose-response over {trend.n_runs} runs: slope {trend.slope:+.3g} per unit of "
+            f"{trend.factor} (95% CI {trend.ci_low:+.3g} to {trend.ci_high:+.3g}), a fitted "
+            f"change of {_signed(trend.change)} from the control's level to the farthest level"
+            + (f"; the verdict follows this trend: {trend.verdict}." if trend.verdict else ".")
+        )
+    rule = rule_words(design, margin)
     parts.append(
-        f"By the pre-registered rule (supported if the interval lies above 0 and the "
-        f"difference is at least {design.min_effect:g}; refuted if the interval's upper end "
-        f"is below {design.min_effect:g}), "
+        f"The hypothesis is about {label}, and {direction_words(design)}. By the "
+        f"pre-registered rule ({rule}), "
         + (
             f"the test of {design.hypothesis} is inconclusive."
             if verdict == "inconclusive"
-            else f"{design.hypothesis} is {verdict}."
+            else f"{design.hypothesis} is {verdict}{_equivalence_words(design, verdict, margin)}."
         )
     )
     if problems:

@@ -125,19 +125,40 @@ class RunResult(BaseModel):
 class Comparison(BaseModel):
     treatment: str
     control: str
-    difference: float  # mean held-out metric, treatment − control
-    ci_low: float  # bootstrap 95% interval of the difference
+    difference: float  # mean outcome (Design.outcome), treatment − control
+    ci_low: float  # 95% interval of the difference
     ci_high: float
-    effect_size: float  # Cohen's h on the pooled accuracies
+    effect_size: float  # Cohen's h for accuracy; otherwise see effect_measure (0.0: none)
     n_seeds: int
+    effect_measure: str = "Cohen's h"  # what effect_size is, in words
+    verdict: str | None = None  # this comparison's verdict by the design's rule
+    decision_ci: tuple[float, float] | None = None  # the interval the verdict used (90% TOST,
+    # Bonferroni-widened with several treatments), when it differs from the 95% one
+
+
+class Trend(BaseModel):
+    """A dose-response slope: the outcome against the arms' numeric levels (3+ levels)."""
+
+    factor: str  # what the slope is per: "lr" or "log10(lr)"
+    slope: float  # outcome units per unit of `factor`
+    ci_low: float  # 95% interval of the slope
+    ci_high: float
+    change: float  # the fitted change from the control's level to the farthest level
+    log_scale: bool = False
+    n_runs: int = 0
+    verdict: str | None = None
 
 
 class Analysis(BaseModel):
-    arm_means: dict[str, float]  # arm -> mean held-out metric over seeds
-    arm_ci: dict[str, tuple[float, float]]  # arm -> bootstrap 95% interval
+    arm_means: dict[str, float]  # arm -> mean score on the design's outcome over seeds
+    arm_ci: dict[str, tuple[float, float]]  # arm -> 95% interval
     comparisons: list[Comparison]
     verdict: Literal["supported", "refuted", "inconclusive"]
     summary: str  # one paragraph in words, applying the design's decision rule
+    outcome: str = "heldout_accuracy"  # what the arms were scored on (Design.outcome)
+    outcome_label: str = "held-out accuracy"  # the outcome in words, with its unit
+    direction: str = "greater"  # the hypothesis's direction (Design.direction)
+    trend: Trend | None = None  # set for a dose-response design (3+ numeric levels)
 
 
 class Decision(BaseModel):

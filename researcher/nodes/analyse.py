@@ -1,5 +1,6 @@
-"""analyse: held-out accuracies per arm with bootstrap intervals, and the verdict by the
-design's pre-registered rule."""
+"""analyse: each arm's score on the design's outcome (held-out accuracy, learning speed,
+final training reward or cost) with 95% intervals, and the verdict by the design's
+pre-registered rule in its direction."""
 
 from __future__ import annotations
 

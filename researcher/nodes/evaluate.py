@@ -1,4 +1,9 @@
-"""evaluate: each trained run's policy on the held-out split, through the OpenAI API."""
+"""evaluate: each trained run's policy on the held-out split, through the OpenAI API, and
+what its training cost (wall time, tokens) for studies judged on cost.
+
+Every run is evaluated on the held-out split whatever the design's outcome (the report
+shows it); the analysis scores the outcome the question asked about.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ import time
 from langgraph.runtime import Runtime
 
 from experiments_db import crud
+from experiments_db.studies import ClientProcessRow, MetricSnapshotRow
 from researcher.context import StudyContext
 from researcher.evaluate import evaluate_policy
 from researcher.nodes.common import design_of, framing_of, round_experiments, update_experiment
@@ -24,10 +30,12 @@ def evaluate(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
             results.append(RunResult.model_validate(row.result))
             continue
         with ctx.session() as session:
-            snapshots = crud.metric_snapshots(session, experiment_id=row.id, name="reward/mean")
-        curve = [(s.step, s.value) for s in snapshots]
+            snapshots = crud.metric_snapshots(session, experiment_id=row.id)
+            launches = crud.client_processes(session, experiment_id=row.id)
+        rewards = [s for s in snapshots if s.name == "reward/mean"]
+        curve = [(s.step, s.value) for s in rewards]
         result = RunResult(arm=row.arm, seed=row.seed, run=row.id, curve=curve, status=row.status,
-                           note=row.error)  # fmt: skip
+                           note=row.error, **training_cost(snapshots, launches))  # fmt: skip
         if row.status in ("finished", "stopped") and row.run_name and curve:
             started = time.monotonic()
             result.eval_outcomes = evaluate_policy(
@@ -48,3 +56,17 @@ def evaluate(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
         results.append(result)
     dumped = [r.model_dump(mode="json") for r in results]
     return {"results": [*state.get("results", []), dumped]}
+
+
+def training_cost(snapshots: list[MetricSnapshotRow], launches: list[ClientProcessRow]) -> dict:
+    """{"wall_s", "tokens"} of one run: seconds from its client's first start to the moment
+    the monitor recorded its last training step (the researcher's clock, to the monitor's
+    polling precision), and the sum of the trainer's per-step "tokens" metric; None when
+    not recorded."""
+    started = [p.started_at for p in launches if p.started_at > 0]
+    last_step_at = max((s.at for s in snapshots if s.name == "reward/mean"), default=None)
+    tokens = [s.value for s in snapshots if s.name == "tokens"]
+    return {
+        "wall_s": max(0.0, last_step_at - min(started)) if started and last_step_at else None,
+        "tokens": int(sum(tokens)) if tokens else None,
+    }

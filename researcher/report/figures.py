@@ -1,4 +1,5 @@
-"""The report's matplotlib figures (Agg backend, PNG files): reward curves and held-out accuracy.
+"""The report's matplotlib figures (Agg backend, PNG files): reward curves, held-out
+accuracy, and — when a study is judged on another outcome — that outcome per arm.
 
 Each function draws from a `ReportContext`, writes one PNG and returns its path. Missing
 data never raises: a figure without anything to plot says so in its middle.
@@ -16,7 +17,15 @@ import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 
-from researcher.analysis import curve_bands, heldout_metric, usable  # noqa: E402
+from researcher.analysis import curve_bands  # noqa: E402
+from researcher.outcomes import (  # noqa: E402
+    cost_unit,
+    heldout_metric,
+    run_score,
+    short_label,
+    unscored_reason,
+    usable,
+)
 from researcher.plan import Analysis, Design, RunResult  # noqa: E402
 from researcher.report.context import ReportContext  # noqa: E402
 
@@ -83,7 +92,7 @@ def reward_curves(ctx: ReportContext, path: Path) -> Path:
     fig, axes = plt.subplots(
         len(panels), 1, figsize=(PANEL_W, PANEL_H * len(panels)), squeeze=False
     )
-    for ax, (title, design, _, results) in zip(axes[:, 0], panels, strict=True):
+    for ax, (title, design, analysis, results) in zip(axes[:, 0], panels, strict=True):
         bands = curve_bands(results)
         order = [a.name for a in design.arms] if design else sorted(bands)
         drawn = [arm for arm in order if bands.get(arm)]
@@ -91,23 +100,40 @@ def reward_curves(ctx: ReportContext, path: Path) -> Path:
             _no_data(ax, "no data: no run logged a training step yet")
             ax.set_title(title or "training reward")
             continue
+        speed = design is not None and design.outcome == "learning_speed"
         for arm in drawn:
             steps, mean, low, high = (np.array(v) for v in zip(*bands[arm], strict=True))
             seeds = len({r.seed for r in results if r.arm == arm and r.curve})
+            label = f"{arm} (mean of {seeds} seed{'s' if seeds != 1 else ''})"
+            if speed and analysis and arm in analysis.arm_means:
+                what = "steps to threshold" if design.threshold is not None else "AUC"
+                label += f", {what} {analysis.arm_means[arm]:.3g}"
             ax.plot(
                 steps,
                 mean,
                 color=colours[arm],
                 marker="o" if len(steps) < 3 else None,
                 ms=3,
-                label=f"{arm} (mean of {seeds} seed{'s' if seeds != 1 else ''})",
+                label=label,
             )
             ax.fill_between(steps, low, high, color=colours[arm], alpha=0.2, linewidth=0)
+        if speed and design.threshold is not None:
+            ax.axhline(design.threshold, color="0.4", linestyle="--", linewidth=1,
+                       label=f"threshold {design.threshold:g}")  # fmt: skip
+        default_title = "training reward per arm (band: min–max over seeds)"
+        if speed:
+            default_title = "training reward " + (
+                f"(legend: steps to reach {design.threshold:g})"
+                if design.threshold is not None
+                else f"(legend: learning speed, AUC of steps 1–{design.steps})"
+            )
         ax.set(
             xlabel="training step",
             ylabel="mean training reward",
-            title=title or "training reward per arm (band: min–max over seeds)",
+            title=title or default_title,
         )
+        if speed and design.threshold is None:
+            ax.axvspan(1, design.steps, color="0.5", alpha=0.06, linewidth=0)  # the AUC's steps
         ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, loc="best")
@@ -115,7 +141,49 @@ def reward_curves(ctx: ReportContext, path: Path) -> Path:
 
 
 def heldout_accuracy(ctx: ReportContext, path: Path) -> Path:
-    """Held-out accuracy per arm: bars at the mean over seeds, 95% CI whiskers, a dot per seed."""
+    """Held-out accuracy per arm: bars at the mean over seeds, 95% CI whiskers, a dot per seed
+    (the whiskers only where the study was judged on held-out accuracy)."""
+
+    def seeds_of(design: Design | None, results: list[RunResult]) -> dict[str, list[float]]:
+        per_seed: dict[str, list[float]] = {}
+        for r in results:
+            if usable(r):
+                per_seed.setdefault(r.arm, []).append(heldout_metric(r))
+        return per_seed
+
+    def title_of(design: Design | None) -> str:
+        metric = design.metric if design else "accuracy"
+        family = f" on {design.eval_family}" if design else ""
+        if design is not None and design.outcome != "heldout_accuracy":
+            return f"held-out {metric}{family} (bars: mean; not the judged outcome)"
+        return f"held-out {metric}{family} (bars: mean, whiskers: 95% CI)"
+
+    return _arm_bars(ctx, path, seeds_of, title_of, judged=lambda d: d.outcome == "heldout_accuracy",
+                     unit_range=True, empty="no data: no run finished with held-out outcomes")  # fmt: skip
+
+
+def outcome_scores(ctx: ReportContext, path: Path) -> Path:
+    """The judged outcome per arm (learning speed, final training reward or cost): bars at
+    the mean over seeds, 95% CI whiskers, a dot per seed."""
+
+    def seeds_of(design: Design | None, results: list[RunResult]) -> dict[str, list[float]]:
+        per_seed: dict[str, list[float]] = {}
+        if design is None:
+            return per_seed
+        unit = cost_unit(results)
+        for r in results:
+            if unscored_reason(design, r, unit) is None:
+                per_seed.setdefault(r.arm, []).append(run_score(design, r, unit))
+        return per_seed
+
+    def title_of(design: Design | None) -> str:
+        return f"{short_label(design)} (bars: mean, whiskers: 95% CI)" if design else ""
+
+    return _arm_bars(ctx, path, seeds_of, title_of, judged=lambda d: True, unit_range=False,
+                     empty="no data: no run has a score on this outcome")  # fmt: skip
+
+
+def _arm_bars(ctx, path, seeds_of, title_of, *, judged, unit_range: bool, empty: str) -> Path:
     panels = _panels(ctx)
     colours = arm_colours(ctx)
     fig, axes = plt.subplots(
@@ -123,23 +191,22 @@ def heldout_accuracy(ctx: ReportContext, path: Path) -> Path:
     )
     rng = np.random.default_rng(0)  # dot jitter only
     for ax, (title, design, analysis, results) in zip(axes[:, 0], panels, strict=True):
-        per_seed: dict[str, list[float]] = {}
-        for r in results:
-            if usable(r):
-                per_seed.setdefault(r.arm, []).append(heldout_metric(r))
+        per_seed = seeds_of(design, results)
+        if analysis is not None and (design is None or not judged(design)):
+            analysis = None  # its means and intervals are of another outcome
         arms = [a.name for a in design.arms] if design else sorted(per_seed)
-        metric = design.metric if design else "accuracy"
-        family = f" on {design.eval_family}" if design else ""
-        ax.set_title(title or f"held-out {metric}{family} (bars: mean, whiskers: 95% CI)")
+        ax.set_title(title or title_of(design))
         if not arms or not per_seed:
-            _no_data(ax, "no data: no run finished with held-out outcomes")
+            _no_data(ax, empty)
             continue
+        values = [v for seeds in per_seed.values() for v in seeds]
+        span = (max(values) - min(0.0, min(values))) or 1.0
+        tops = []
         for x, arm in enumerate(arms):
             seeds = per_seed.get(arm, [])
             if not seeds:
-                ax.text(
-                    x, 0.02, "no finished\nruns", ha="center", va="bottom", fontsize=8, color="0.4"
-                )
+                ax.text(x, 0.02 * (1 if unit_range else span), "no finished\nruns", ha="center",
+                        va="bottom", fontsize=8, color="0.4")  # fmt: skip
                 continue
             mean = (
                 analysis.arm_means.get(arm, float(np.mean(seeds)))
@@ -161,8 +228,17 @@ def heldout_accuracy(ctx: ReportContext, path: Path) -> Path:
                 )
             jitter = rng.uniform(-0.12, 0.12, len(seeds))
             ax.scatter(x + jitter, seeds, color="black", s=14, zorder=3)
-            ax.text(x, min(1.06, top + 0.02), f"{mean:.2f}", ha="center", va="bottom", fontsize=8)
+            label_at = min(1.06, top + 0.02) if unit_range else top + 0.02 * span
+            shown = f"{mean:.2f}" if unit_range else f"{mean:.3g}"
+            ax.text(x, label_at, shown, ha="center", va="bottom", fontsize=8)
+            tops.append(top)
         ax.set_xticks(range(len(arms)), arms)
-        ax.set(ylabel=f"held-out {metric}", ylim=(0, 1.12), xlim=(-0.6, len(arms) - 0.4))
+        ax.set(xlim=(-0.6, len(arms) - 0.4))
+        if unit_range:
+            ax.set(ylabel=f"held-out {design.metric if design else 'accuracy'}", ylim=(0, 1.12))
+        else:
+            ax.set(
+                ylabel=short_label(design), ylim=(min(0.0, min(values)), max(tops) + 0.15 * span)
+            )
         ax.grid(axis="y", alpha=0.3)
     return _save(fig, path)

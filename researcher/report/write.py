@@ -22,7 +22,20 @@ import jinja2
 import numpy as np
 
 import prompts
-from researcher.analysis import heldout_metric, usable
+from researcher.analysis import rule_words
+from researcher.outcomes import (
+    cost_unit,
+    describe_direction,
+    describe_outcome,
+    direction_words,
+    heldout_metric,
+    outcome_label,
+    run_score,
+    short_label,
+    unscored_reason,
+    usable,
+)
+from researcher.plan import Design, Level, RunResult
 from researcher.report import figures
 from researcher.report.context import ReportContext
 from researcher.settings import format_size
@@ -84,10 +97,12 @@ def _conclusion(ctx: ReportContext) -> dict[str, Any]:
     analysis = ctx.analyses[-1] if ctx.analyses else None
     uncertainty = [
         f"{c.treatment} − {c.control}: {c.difference:+.3f} (95% CI {c.ci_low:+.3f} to "
-        f"{c.ci_high:+.3f}, Cohen's h {c.effect_size:+.2f}, {c.n_seeds} seed"
+        f"{c.ci_high:+.3f}, {c.effect_measure} {c.effect_size:+.2f}, {c.n_seeds} seed"
         f"{'s' if c.n_seeds != 1 else ''} per arm)"
         for c in (analysis.comparisons if analysis else [])
     ]
+    if analysis:
+        uncertainty.insert(0, f"Judged on {analysis.outcome_label}")
     verdict = analysis.verdict if analysis else None
     if ctx.decision and ctx.decision.conclusion:
         text, found = ctx.decision.conclusion, True
@@ -114,45 +129,62 @@ def _conclusion(ctx: ReportContext) -> dict[str, Any]:
     }
 
 
+def _seed_line(design: Design, r: RunResult, unit: str) -> str:
+    why = unscored_reason(design, r, unit)
+    if why is None:
+        score = run_score(design, r, unit)
+        line = f"seed {r.seed}: " + (
+            f"{score:.3f}" if design.outcome == "heldout_accuracy" else f"{score:.3g}"
+        )
+        if design.outcome != "heldout_accuracy" and usable(r):
+            line += f" (held-out {heldout_metric(r):.3f})"
+        return line
+    return f"seed {r.seed}: {r.status}{f' ({why})' if why and r.status == 'finished' else ''}"
+
+
 def _experiments(ctx: ReportContext) -> list[dict[str, Any]]:
     experiments = []
     for i, design in enumerate(ctx.designs):
         analysis = ctx.analyses[i] if i < len(ctx.analyses) else None
         results = ctx.results_of(design)
+        unit = cost_unit(results)
         arms = []
         for arm in design.arms:
             runs = sorted((r for r in results if r.arm == arm.name), key=lambda r: r.seed)
-            seeds = [
-                f"seed {r.seed}: {heldout_metric(r):.3f}"
-                if usable(r)
-                else f"seed {r.seed}: {r.status}{' (no held-out outcomes)' if r.status == 'finished' else ''}"
-                for r in runs
-            ]
+            scored = [r for r in runs if unscored_reason(design, r, unit) is None]
             if analysis and arm.name in analysis.arm_means:
                 low, high = analysis.arm_ci[arm.name]
                 mean = f"{analysis.arm_means[arm.name]:.3f} [{low:.3f}, {high:.3f}]"
-            elif any(usable(r) for r in runs):
-                mean = (
-                    f"{np.mean([heldout_metric(r) for r in runs if usable(r)]):.3f} (not analysed)"
-                )
+            elif scored:
+                mean = f"{np.mean([run_score(design, r, unit) for r in scored]):.3f} (not analysed)"
             else:
                 mean = "no finished runs"
+            heldout = [heldout_metric(r) for r in runs if usable(r)]
             arms.append(
                 {
                     "name": arm.name,
                     "role": arm.role,
                     "description": arm.description,
+                    "level": _level(arm.level) if arm.level is not None else "—",
                     "tasks": ", ".join(f"{k} {v:g}" for k, v in arm.tasks.items()),
                     "run": arm.run,
                     "mean": mean,
-                    "seeds": "; ".join(seeds) or "—",
+                    "heldout": f"{np.mean(heldout):.3f}" if heldout else "—",
+                    "seeds": "; ".join(_seed_line(design, r, unit) for r in runs) or "—",
                 }
             )
+        margin = design.margin if design.margin is not None else design.min_effect
         experiments.append(
             {
                 "design": design,
                 "analysis": analysis,
                 "arms": arms,
+                "outcome": outcome_label(design, unit),
+                "column": short_label(design),
+                "judged_on_heldout": design.outcome == "heldout_accuracy",
+                "direction": direction_words(design),
+                "rule": rule_words(design, margin),
+                "trend": analysis.trend if analysis else None,
                 "budget_split": ", ".join(f"{k} {v:.0%}" for k, v in design.budget_split.items())
                 or "—",
             }
@@ -160,10 +192,48 @@ def _experiments(ctx: ReportContext) -> list[dict[str, Any]]:
     return experiments
 
 
+def _level(level: Level) -> str:
+    if isinstance(level, dict):
+        return ", ".join(f"{k} {_level(v)}" for k, v in level.items()) or "{}"
+    if isinstance(level, float):
+        return f"{level:g}"
+    return "default" if level is None else str(level)
+
+
+def _reading(ctx: ReportContext) -> dict[str, Any] | None:
+    """The question as read (factor, levels, task, outcome, direction); None for a study
+    framed before readings existed."""
+    reading = ctx.framing.reading
+    if reading is None:
+        return None
+    design = ctx.designs[0] if ctx.designs else None
+    same = design is not None and design.outcome == reading.outcome
+    margin = reading.margin if reading.margin is not None else (design.margin if same else None)
+    return {
+        "factor": reading.factor,
+        "levels": " · ".join(_level(level) for level in reading.levels),
+        "control": _level(reading.control),
+        "task": reading.task
+        + (f" (the question also names {', '.join(t for t in reading.tasks if t != reading.task)})"
+           if any(t != reading.task for t in reading.tasks) else ""),
+        "outcome": outcome_label(design, cost_unit(ctx.results)) if same else describe_outcome(
+            reading.outcome, threshold=reading.threshold),
+        "direction": f"{reading.direction} — " + describe_direction(
+            reading.direction, outcome=reading.outcome, threshold=reading.threshold, margin=margin),
+        "margin": f"±{margin:g}" if margin is not None else None,
+        "steps": reading.steps,
+        "threshold": reading.threshold,
+        "assumptions": reading.assumptions,
+        "summary": reading.summary,
+        "workflow": ctx.framing.workflow,
+    }  # fmt: skip
+
+
 def _view(ctx: ReportContext) -> dict[str, Any]:
     return {
         "ctx": ctx,
         "conclusion": _conclusion(ctx),
+        "reading": _reading(ctx),
         "experiments": _experiments(ctx),
         "failed_runs": [r for r in ctx.results if r.status != "finished"],
         "events": sorted(ctx.events, key=lambda e: e.at),
@@ -179,16 +249,27 @@ def write_report(ctx: ReportContext, out_dir: Path) -> ReportFiles:
     out_dir = Path(out_dir)
     fig_dir = out_dir / "figures"
     fig_dir.mkdir(parents=True, exist_ok=True)
+    speed = next((d for d in ctx.designs if d.outcome == "learning_speed"), None)
+    curves = "Training reward per arm (mean over seeds; band: min–max over seeds)"
+    if speed is not None:
+        curves += f"; the legend gives each arm's {outcome_label(speed)}"
     drawn = [
+        (curves, figures.reward_curves(ctx, fig_dir / "reward_curves.png")),
         (
-            "Training reward per arm (mean over seeds; band: min–max over seeds)",
-            figures.reward_curves(ctx, fig_dir / "reward_curves.png"),
-        ),
-        (
-            "Held-out accuracy per arm (bar: mean over seeds; whiskers: 95% bootstrap CI; dots: seeds)",
+            "Held-out accuracy per arm (bar: mean over seeds; whiskers: 95% CI; dots: seeds)",
             figures.heldout_accuracy(ctx, fig_dir / "heldout_accuracy.png"),
         ),
     ]
+    judged = [d for d in ctx.designs if d.outcome != "heldout_accuracy"]
+    if judged:
+        label = outcome_label(judged[-1], cost_unit(ctx.results))
+        drawn.append(
+            (
+                f"{label[0].upper()}{label[1:]} per arm — the outcome the question asked about "
+                "(bar: mean over seeds; whiskers: 95% CI; dots: seeds)",
+                figures.outcome_scores(ctx, fig_dir / "outcome.png"),
+            )
+        )
     view = _view(ctx)
     md_figures = [{"caption": c, "src": p.relative_to(out_dir).as_posix()} for c, p in drawn]
     html_figures = [

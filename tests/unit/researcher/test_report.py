@@ -10,7 +10,7 @@ import matplotlib.image
 import pytest
 
 from researcher.analysis import analyse
-from researcher.plan import Arm, Decision, Design, Framing, RunResult
+from researcher.plan import Arm, Decision, Design, Framing, Reading, RunResult
 from researcher.report import (
     HypothesisStatus,
     ReportContext,
@@ -343,3 +343,91 @@ def test_two_designs_get_a_panel_each_and_a_section_each(tmp_path):
     md = files.markdown.read_text()
     assert "### Held-out accuracy for H1" in md and "### Held-out accuracy for H2" in md
     assert "| mixed-long − arithmetic-only-long | +0.000 |" in md
+
+
+def study_of(question: str, reading: Reading, design: Design, results: list[RunResult]):
+    return empty_context().model_copy(
+        update={
+            "question": question,
+            "framing": Framing(
+                question=question,
+                family="reading",
+                summary=reading.summary,
+                model="tiny",
+                planner="template",
+                reading=reading,
+            ),  # fmt: skip
+            "designs": [design],
+            "results": results,
+            "analyses": [analyse(design, results)],
+            "finished_at": T0 + 600,
+        }
+    )
+
+
+def kl_arm(name: str, role: str, kl: float) -> Arm:
+    return Arm(name=name, role=role, description=f"KL {kl:g}", tasks={"learnable": 1.0},
+               run={"kl_coef": kl}, level=kl)  # fmt: skip
+
+
+def test_a_learning_speed_study_shows_the_reading_the_outcome_and_the_auc(tmp_path):
+    question = "does a KL penalty of 0.5 slow learning on the easy single-turn task?"
+    reading = Reading(
+        factor="kl_coef", levels=[0.0, 0.5], control=0.0, task="learnable", tasks=["learnable"],
+        outcome="learning_speed", direction="less",
+        assumptions=["KL 0 is the control: only 0.5 named"],
+        summary="kl_coef 0 vs 0.5 on learnable, judged on learning speed; slower is the hypothesis",
+    )  # fmt: skip
+    design = make_design().model_copy(update={
+        "arms": [kl_arm("kl-0", "control", 0.0), kl_arm("kl-0.5", "treatment", 0.5)],
+        "eval_family": "learnable", "steps": 8, "outcome": "learning_speed", "direction": "less",
+    })  # fmt: skip
+    results = [
+        RunResult(arm=arm, seed=s, run=f"{arm}-s{s}", eval_outcomes=outcomes(0.5),
+                  curve=[(t, min(1.0, rate * t + 0.01 * s)) for t in range(1, 9)])
+        for arm, rate in (("kl-0", 0.2), ("kl-0.5", 0.05)) for s in (0, 1, 2)
+    ]  # fmt: skip
+    files = write_report(study_of(question, reading, design, results), tmp_path)
+    md = files.markdown.read_text()
+    page = html.unescape(files.html.read_text())
+    for text in (md, page):
+        assert "The question, as read" in text and "kl_coef" in text
+        assert "KL 0 is the control: only 0.5 named" in text
+        assert "learning speed (area under the training-reward curve over steps 1–8" in text
+        assert "less — slower learning (a smaller area) is the hypothesis" in text
+        assert "standardized difference (d)" in text
+    assert md.index("## The question, as read") < md.index("## Who planned it")
+    assert page.index('<section id="reading">') < page.index('<section id="planner">')
+    assert "### Learning speed (reward AUC) for H1" in md
+    assert "| kl-0.5 | 0.5 | KL 0.5 |" in md.replace("| treatment ", "")  # the level column
+    assert [p.name for p in files.figures] == ["reward_curves.png", "heldout_accuracy.png",
+                                               "outcome.png"]  # fmt: skip
+    assert "the legend gives each arm's learning speed" in md
+    assert "Verdict: supported." in md
+
+
+def test_an_equivalence_study_names_the_margin_and_the_tost_rule(tmp_path):
+    question = "is LoRA rank 16 as good as full fine-tuning on arithmetic?"
+    reading = Reading(factor="lora", levels=["full", 16], control="full", task="arithmetic",
+                      outcome="heldout_accuracy", direction="equivalent", margin=0.1)  # fmt: skip
+    arms = [Arm(name="full", role="control", description="full", tasks={"arithmetic": 1.0}, level="full"),
+            Arm(name="lora-16", role="treatment", description="r=16", tasks={"arithmetic": 1.0},
+                run={"lora": {"r": 16, "alpha": 32}}, level=16)]  # fmt: skip
+    design = make_design().model_copy(
+        update={"arms": arms, "direction": "equivalent", "margin": 0.1}
+    )
+    results = [RunResult(arm=a, seed=s, run=f"{a}-s{s}", eval_outcomes=outcomes(0.5, items=400))
+               for a in ("full", "lora-16") for s in (0, 1, 2)]  # fmt: skip
+    files = write_report(study_of(question, reading, design, results), tmp_path)
+    md = files.markdown.read_text()
+    assert "- **Margin:** ±0.1" in md
+    assert "equivalent — equivalence within ±0.1 is the hypothesis" in md
+    assert "an equivalence test (TOST): supported if the 90% interval lies inside ±0.1" in md
+    assert "| supported (decision interval " in md  # the 90% interval the verdict used
+    assert "### Held-out accuracy for H1" in md
+    assert [p.name for p in files.figures] == ["reward_curves.png", "heldout_accuracy.png"]
+
+
+def test_a_study_framed_before_readings_says_so(written):
+    _, _, files = written
+    assert "framed before questions were read" in files.markdown.read_text()
