@@ -16,7 +16,7 @@ import time
 import webbrowser
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 from urllib.parse import urlsplit
 
 import typer
@@ -33,6 +33,9 @@ from researcher.settings import (
     parse_size,
 )
 
+if TYPE_CHECKING:
+    from researcher.user_workflow import UserWorkflow
+
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
@@ -48,6 +51,28 @@ DbOption = Annotated[
                  help="The study database URL. Default: SQLite at $SWARMRL_HOME/researcher.db.",
                  show_default=False),
 ]  # fmt: skip
+
+
+WorkflowOption = Annotated[
+    str | None,
+    typer.Option("--workflow", help="Study your own workflow file (`tasks(split)` + `async def "
+                 "rollout(task, episode)`, a held-out `tasks(\"test\")`, optional `PARAMS`) "
+                 "instead of a shipped task. It is never edited.", show_default=False),
+]  # fmt: skip
+
+
+def _user_workflow(path: str) -> UserWorkflow:
+    """The workflow file (absolute path, PARAMS), once it imports and has a test split; exit
+    2 saying why otherwise."""
+    from researcher.user_workflow import require_test_split
+
+    try:
+        found = require_test_split(path)
+    except ResearcherError as error:
+        raise _fail(str(error)) from None
+    params = ", ".join(found.params) or "none"
+    console.print(f"workflow {found.path} (PARAMS: {params})", soft_wrap=True, markup=False)
+    return found
 
 
 class LauncherKind(StrEnum):
@@ -127,6 +152,7 @@ def start(
         ),
     ] = None,  # fmt: skip
     db: DbOption = None,
+    workflow: WorkflowOption = None,
     disk_budget: Annotated[
         str,
         typer.Option(help="Disk the study folder may use (checkpoints above all): 2GB, 500MB."),
@@ -143,9 +169,11 @@ def start(
         disk_budget_bytes = parse_size(disk_budget)
     except ResearcherError as error:
         raise _fail(str(error)) from None
+    user_workflow = _user_workflow(workflow) if workflow is not None else None
     settings = StudySettings(question=question.strip(), budget_s=budget_s, gateway=gateway,
                              planner=planner, model=model, seeds=seeds, ask=ask, api_key=api_key,
-                             launcher=launcher.value, disk_budget_bytes=disk_budget_bytes)  # fmt: skip
+                             launcher=launcher.value, disk_budget_bytes=disk_budget_bytes,
+                             workflow=str(user_workflow.path) if user_workflow else None)  # fmt: skip
     try:
         from researcher.planner import make_planner
 
@@ -316,10 +344,13 @@ def status(
 
 @app.command()
 def resume(
-    study: Annotated[str, typer.Argument(help="The study id.")], db: DbOption = None
+    study: Annotated[str, typer.Argument(help="The study id.")],
+    db: DbOption = None,
+    workflow: WorkflowOption = None,
 ) -> None:
-    """Carry on a study after a crash or kill -9, from the node it was at."""
-    from researcher.study import drive, get_study
+    """Carry on a study after a crash or kill -9, from the node it was at (`--workflow`: the
+    study's workflow file moved there; workflows written from now on import it)."""
+    from researcher.study import drive, get_study, load_settings, set_workflow
 
     engine = _engine(db)
     try:
@@ -330,6 +361,10 @@ def resume(
         raise _fail(
             f"study {study} is {row.status}; `researcher report {study}` shows its report", 1
         )
+    if workflow is not None:
+        if not load_settings(row).workflow:
+            raise _fail(f"study {study} was not started with --workflow; it studies shipped tasks")
+        set_workflow(row, str(_user_workflow(workflow).path))
     raise typer.Exit(drive(engine, study))
 
 
