@@ -106,7 +106,10 @@ class LLMPlanner:
                 {
                     "summary": fields.get("summary") or reading.summary,
                     "model_requested": fields.get("model_requested"),
-                    "model": fields.get("model"),
+                    # a study of base models trains each arm's; the control's names it
+                    "model": (
+                        reading.control if reading.factor == "base_model" else fields.get("model")
+                    ),
                     "substitution": fields.get("substitution"),
                     "question": text,
                     "family": reading.factor,

@@ -170,6 +170,16 @@ def test_an_unserved_model_is_sent_back():
     assert "not served" in client.asked[1][-1]["content"]
 
 
+def test_a_base_model_study_is_framed_on_its_control_model():
+    served = ["smollm2-135m", "Qwen/Qwen2.5-0.5B-Instruct"]
+    reading = {**READING, "factor": "base_model", "levels": served, "control": served[0],
+               "outcome": "heldout_accuracy", "direction": "greater"}  # fmt: skip
+    answer = json.dumps({**FRAME, "reading": reading, "model": served[1]})
+    planner, _ = _planner(answer)
+    framing = planner.frame("does a bigger model learn the easy task better?", served_models=served)
+    assert framing.model == served[0] and framing.family == "base_model"
+
+
 def test_an_unmappable_answer_is_the_clear_refusal_with_how_to_ask():
     planner, _ = _planner(json.dumps({"unmappable": "not about training a model"}))
     with pytest.raises(
