@@ -26,3 +26,13 @@ class UnmappableQuestion(ResearcherError):
 class PlannerOutputError(ResearcherError):
     """An LLM planner kept answering with something unusable (invalid JSON, a record that
     fails validation, code that does not parse or imports something missing)."""
+
+
+class UnreadableQuestion(UnmappableQuestion):
+    """A question about training that does not say enough to read one factor, its levels and
+    a task from it; the message says exactly what is missing and how to ask."""
+
+
+class NotAboutTraining(UnmappableQuestion):
+    """A question that is not about training a model at all ("what is the capital of
+    France?"): refused as such, never turned into an experiment."""

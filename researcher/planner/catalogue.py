@@ -1,0 +1,703 @@
+"""What a research question may name: the shipped tasks and the factors a study can vary.
+
+Owns `TASKS` (each shipped task family: what it asks, what it rewards, a description and
+the words people use for it), `FACTORS` (each factor a study can vary: its kind, bounds,
+the default level that is the control when a question names only one level, and the words
+people use for it), and `check_reading`, which validates a `Reading` — one the template
+reader made, or one an LLM planner returned — against both. Bounds of `POST /runs` fields
+are read from `swarm.protocol`'s types, so a reading the catalogue accepts is one the
+gateway accepts.
+
+Synonyms are regular-expression fragments matched on the lower-cased question at word
+boundaries; a space (or hyphen) in a synonym matches a space, hyphen, underscore or
+nothing, so "group size" also matches "group_size" and "group-size".
+
+Must not know how a question is parsed (`reader.py`), how arms are built (`template.py`),
+the gateway or the database.
+"""
+
+from __future__ import annotations
+
+import math
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import annotated_types
+
+from researcher.errors import ResearcherError
+from researcher.plan import Level, Reading
+from swarm import protocol
+from swarm.tasks import arithmetic, calculator, guess_number, learnable
+
+
+@dataclass(frozen=True)
+class TaskInfo:
+    family: str
+    asks: str
+    rewards: str
+    multi_turn: bool
+    description: str = ""  # in a few words, for summaries ("say a given word")
+    synonyms: tuple[str, ...] = ()  # regex fragments naming the task in a question
+    max_tokens: int | None = None  # the task's own completion budget per model call
+
+
+TASKS: dict[str, TaskInfo] = {
+    info.family: info
+    for info in (
+        TaskInfo(
+            "learnable",
+            '"Reply with the word banana." (a few phrasings x 16 words)',
+            "1.0 when the reply contains the word (whole word, any case), else 0.0",
+            False,
+            "the easy single-turn task: say a given word",
+            (
+                "learnable",
+                "(?:the )?easy (?:single turn )?tasks?",
+                "(?:the )?single turn(?: tasks?)?",
+                "say(?:ing)? (?:banana|a word|the word|a given word)",
+                "banana",
+                "(?:the )?(?:word|echo|repeat) tasks?",
+                "(?:the )?toy tasks?",
+            ),
+            learnable.MAX_TOKENS,
+        ),
+        TaskInfo(
+            "arithmetic",
+            "one-step word problems with integer answers (a + b, a - b, a x b)",
+            "1.0 when the last integer of the reply is the answer, else 0.0",
+            False,
+            "one-step arithmetic word problems",
+            (
+                "arithmetic(?: tasks?| problems?)?",
+                "maths?",
+                "(?:arithmetic |math )?word problems?",
+                "sums",
+                "addition",
+                "multiplication",
+            ),
+            arithmetic.MAX_TOKENS,
+        ),
+        TaskInfo(
+            "calculator",
+            "compute an expression, with a `calculator` tool offered (at most 3 model calls)",
+            "1.0 when the final answer contains the right number, +0.1 for a well-formed tool call",
+            True,
+            "arithmetic with a calculator tool (tool use)",
+            (
+                "calculator(?: tasks?| tool)?",
+                "(?:the )?tool use(?: tasks?)?",
+                "(?:the )?tool tasks?",
+                "tool calling(?: tasks?)?",
+                "function calling(?: tasks?)?",
+                "tools",
+            ),
+            calculator.MAX_TOKENS,
+        ),
+        TaskInfo(
+            "guess_number",
+            'find a hidden number from "Higher."/"Lower." hints; each task carries its '
+            '"max_turns" (enough guesses for a binary search)',
+            "1.0 on a hit, else up to 0.5 by how close the best guess came",
+            True,
+            "the multi-turn number guessing game",
+            (
+                "guess number",
+                "guess the number",
+                "(?:the )?(?:number )?guessing games?",
+                "(?:the )?number games?",
+                "number guessing(?: games?)?",
+                "(?:the )?higher lower games?",
+                "guessing",
+                "guess",
+            ),
+            guess_number.MAX_TOKENS,
+        ),
+    )
+}
+DEFAULT_TASK = "arithmetic"
+WORKFLOW_TASK = "workflow"  # Reading.task for the user's own workflow
+# benchmarks people name that this planner does not ship: refused by name, not misread
+UNSHIPPED_TASKS = (
+    "countdown",
+    "gsm8k",
+    "math500",
+    "humaneval",
+    "mbpp",
+    "sudoku",
+    "bfcl",
+    "swe bench",
+    "alfworld",
+    "webshop",
+)
+
+FactorKind = Literal["real", "int", "choice", "lora", "task_mix", "base_model", "param"]
+TASK_DEFAULT = "<the task's own>"  # a default that depends on the task (max_tokens)
+
+
+@dataclass(frozen=True)
+class Factor:
+    """One thing a study can vary. `default` is the control when a question names one
+    level; `raised`/`lowered` are the levels tried for "a higher X"/"a lower X" when no
+    number is given; `alternative` is the level tried when X is named with no level at
+    all ("does a KL penalty help?")."""
+
+    name: str
+    kind: FactorKind
+    what: str  # in words: "the KL coefficient"
+    default: Level
+    synonyms: tuple[str, ...]
+    where: Literal["run", "workflow_params", "tasks"] = "run"
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False  # low itself is out of bounds
+    high_open: bool = False
+    choices: tuple[str, ...] = ()
+    values: dict[str, Level] = field(default_factory=dict)  # regex fragment -> level it names
+    raised: Level = None
+    lowered: Level = None
+    alternative: Level = None
+    values_need_name: bool = False  # level words too common to name the factor on their own
+
+    def default_for(self, task: str) -> Level:
+        if self.default == TASK_DEFAULT:
+            info = TASKS.get(task)
+            return info.max_tokens if info else None
+        return self.default
+
+    def bounds_text(self) -> str:
+        low = f"{'>' if self.low_open else '>='} {self.low:g}" if self.low is not None else ""
+        high = f"{'<' if self.high_open else '<='} {self.high:g}" if self.high is not None else ""
+        return " and ".join(part for part in (low, high) if part)
+
+    def in_bounds(self, value: float) -> bool:
+        if not math.isfinite(value):
+            return False
+        if self.low is not None and (value < self.low or (self.low_open and value == self.low)):
+            return False
+        if self.high is not None and (value > self.high or (self.high_open and value == self.high)):
+            return False
+        return True
+
+
+def _bounds(annotated: Any) -> dict[str, Any]:
+    """low/high/low_open/high_open from a `swarm.protocol` Annotated type's metadata."""
+    found: dict[str, Any] = {}
+    for info in typing.get_args(annotated)[1:]:
+        for bound in getattr(info, "metadata", []):
+            if isinstance(bound, annotated_types.Gt):
+                found.update(low=float(bound.gt), low_open=True)
+            elif isinstance(bound, annotated_types.Ge):
+                found.update(low=float(bound.ge), low_open=False)
+            elif isinstance(bound, annotated_types.Lt):
+                found.update(high=float(bound.lt), high_open=True)
+            elif isinstance(bound, annotated_types.Le):
+                found.update(high=float(bound.le), high_open=False)
+    return found
+
+
+def _choices(name: str) -> tuple[str, ...]:
+    return typing.get_args(protocol.RunSettings.model_fields[name].annotation)
+
+
+_FACTOR_LIST = (
+    Factor(
+        "lr",
+        "real",
+        "the learning rate",
+        2e-5,
+        ("learning rates?", "lr", "step sizes?", "learning_rate"),
+        raised=1e-4,
+        lowered=5e-6,
+        alternative=1e-4,
+        **_bounds(protocol.Lr),
+    ),
+    Factor(
+        "kl_coef",
+        "real",
+        "the KL coefficient",
+        0.0,
+        (
+            "kl(?: penalty| penalties| coefficient| coef| term| regulari[sz]ation| loss)?",
+            "kl_coef",
+            "kullback leibler(?: penalty)?",
+            "beta",
+        ),
+        raised=0.1,
+        lowered=0.0,
+        alternative=0.05,
+        **_bounds(protocol.KlCoef),
+    ),
+    Factor(
+        "group_size",
+        "int",
+        "the GRPO group size",
+        4,
+        (
+            "group sizes?",
+            "groups? of",
+            "groups",
+            "(?:samples|rollouts|completions|generations|responses|answers) per (?:prompt|task|question)",
+            "num generations",
+        ),
+        raised=8,
+        lowered=2,
+        alternative=8,
+        **_bounds(protocol.GroupSize),
+    ),
+    Factor(
+        "batch_groups",
+        "int",
+        "the number of groups per training step",
+        4,
+        (
+            "batch sizes?",
+            "batch groups",
+            "groups per (?:batch|step)",
+            "number of groups",
+            "(?:prompts|tasks) per (?:batch|step)",
+            "bigger batch(?:es)?",
+            "larger batch(?:es)?",
+            "smaller batch(?:es)?",
+        ),
+        raised=8,
+        lowered=2,
+        alternative=8,
+        **_bounds(protocol.BatchGroups),
+    ),
+    Factor(
+        "clip_eps",
+        "real",
+        "the PPO clipping epsilon",
+        0.2,
+        (
+            "clip(?:ping)? eps(?:ilon)?",
+            "clip(?:ping)? ranges?",
+            "clip_eps",
+            "ppo clip(?:ping)?",
+            "clipping",
+            "epsilon",
+        ),
+        raised=0.3,
+        lowered=0.1,
+        alternative=0.1,
+        **_bounds(protocol.ClipEps),
+    ),
+    Factor(
+        "weight_decay",
+        "real",
+        "weight decay",
+        0.0,
+        ("weight decay", "l2 regulari[sz]ation"),
+        raised=0.1,
+        lowered=0.0,
+        alternative=0.01,
+        **_bounds(protocol.WeightDecay),
+    ),
+    Factor(
+        "max_grad_norm",
+        "real",
+        "the gradient-norm clip",
+        1.0,
+        ("(?:max )?grad(?:ient)? norm(?: clip(?:ping)?)?", "gradient clipping", "clip norm"),
+        raised=10.0,
+        lowered=0.1,
+        alternative=0.1,
+        **_bounds(protocol.MaxGradNorm),
+    ),
+    Factor(
+        "max_staleness",
+        "int",
+        "the staleness limit (policy versions a sample may lag)",
+        1,
+        (
+            "(?:max )?staleness",
+            "off policy lag",
+            "policy lag",
+            "stale samples",
+            "off policy(?:ness)?",
+        ),
+        raised=4,
+        lowered=0,
+        alternative=4,
+        **_bounds(protocol.MaxStaleness),
+    ),
+    Factor(
+        "max_steps",
+        "int",
+        "the number of training steps",
+        20,
+        (
+            "(?:max(?:imum)? )?(?:training )?steps",
+            "max_steps",
+            "train(?:ing)? (?:for )?longer",
+            "longer training",
+            "training length",
+            "step budget",
+        ),
+        raised=40,
+        lowered=10,
+        alternative=40,
+        **_bounds(protocol.StepCount),
+    ),
+    Factor(
+        "algorithm",
+        "choice",
+        "the advantage estimator",
+        "grpo",
+        ("(?:rl )?algorithms?", r"advantage estimat\w*", r"baselines? estimat\w*"),
+        choices=_choices("algorithm"),
+        values={"grpo": "grpo", "rloo": "rloo", r"reinforce(?:\+\+)?": "reinforce", "ppo": "rloo"},
+        alternative="rloo",
+    ),
+    Factor(
+        "merge",
+        "choice",
+        "how an episode's calls are merged into training sequences",
+        "tree",
+        ("merging", "merge", "packing", "timeline merging"),
+        choices=_choices("merge"),
+        values={
+            "(?:prefix )?trees?(?: merging| packing)?": "tree",
+            "timelines?(?: merging)?": "timeline",
+            "(?:no|without) (?:merging|packing)|unmerged": "none",
+        },
+        alternative="none",
+    ),
+    Factor(
+        "zero_variance_groups",
+        "choice",
+        "what happens to groups whose rewards are all equal",
+        "drop",
+        ("zero variance groups?", "zero_variance_groups", "all equal groups?"),
+        choices=_choices("zero_variance_groups"),
+        values={"keep(?:ing|s)?": "keep", "drop(?:ping|s)?": "drop"},
+        alternative="keep",
+        values_need_name=True,
+    ),
+    Factor(
+        "partial_groups",
+        "choice",
+        "what happens to groups a crashed client left incomplete",
+        "train",
+        ("partial groups?", "partial_groups", "incomplete groups?"),
+        choices=_choices("partial_groups"),
+        values={"train(?:ing)? on|keep(?:ing|s)?": "train", "drop(?:ping|s)?": "drop"},
+        alternative="drop",
+        values_need_name=True,
+    ),
+    Factor(
+        "lora",
+        "lora",
+        'LoRA adapters ("full": every parameter trained)',
+        "full",
+        ("lora rank", "lora r", "ranks?", "adapter rank"),
+        low=1,
+        high=4096,
+        values={
+            "full(?: parameter)? fine ?tun(?:ing|e)|full(?: parameter)? training|full parameters?": "full",
+            "(?:q)?lora|low rank(?: adapters?| adaptation)?|adapters?|peft|parameter efficient(?: fine ?tuning)?": 16,
+        },
+        raised=64,
+        lowered=4,
+        alternative=16,
+    ),
+    Factor(
+        "temperature",
+        "real",
+        "the rollout sampling temperature",
+        1.0,
+        ("(?:sampling |rollout )?temperatures?", "temp"),
+        where="workflow_params",
+        low=0.0,
+        high=2.0,
+        raised=1.2,
+        lowered=0.7,
+        alternative=0.7,
+    ),
+    Factor(
+        "max_tokens",
+        "int",
+        "the completion budget per model call (max_tokens)",
+        TASK_DEFAULT,
+        (
+            "max(?:imum)? (?:new |completion )?tokens",
+            "max_tokens",
+            "(?:max(?:imum)? )?completion lengths?",
+            "(?:max(?:imum)? )?(?:response|generation|output) lengths?",
+            "token budgets?",
+            "(?:longer|shorter) (?:completions|responses|answers|outputs)",
+        ),
+        where="workflow_params",
+        low=1,
+        high=protocol.MAX_TOKENS,
+    ),
+    Factor(
+        "max_turns",
+        "int",
+        "the guessing game's turn budget (guesses per game)",
+        None,  # None: each game's own budget, enough for a binary search (5 to 8)
+        (
+            "(?:max )?turns",
+            "max_turns",
+            "turn (?:budget|limit)s?",
+            "number of (?:turns|guesses)",
+            "guesses(?: per game)?",
+            "guess budget",
+        ),
+        where="workflow_params",
+        low=1,
+        high=100,
+        raised=12,
+        lowered=2,
+        alternative=2,
+    ),
+    Factor(
+        "task_mix",
+        "task_mix",
+        "the task mix",
+        None,
+        (
+            "mix(?:es|ed|ing)?(?: in)?",
+            "mixtures?",
+            "multi ?task(?: training| learning| mixing)?",
+            "task mix(?:ing|ture)?",
+            "combin(?:e|es|ed|ing) (?:the |two |several )?tasks",
+            "cocktail(?: of tasks)?",
+            "co ?training",
+            "joint training",
+            "train(?:ing)? on (?:both|several|two|multiple) tasks",
+        ),
+        where="tasks",
+    ),
+    Factor(
+        "base_model",
+        "base_model",
+        "the base model",
+        None,
+        (
+            "model sizes?",
+            "size of the model",
+            "(?:bigger|larger|smaller|different) (?:base )?models?",
+            "scal(?:e|ing)(?: up)? the model",
+            "model scale",
+            "parameter count",
+            "base models?",
+        ),
+    ),
+)
+FACTORS: dict[str, Factor] = {factor.name: factor for factor in _FACTOR_LIST}
+WORKFLOW_PREFIX = "workflow:"
+
+
+def describe_level(factor: str, level: Level) -> str:
+    """A level in words: "0.5", "full", "r=16", "arithmetic 50% + calculator 50%"."""
+    if factor == "task_mix" and isinstance(level, dict):
+        return " + ".join(f"{task} {weight:.0%}" for task, weight in level.items())
+    if factor == "lora" and isinstance(level, int):
+        return f"r={level}"
+    if factor == "max_turns" and level is None:
+        return "each game's own budget"
+    if isinstance(level, float):
+        return f"{level:g}"
+    if isinstance(level, str) and factor.startswith(WORKFLOW_PREFIX):
+        return repr(level if len(level) <= 60 else level[:57] + "...")
+    return str(level)
+
+
+# -- validating a reading -----------------------------------------------------------------
+
+
+def _same(a: Level, b: Level) -> bool:
+    return type(a) is type(b) and a == b if isinstance(a, bool) or isinstance(b, bool) else a == b
+
+
+def distinct_levels(levels: list[Level]) -> list[Level]:
+    """`levels` without repeats (5e-6 and 0.000005 are one level), in order."""
+    kept: list[Level] = []
+    for level in levels:
+        if not any(_same(level, seen) for seen in kept):
+            kept.append(level)
+    return kept
+
+
+def _check_level(factor: Factor, level: Level, *, task: str, served: list[str]) -> Level:
+    """The level, normalised (an integral float of an int factor becomes an int), or a
+    ResearcherError naming what is wrong with it."""
+    name = factor.name
+    if factor.kind in ("real", "int") or (factor.kind == "lora" and level != "full"):
+        if factor.name == "max_turns" and level is None:
+            return None
+        if isinstance(level, bool) or not isinstance(level, int | float):
+            expected = "a number" if factor.kind == "real" else "a whole number"
+            if factor.kind == "lora":
+                expected = '"full" or a LoRA rank (a whole number)'
+            raise ResearcherError(f"{name} level {level!r} is not {expected}")
+        if factor.kind != "real":
+            if isinstance(level, float) and not level.is_integer():
+                raise ResearcherError(f"{name} level {level:g} is not a whole number")
+            level = int(level)
+        if not factor.in_bounds(float(level)):
+            raise ResearcherError(
+                f"{name} level {level:g} is out of bounds: {name} must be {factor.bounds_text()}"
+            )
+        return level
+    if factor.kind in ("choice", "lora"):
+        allowed = factor.choices or ("full",)
+        if level not in allowed:
+            raise ResearcherError(
+                f"{name} level {level!r} is not one of {', '.join(map(repr, allowed))}"
+            )
+        return level
+    if factor.kind == "task_mix":
+        if not isinstance(level, dict) or not level:
+            raise ResearcherError(f"task_mix level {level!r} is not a {{task: weight}} mix")
+        unknown = sorted(set(level) - set(TASKS))
+        if unknown:
+            raise ResearcherError(
+                f"task_mix level {level!r} names {', '.join(unknown)}, not a shipped task "
+                f"({', '.join(TASKS)})"
+            )
+        try:
+            protocol.check_task_mix({k: float(v) for k, v in level.items()})
+        except (TypeError, ValueError) as error:
+            raise ResearcherError(f"task_mix level {level!r}: {error}") from None
+        return {k: float(v) for k, v in level.items()}
+    if factor.kind == "base_model":
+        if level not in served:
+            raise ResearcherError(
+                f"base_model level {level!r} is not served (served: {', '.join(served) or 'none'})"
+            )
+        return level
+    raise AssertionError(factor.kind)
+
+
+def _check_param_level(key: str, default: Any, level: Level) -> Level:
+    """A workflow PARAMS level: of its default's type (any type when the default is None)."""
+    if default is None or level is None:
+        return level
+    expected = type(default)
+    if expected is float and isinstance(level, int) and not isinstance(level, bool):
+        return float(level)
+    if not isinstance(level, expected) or (expected is int and isinstance(level, bool)):
+        raise ResearcherError(
+            f"workflow:{key} level {level!r} is not a {expected.__name__} like its "
+            f"default {default!r}"
+        )
+    return level
+
+
+def check_reading(
+    reading: Reading, *, served_models: list[str], workflow_params: dict[str, Any] | None = None
+) -> Reading:
+    """`reading` checked against the catalogue and returned normalised (levels of int
+    factors as ints, the control first); a ResearcherError names the first problem."""
+    task = reading.task
+    if workflow_params is not None:
+        if task != WORKFLOW_TASK:
+            raise ResearcherError(
+                f"task {task!r}: a study of your own workflow judges task {WORKFLOW_TASK!r}"
+            )
+    elif task not in TASKS:
+        raise ResearcherError(
+            f"task {task!r} is not a shipped task ({', '.join(TASKS)}); study your own agent "
+            f"with --workflow FILE"
+        )
+    for named in reading.tasks:
+        if named not in TASKS and named != WORKFLOW_TASK:
+            raise ResearcherError(f"tasks names {named!r}, not a shipped task ({', '.join(TASKS)})")
+    levels = list(reading.levels)
+    if reading.factor.startswith(WORKFLOW_PREFIX):
+        key = reading.factor[len(WORKFLOW_PREFIX) :]
+        if workflow_params is None or key not in workflow_params:
+            declared = ", ".join(workflow_params or {}) or "none"
+            raise ResearcherError(
+                f"factor {reading.factor!r}: the workflow declares no PARAMS key {key!r} "
+                f"(declared: {declared})"
+            )
+        levels = [_check_param_level(key, workflow_params[key], level) for level in levels]
+        control = _check_param_level(key, workflow_params[key], reading.control)
+    else:
+        factor = FACTORS.get(reading.factor)
+        if factor is None:
+            known = ", ".join([*FACTORS, "workflow:<PARAM>"])
+            raise ResearcherError(f"unknown factor {reading.factor!r}; known: {known}")
+        if factor.name == "max_turns" and task != "guess_number":
+            raise ResearcherError(
+                f"max_turns is a setting of the guessing game only (task guess_number), "
+                f"not of {task!r}"
+            )
+        if factor.name == "task_mix" and task == WORKFLOW_TASK:
+            raise ResearcherError("task_mix mixes shipped tasks; a workflow study has one task")
+        check = lambda level: _check_level(  # noqa: E731
+            factor, level, task=task, served=list(served_models)
+        )
+        levels = [check(level) for level in levels]
+        control = check(reading.control)
+    levels = distinct_levels(levels)
+    if len(levels) < 2:
+        raise ResearcherError(
+            f"{reading.factor} needs at least two distinct levels to compare (got {levels!r})"
+        )
+    if not any(_same(control, level) for level in levels):
+        raise ResearcherError(f"the control {control!r} is not one of the levels {levels!r}")
+    levels = [control] + [level for level in levels if not _same(level, control)]
+    if reading.direction == "equivalent":
+        if reading.margin is None or not reading.margin > 0:
+            raise ResearcherError("an equivalence question needs a positive margin")
+    elif reading.margin is not None:
+        raise ResearcherError(
+            f"margin {reading.margin} is set but direction is {reading.direction!r}: a margin "
+            f"belongs to an equivalence test only"
+        )
+    if reading.threshold is not None and reading.outcome != "learning_speed":
+        raise ResearcherError("a threshold belongs to the learning_speed outcome only")
+    if reading.steps is not None and reading.steps < 1:
+        raise ResearcherError(f"steps must be at least 1 (got {reading.steps})")
+    return reading.model_copy(update={"levels": levels, "control": control})
+
+
+# -- words for the outcome and the direction (regex fragments, matched in this order) -----
+
+OUTCOME_WORDS: tuple[tuple[str, str], ...] = (
+    (
+        "cost",
+        r"cheap\w*|costs?|costl\w*|expensive|wall[\s-]?(?:clock|time)|tokens?|compute|"
+        r"gpu[\s-]hours?|throughput|time per step|training time|faster to train|"
+        r"slower to train|train(?:s|ing)? (?:faster|slower|quicker)|"
+        r"speeds? up (?:the )?training|slows? down (?:the )?training",
+    ),
+    (
+        "learning_speed",
+        r"learn\w*\b.{0,40}?\b(?:faster|slower|quicker|sooner|more (?:quickly|slowly))|"
+        r"(?:slows?|slowed|slowing|slower)(?: down)? (?:the )?(?:learning|convergence)|"
+        r"speeds? up (?:the )?(?:learning|convergence)|sample[\s-]efficien\w*|"
+        r"learning speed|speed of learning|(?:faster|slower|quicker) (?:learning|convergence)|"
+        r"converge\w* (?:faster|slower|sooner)|how (?:many|much) (?:training )?steps|"
+        r"steps to (?:learn|reach|converge)|learn\w* (?:as )?(?:quickly|fast)",
+    ),
+    (
+        "final_train_reward",
+        r"train(?:ing)? rewards?|final rewards?|rewards? during training|train(?:ing)? scores?",
+    ),
+)
+EQUIVALENT_WORDS = (
+    r"as (?:good|well|accurate|fast|effective|strong|cheap|quickly) as|match(?:es|ed|ing)?|"
+    r"same as|the same (?:accuracy|results?|performance|reward|score)|no worse|not worse|comparabl\w*|on par|equivalent\w*|just as|"
+    r"indistinguishable|keeps? up with|as well\b|loses? (?:nothing|no accuracy)"
+)
+GREATER_WORDS = (
+    r"help\w*|improv\w*|better|boost\w*|speeds? up|faster|quicker|sooner|outperform\w*|"
+    r"beats?|benefit\w*|gains?|higher (?:\w+ )?(?:accuracy|rewards?|scores?)|more accurate|increas\w* "
+    r"(?:the )?(?:accuracy|reward|score)|rais\w* (?:the )?(?:accuracy|reward|score)|"
+    r"stronger|superior|worth it"
+)
+LESS_WORDS = (
+    r"hurt\w*|harm\w*|worse|degrad\w*|slow\w*|damag\w*|lower (?:the )?(?:accuracy|reward|score)|"
+    r"reduc\w* (?:the )?(?:accuracy|reward|score|performance)|cheaper|cuts?|cutting|sav(?:e|es|ing)|"
+    r"less (?:accurate|compute|time)|destabili[sz]\w*|break\w*|weaker|inferior"
+)
+TWO_SIDED_WORDS = (
+    r"matter\w*|differ\w*|chang\w*|affect\w*|what does|what do|effects?|impacts?|influenc\w*|"
+    r"sensitiv\w*|which|best|compar\w*|\bvs\b|versus|or not|how does|how do|role of"
+)

@@ -1,0 +1,892 @@
+"""The template planner's reader: a research question in words → a `Reading` (factor, levels,
+control, task, outcome, direction), deterministically, with a small grammar over the
+catalogue's synonym tables (`catalogue.py`). No LLM; the same question always reads the same.
+
+How a question is read:
+
+- **Mentions.** Every synonym of every task and factor (and every PARAMS key of the user's
+  workflow) is matched; overlapping matches keep the leftmost-longest, so "single-turn" is
+  the easy task and never a turn count, "the tool-use task" is a task and "mixing in" is the
+  task-mix factor. A setting said to be held fixed ("at the same batch size") is no factor.
+- **The factor** is the setting named (a level word such as "RLOO" or "full fine-tuning"
+  names its factor too, but an explicit setting wins: "a larger GRPO group size" varies
+  the group size). "steps" alone is the factor only when nothing else is. Two tasks and no
+  setting read as task mixing; two model sizes as the base model. Two settings are refused.
+- **Levels** are the numbers as written (5e-6 and 0.000005 are one level); "twice",
+  "half", "five times larger" multiply the control. One level named: the catalogue default
+  is the other, and the control. No level named: "a higher X" tries the factor's raised
+  level, "a lower X" its lowered one, "which X is best" lowered/default/raised, else its
+  alternative level.
+- **The control**, when two or more levels are written, is in this order: the smallest
+  level when the question asks about a larger/higher/more X (the largest for smaller/
+  lower/fewer); the level after "than", "instead of", "rather than", "compared with",
+  "as good as", "match"; the catalogue default when it is among the levels; the smallest
+  of three or more numbers; else the first named ("0.1 vs 0.3": 0.1). Levels list the
+  control first, then the others as written.
+- **The task** is the one after "on", "for", "held-out", "into" or "at" (not after
+  "training on"); other tasks named go to `tasks`. None named: arithmetic. Your own workflow:
+  "workflow".
+- **The outcome**: cost for "cheaper", "wall time", "tokens", "faster to train"; learning
+  speed (area under the training-reward curve) for "learn faster", "slow learning",
+  "sample efficiency", "within N steps" (also fixes steps = N), and steps to reach a training
+  reward of 0.8 for "how many steps ... to learn"; final training reward for "training
+  reward"; held-out accuracy otherwise.
+- **The direction**: equivalence for "as good as", "match", "no worse than", "comparable"
+  (margin 0.05, or "within 3 points" → 0.03; 10% of the control's cost for cost); greater for
+  help/improve/better/faster; less for hurt/slow/worse/cheaper/cut; two-sided for matter/
+  differ/affect/"what does", for both ways at once, and when no way is said.
+
+Every default filled in is said in `Reading.assumptions`. A question with no setting and no
+task gets `UnreadableQuestion` saying what is missing, with example questions; one that is
+not about training gets `NotAboutTraining`.
+
+Must not know about arms, budgets, the gateway or the database.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from researcher.errors import NotAboutTraining, ResearcherError, UnreadableQuestion
+from researcher.plan import Level, Reading
+from researcher.planner.catalogue import (
+    DEFAULT_TASK,
+    EQUIVALENT_WORDS,
+    FACTORS,
+    GREATER_WORDS,
+    LESS_WORDS,
+    OUTCOME_WORDS,
+    TASKS,
+    TWO_SIDED_WORDS,
+    UNSHIPPED_TASKS,
+    WORKFLOW_PREFIX,
+    WORKFLOW_TASK,
+    Factor,
+    check_reading,
+    describe_level,
+    distinct_levels,
+)
+
+EXAMPLE_QUESTIONS = (
+    "does a KL penalty of 0.05 help on arithmetic?",
+    "does lr 1e-4 vs 2e-5 change held-out accuracy on the guessing game?",
+    "is LoRA r=16 as good as full fine-tuning on the easy task?",
+)
+
+DEFAULT_MARGIN = 0.05  # equivalence margin on accuracy / reward when the question gives none
+COST_MARGIN = 0.10  # equivalence margin for cost: 10% of the control's cost
+DEFAULT_THRESHOLD = 0.8  # "how many steps to learn": steps to a training reward of 0.8
+MIX_PARTNER = {"arithmetic": "calculator"}  # mixed in when only the judged task is named
+STEPS_DOSE = [10, 20, 40]  # "how many steps does it need?": a dose-response over max_steps
+
+# -- model requests (also used by the template planner) ---------------------------------------
+
+_MODEL_NAMES = r"qwen|llama|mistral|mixtral|gemma|phi|smollm|deepseek|gpt|olmo"
+_MODEL_REQUEST = re.compile(
+    rf"\b(?:(?:{_MODEL_NAMES})[\w.-]*(?:\s+\d+(?:\.\d+)?\s*[bm]\b)?|\d+(?:\.\d+)?\s*[bm]\b)",
+    re.IGNORECASE,
+)
+
+
+def requested_models(question: str) -> list[str]:
+    """The models or sizes a question names ("7B", "Qwen 32B", "llama"), in order."""
+    found = [match.group().strip() for match in _MODEL_REQUEST.finditer(question)]
+    return list(dict.fromkeys(found))
+
+
+def serves(request: str, model: str) -> bool:
+    """Whether the served `model` is what `request` asks for: every word and size of the
+    request appears in the model's name ("7B" in "Qwen2.5-7B-Instruct")."""
+    name = model.lower()
+    tokens = re.findall(r"\d+(?:\.\d+)?\s*[bm]|[a-z]+\d*(?:\.\d+)?", request.lower())
+    for token in tokens:
+        token = token.replace(" ", "")
+        if not re.search(rf"(?<![\d.]){re.escape(token)}(?![\d])", name):
+            return False
+    return bool(tokens)
+
+
+def model_scale(name: str) -> float | None:
+    """Parameters in millions as a model's name says ("SmolLM2-135M" → 135), else None."""
+    match = re.search(r"(\d+(?:\.\d+)?)\s*([bm])(?![a-z])", name.lower())
+    if not match:
+        return None
+    return float(match.group(1)) * (1000 if match.group(2) == "b" else 1)
+
+
+# -- mentions ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Mention:
+    start: int
+    end: int
+    kind: str  # task | unshipped | factor | value | neutral | model | aside
+    key: str  # the task family, factor name, or aside kind
+    level: Level = None
+    groups: tuple[str | None, ...] = ()
+
+
+def _compile(fragment: str) -> re.Pattern[str]:
+    # a space or hyphen in a synonym matches a space, hyphen, underscore or nothing
+    flexible = re.sub(r"[ -]", lambda _: r"[\s_-]*", fragment)
+    return re.compile(rf"(?<!\w)(?:{flexible})(?!\w)")
+
+
+_NEUTRAL = (
+    r"multi turn(?: tasks?| training| rl| agents?| games?| settings?)?",
+    r"tool calls?",
+    r"turn based",
+    r"step by step",
+    r"one step",
+)
+_ASIDES = (  # number phrases that are not levels: (kind, regex)
+    ("within_steps", r"within (?:the first )?(\d+) (?:training )?steps"),
+    ("margin", r"within (\d+(?:\.\d+)?) ?(?:percentage points?|points?|%|percent|pp)"),
+    ("seeds", r"(\d+) (?:random )?seeds?"),
+    (
+        "threshold",
+        r"(?:reach\w*|hit\w*|gets? to|achiev\w*)(?: an?)?(?: training)?(?: reward| accuracy| "
+        r"score)?(?: of)? (\d+(?:\.\d+)?)(%?)",
+    ),
+    ("steps_n", r"(\d+) (?:training |more )?steps"),
+    ("ratio", r"(\d{1,3}) ?[/:-] ?(\d{1,3})(?!\.\d)(?: (?:mix|split|ratio))?"),
+    (
+        "times",
+        r"(\d+(?:\.\d+)?|two|three|four|five|six|eight|ten|a hundred|hundred) ?(?:x|×|times|fold)"
+        r"(?: as)?(?: (larger|higher|bigger|greater|more|longer|smaller|lower|less|fewer|"
+        r"shorter|large|high|big|much))?",
+    ),
+    (
+        "times_word",
+        r"(twice|doubl\w*|half|halv\w*|tripl\w*|quadrupl\w*)|an order of magnitude "
+        r"(larger|higher|bigger|greater|more|smaller|lower|less)",
+    ),
+)
+_NUMBER_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "eight": 8, "ten": 10}
+
+
+def _static_patterns() -> list[tuple[re.Pattern[str], str, str, Level]]:
+    patterns = []
+    for kind, regex in _ASIDES:
+        patterns.append((re.compile(rf"(?<![\w.])(?:{regex})(?!\w)"), "aside", kind, None))
+    for factor in FACTORS.values():
+        for synonym in factor.synonyms:
+            patterns.append((_compile(synonym), "factor", factor.name, None))
+        for words, level in factor.values.items():
+            patterns.append((_compile(words), "value", factor.name, level))
+    for info in TASKS.values():
+        for synonym in info.synonyms:
+            patterns.append((_compile(synonym), "task", info.family, None))
+    for name in UNSHIPPED_TASKS:
+        patterns.append((_compile(name), "unshipped", name, None))
+    for fragment in _NEUTRAL:
+        patterns.append((_compile(fragment), "neutral", "", None))
+    patterns.append((_MODEL_REQUEST, "model", "", None))
+    return patterns
+
+
+_PATTERNS = _static_patterns()
+_PRIORITY = {"param": 0, "aside": 1, "model": 2, "factor": 3, "value": 4, "task": 5}
+
+
+def _param_patterns(params: dict[str, Any]) -> list[tuple[re.Pattern[str], str, str, Level]]:
+    patterns = []
+    for key in params:
+        phrase = re.escape(key.lower()).replace(r"\_", " ").replace("_", " ")
+        patterns.append((_compile(phrase), "param", WORKFLOW_PREFIX + key, None))
+    return patterns
+
+
+def _scan(text: str, params: dict[str, Any] | None) -> list[Mention]:
+    """Every synonym matched in `text`; overlaps keep the leftmost-longest."""
+    found = []
+    for pattern, kind, key, level in _param_patterns(params or {}) + _PATTERNS:
+        for match in pattern.finditer(text):
+            if key == "ratio" and sum(int(g) for g in match.groups()) not in (10, 100):
+                continue  # "6/0" inside "5e-6/0.000005" is no mix ratio
+            if match.end() > match.start():
+                found.append(Mention(match.start(), match.end(), kind, key, level, match.groups()))
+    found.sort(key=lambda m: (m.start, m.start - m.end, _PRIORITY.get(m.kind, 9)))
+    named = {m.key for m in found if m.kind == "factor"}
+    found = [
+        m
+        for m in found
+        if not (m.kind == "value" and FACTORS[m.key].values_need_name and m.key not in named)
+    ]
+    kept: list[Mention] = []
+    for mention in found:
+        if not kept or mention.start >= kept[-1].end:
+            kept.append(mention)
+    return [_held_fixed(text, m) for m in kept]
+
+
+def _held_fixed(text: str, mention: Mention) -> Mention:
+    """A setting said to stay the same ("at the same batch size") is no factor."""
+    if mention.kind not in ("factor", "value", "param"):
+        return mention
+    before = text[: mention.start]
+    after = text[mention.end :]
+    if re.search(r"\b(?:same|fixed|constant|equal|matched)\s+(?:\S+\s+)?$", before) or re.match(
+        r"\s*(?:held |kept )?(?:fixed|constant|unchanged)\b", after
+    ):
+        return Mention(mention.start, mention.end, "fixed", mention.key)
+    return mention
+
+
+def _masked(text: str, mentions: list[Mention]) -> str:
+    """`text` with every task, factor, level word and model name blanked out, so that
+    outcome and direction words are read from what is left."""
+    chars = list(text)
+    for m in mentions:
+        if m.kind in ("task", "factor", "value", "param", "model", "fixed", "unshipped"):
+            chars[m.start : m.end] = "#" * (m.end - m.start)
+    return "".join(chars)
+
+
+_NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?(?:e[-+]?\d+)?|\.\d+)(?!\w)(?!\.\d)(%?)")
+
+
+def _numbers(text: str, mentions: list[Mention]) -> list[tuple[int, float, bool]]:
+    """(position, value, is_percent) of every number that is not part of a mention."""
+    taken = [(m.start, m.end) for m in mentions]
+    found = []
+    for match in _NUMBER.finditer(text):
+        if any(start <= match.start() < end for start, end in taken):
+            continue
+        found.append((match.start(), float(match.group(1)), bool(match.group(2))))
+    return found
+
+
+def _multiplier(mentions: list[Mention]) -> float | None:
+    for m in mentions:
+        if m.key == "times":
+            count, comparative = m.groups[0], m.groups[1] or ""
+            k = _NUMBER_WORDS.get(count or "", None) or (
+                100.0 if "hundred" in (count or "") else float(count)
+            )
+            return 1 / k if comparative in ("smaller", "lower", "less", "fewer", "shorter") else k
+        if m.key == "times_word":
+            word, magnitude = m.groups
+            if magnitude:
+                return 0.1 if magnitude in ("smaller", "lower", "less") else 10.0
+            return {"tw": 2.0, "do": 2.0, "ha": 0.5, "tr": 3.0, "qu": 4.0}[word[:2]]
+    return None
+
+
+_RAISE = r"larger|higher|bigger|greater|more|longer|increas\w*|rais\w*|extra"
+_LOWER = r"smaller|lower|less|fewer|shorter|decreas\w*|reduc\w*|lowering"
+
+
+def _comparative(text: str, mentions: list[Mention]) -> str | None:
+    """ "raise" when the question asks about a larger/higher/more X for its factor
+    mentions, "lower" for smaller/lower/fewer, else None."""
+    for m in mentions:
+        inside = text[m.start : m.end]
+        before = text[max(0, m.start - 40) : m.start]
+        after = text[m.end : m.end + 20]
+        for way, words in (("raise", _RAISE), ("lower", _LOWER)):
+            if (
+                re.search(rf"\b(?:{words})\b", inside)
+                or re.search(rf"\b(?:{words})\s+(?:\S+\s+){{0,2}}$", before)
+                or re.match(rf"\s*(?:is |are |of )?(?:{words})\b", after)
+            ):
+                return way
+    return None
+
+
+_CONTRAST = re.compile(
+    r"(?:\binstead of|\brather than|\bthan|\bcompared (?:with|to)|\brelative to|\bagainst|"
+    r"\bas (?:good|well|accurate|fast|effective|strong|cheap|quickly) as|\bmatch(?:es|ing)?|"
+    r"\bover)\s+(?:\S+\s+){0,3}$"
+)
+
+
+def _contrasted(text: str, positions: list[int]) -> int | None:
+    """The index of the level named after "than"/"instead of"/"as good as"..., if any."""
+    for index, position in enumerate(positions):
+        if _CONTRAST.search(text[max(0, position - 50) : position]):
+            return index
+    return None
+
+
+def _sort_key(level: Level) -> float:
+    return float(level) if isinstance(level, int | float) else 7.0  # None: each game's own
+
+
+# -- the reader -------------------------------------------------------------------------------
+
+
+class _Refusal(Exception):
+    pass
+
+
+def read_question(
+    question: str,
+    *,
+    served_models: list[str],
+    workflow_params: dict[str, Any] | None = None,
+    workflow_has_test: bool = True,
+) -> Reading:
+    """The reading of `question` (see the module docstring for the grammar); raises
+    `UnreadableQuestion` or `NotAboutTraining` with what is missing and how to ask."""
+    original = " ".join(question.split())
+    if workflow_params is not None and not workflow_has_test:
+        raise UnreadableQuestion(
+            "your workflow has no test split: the held-out evaluation runs its rollout on "
+            "tasks('test'), so `tasks(split)` must yield tasks for split='test' (and keep them "
+            "apart from split='train')"
+        )
+    reader = _Reader(original, list(served_models), workflow_params)
+    return reader.read()
+
+
+def _how_to_ask() -> str:
+    examples = "; ".join(repr(q) for q in EXAMPLE_QUESTIONS)
+    return (
+        f"Name one run setting to vary (learning rate, KL penalty, group size, LoRA, "
+        f"temperature, task mix, ...), its levels, and a task ({', '.join(TASKS)}), e.g. "
+        f"{examples}"
+    )
+
+
+_TRAINING_WORDS = re.compile(
+    r"train|learn|fine[\s-]?tun|\brl\b|reinforcement|reward|polic|gradient|rollout|model|"
+    r"experiment|accuracy|hyper[\s-]?param|\bgrpo\b|\bppo\b|\bsteps?\b|agent|checkpoint|epoch|"
+    r"dataset|benchmark|\bstudy\b|\brun\b|\bruns\b"
+)
+
+
+class _Reader:
+    def __init__(self, question: str, served: list[str], params: dict[str, Any] | None) -> None:
+        self.question = question
+        self.text = question.lower()
+        self.served = served
+        self.params = params
+        self.mentions = _scan(self.text, params)
+        self.masked = _masked(self.text, self.mentions)
+        self.assumptions: list[str] = []
+        self.steps: int | None = None
+
+    def _of(self, kind: str, key: str | None = None) -> list[Mention]:
+        return [m for m in self.mentions if m.kind == kind and (key is None or m.key == key)]
+
+    def _unreadable(self, why: str) -> UnreadableQuestion:
+        return UnreadableQuestion(f"cannot read {self.question!r}: {why}. {_how_to_ask()}")
+
+    def read(self) -> Reading:
+        for m in self._of("unshipped"):
+            if self.params is None:
+                raise self._unreadable(
+                    f"{m.key!r} is not a task this planner ships (it ships "
+                    f"{', '.join(TASKS)}); study your own agent on it with --workflow FILE"
+                )
+        factor = self._factor()
+        task, tasks = self._task(factor)
+        outcome, threshold = self._outcome(factor)
+        direction, margin = self._direction(outcome, factor)
+        levels, control = self._levels(factor, task, tasks)
+        if factor == "task_mix":
+            tasks = list(dict.fromkeys([task, *(t for level in levels for t in level)]))
+        reading = Reading(
+            factor=factor,
+            levels=levels,
+            control=control,
+            task=task,
+            tasks=tasks,
+            outcome=outcome,
+            direction=direction,
+            margin=margin,
+            steps=self.steps,
+            threshold=threshold,
+            assumptions=self.assumptions,
+        )
+        try:
+            reading = check_reading(reading, served_models=self.served, workflow_params=self.params)
+        except ResearcherError as error:
+            raise self._unreadable(str(error)) from None
+        return reading.model_copy(update={"summary": summarise(reading)})
+
+    # -- the factor ---------------------------------------------------------------------------
+
+    def _factor(self) -> str:
+        named = [m.key for m in self.mentions if m.kind in ("param", "factor")]
+        named = list(dict.fromkeys(k for k in named if k != "max_steps"))
+        if not named:
+            named = list(dict.fromkeys(m.key for m in self._of("value")))
+        models = self._of("model")
+        if not named and len(models) >= 2:
+            named = ["base_model"]
+        if not named and (self._of("factor", "max_steps") or self._of("aside", "steps_n")):
+            named = ["max_steps"]
+        if not named and len({m.key for m in self._of("task")}) >= 2 and self.params is None:
+            self.assumptions.append(
+                "two tasks and no run setting named: read as a question about the task mix"
+            )
+            named = ["task_mix"]
+        if len(named) > 1:
+            raise self._unreadable(
+                f"it names {len(named)} settings ({', '.join(named)}); a study varies one at "
+                f"a time — ask about one, or say the other is held fixed ('at the same "
+                f"{named[1]}')"
+            )
+        if named:
+            return named[0]
+        about_training = bool(_TRAINING_WORDS.search(self.text) or self._of("fixed"))
+        if self._of("task") or (self.params is not None and about_training):
+            where = (
+                "your workflow"
+                if self.params is not None
+                else " and ".join(dict.fromkeys(m.key for m in self._of("task")))
+            )
+            declared = (
+                f" (your workflow's PARAMS: {', '.join(self.params) or 'none'})"
+                if self.params is not None
+                else ""
+            )
+            raise self._unreadable(
+                f"no run setting named: it names {where} but not what to vary{declared}"
+            )
+        if about_training:
+            raise self._unreadable("no run setting or task named")
+        raise NotAboutTraining(
+            f"{self.question!r} is not a question about training a model: the researcher "
+            f"answers questions about RL training by running experiments. {_how_to_ask()}"
+        )
+
+    # -- the task -----------------------------------------------------------------------------
+
+    def _task(self, factor: str) -> tuple[str, list[str]]:
+        if self.params is not None:
+            if self._of("task"):
+                self.assumptions.append(
+                    "the tasks the question names are read as your workflow's own tasks"
+                )
+            return WORKFLOW_TASK, [WORKFLOW_TASK]
+        named = self._of("task")
+        partners = {m.key for m in named if factor == "task_mix" and self._mixed_in(m)}
+        ranked = sorted(
+            (-self._judged_strength(m), order, m.key)
+            for order, m in enumerate(named)
+            if m.key not in partners
+        )
+        families = list(dict.fromkeys(m.key for m in named))
+        judged = [key for _, _, key in ranked]
+        if judged:
+            task = judged[0]
+        elif factor == "max_turns":
+            task = "guess_number"
+            self.assumptions.append("max_turns is the guessing game's setting: task guess_number")
+        else:
+            task = DEFAULT_TASK if DEFAULT_TASK not in partners else "calculator"
+            self.assumptions.append(f"no task named to judge on: {task} (the default task)")
+        return task, list(dict.fromkeys([task, *families]))
+
+    def _mixed_in(self, mention: Mention) -> bool:
+        """Whether a task is what is mixed in ("mixing in X", "adding X", "mixing X into")."""
+        before = self.text[: mention.start]
+        after = self.text[mention.end :]
+        lead = r"(?:the\s+|some\s+|a\s+bit\s+of\s+|\d+%\s+(?:of\s+)?)?$"
+        return bool(
+            re.search(rf"\b(?:mix\w*\s+in|add\w*|includ\w*|throw\w*\s+in)\s+{lead}", before)
+            or (
+                re.search(rf"\bmix\w*\s+{lead}", before)
+                and re.match(r"\s*(?:tasks?\s+)?(?:into|in with|with)\b", after)
+            )
+        )
+
+    def _judged_strength(self, mention: Mention) -> int:
+        before = self.masked[: mention.start]
+        after = self.masked[mention.end :]
+        if re.search(
+            r"\b(?:held[\s-]?out|test|into|onto)\s+(?:the\s+)?(?:held[\s-]?out\s+)?$", before
+        ):
+            return 3
+        if re.search(
+            r"\b(?:train\w*|mix\w*|add\w*)\s+(?:only\s+)?(?:on|in|with)\s+(?:the\s+)?$", before
+        ):
+            return 0
+        if re.search(r"\b(?:on|for|at|in|of|with)\s+(?:the\s+)?$", before) or re.match(
+            r"\s*(?:accuracy|performance|scores?|results?)\b", after
+        ):
+            return 2
+        return 1
+
+    # -- the outcome and the direction --------------------------------------------------------
+
+    def _outcome(self, factor: str) -> tuple[str, float | None]:
+        within = self._of("aside", "within_steps")
+        if within:
+            self.steps = int(within[0].groups[0])
+        for m in self._of("aside", "steps_n"):
+            if factor != "max_steps" and self.steps is None:
+                self.steps = int(m.groups[0])
+        outcome = "heldout_accuracy"
+        for name, words in OUTCOME_WORDS:
+            if re.search(rf"\b(?:{words})", self.masked):
+                outcome = name
+                break
+        how_many = re.search(r"how (?:many|much) (?:training )?steps|steps to ", self.text)
+        if how_many and factor != "max_steps" and outcome == "heldout_accuracy":
+            outcome = "learning_speed"
+        if factor == "max_steps" and outcome == "learning_speed" and how_many:
+            outcome = "heldout_accuracy"  # the steps are the factor: accuracy after each
+        if within and outcome == "heldout_accuracy":
+            outcome = "learning_speed"
+        threshold = None
+        if outcome == "learning_speed":
+            reach = self._of("aside", "threshold")
+            if reach:
+                value, percent = reach[0].groups
+                threshold = float(value) / (100 if percent or float(value) > 1 else 1)
+            elif how_many and factor != "max_steps":
+                threshold = DEFAULT_THRESHOLD
+                self.assumptions.append(
+                    f"learning speed as the steps to reach a training reward of "
+                    f"{DEFAULT_THRESHOLD} (none named)"
+                )
+            else:
+                self.assumptions.append(
+                    "learning speed as the area under the training-reward curve"
+                    + (f" over the first {self.steps} steps" if self.steps else "")
+                )
+        elif outcome == "heldout_accuracy":
+            self.assumptions.append("judged by held-out accuracy (no other outcome named)")
+        return outcome, threshold
+
+    def _direction(self, outcome: str, factor: str) -> tuple[str, float | None]:
+        text = self.masked
+        if factor == "max_steps" and re.search(r"how (?:many|much|long)", text):
+            self.assumptions.append("direction: more steps raise held-out accuracy (greater)")
+            return "greater", None
+        if re.search(rf"\b(?:{EQUIVALENT_WORDS})", text):
+            margins = self._of("aside", "margin")
+            if margins:
+                margin = float(margins[0].groups[0]) / 100
+            else:
+                margin = COST_MARGIN if outcome == "cost" else DEFAULT_MARGIN
+                unit = "of the control's cost" if outcome == "cost" else "(absolute)"
+                self.assumptions.append(f"equivalence margin {margin:g} {unit}: none named")
+            return "equivalent", margin
+        greater = re.search(rf"\b(?:{GREATER_WORDS})", text)
+        less = re.search(rf"\b(?:{LESS_WORDS})", text)
+        if outcome == "cost":  # costing less is the improvement: "faster" is less wall time
+            greater, less = (
+                re.search(r"\b(?:more expensive|costl\w*|costs? more|slower|more tokens)", text),
+                re.search(
+                    r"\b(?:cheap\w*|cuts?|cutting|sav\w*|reduc\w*|faster|quicker|fewer|less|lower)",
+                    text,
+                )
+                or (greater if not re.search(r"\bslow", text) else None),
+            )
+        if greater and less:
+            return "two_sided", None
+        if greater:
+            return "greater", None
+        if less:
+            return "less", None
+        if not re.search(rf"\b(?:{TWO_SIDED_WORDS})", text):
+            self.assumptions.append("no direction named: a two-sided test (any difference)")
+        return "two_sided", None
+
+    # -- the levels ---------------------------------------------------------------------------
+
+    def _levels(self, factor: str, task: str, tasks: list[str]) -> tuple[list[Level], Level]:
+        if factor.startswith(WORKFLOW_PREFIX):
+            return self._param_levels(factor[len(WORKFLOW_PREFIX) :])
+        spec = FACTORS[factor]
+        if spec.kind == "task_mix":
+            return self._mix_levels(task, tasks)
+        if spec.kind == "base_model":
+            return self._model_levels()
+        own = [m for m in self.mentions if m.key == factor and m.kind in ("factor", "value")]
+        named: list[tuple[int, Level]] = []
+        if spec.kind in ("real", "int", "lora"):
+            for position, value, _ in _numbers(self.text, self.mentions):
+                named.append((position, value))
+            if factor == "max_steps":
+                named += [(m.start, float(m.groups[0])) for m in self._of("aside", "steps_n")]
+        values = [(m.start, m.level) for m in own if m.kind == "value"]
+        if spec.kind == "lora" and named:
+            values = [(p, v) for p, v in values if v == "full"]  # "LoRA r=8": the rank is 8
+        named = sorted(named + values, key=lambda pair: pair[0])
+        if factor == "algorithm" and re.search(r"\bppo\b", self.text):
+            self.assumptions.append(
+                "every algorithm here trains with the PPO-clip loss and differs in its "
+                "advantage estimator: PPO is read as RLOO (critic-free PPO-style baselines)"
+            )
+        named = [(p, _typed(spec, v)) for p, v in named]
+        levels = distinct_levels([v for _, v in named])
+        default = spec.default_for(task)
+        way = _comparative(self.text, own)
+        multiplier = _multiplier(self.mentions)
+        if len(levels) >= 2:
+            positions = [next(p for p, v in named if v == level) for level in levels]
+            control = self._control(spec, levels, positions, default, way)
+        elif len(levels) == 1 and multiplier and isinstance(levels[0], int | float):
+            control = levels[0]
+            levels = [control, _typed(spec, control * multiplier)]
+            self.assumptions.append(f"{describe_level(factor, control)} is the control")
+        elif len(levels) == 1 and levels[0] != default:
+            control = default
+            levels = [default, levels[0]]
+            self.assumptions.append(
+                f"only {describe_level(factor, levels[1])} named: the default "
+                f"{describe_level(factor, default)} is the control"
+            )
+        else:
+            control, levels = self._unnamed_levels(spec, default, way, multiplier)
+        return [control, *(level for level in levels if level != control)], control
+
+    def _control(
+        self,
+        spec: Factor,
+        levels: list[Level],
+        positions: list[int],
+        default: Level,
+        way: str | None,
+    ) -> Level:
+        factor = spec.name
+        numeric = [v for v in levels if isinstance(v, int | float) or v is None]
+        if way and len(numeric) == len(levels):
+            pick = min if way == "raise" else max
+            control = pick(levels, key=_sort_key)
+            size = "smaller" if way == "raise" else "larger"
+            asked = "larger" if way == "raise" else "smaller"
+            self.assumptions.append(
+                f"control {describe_level(factor, control)}: the {size} level, as the question "
+                f"asks about a {asked} {factor}"
+            )
+            return control
+        contrasted = _contrasted(self.text, positions)
+        if contrasted is not None:
+            control = levels[contrasted]
+            self.assumptions.append(
+                f"control {describe_level(factor, control)}: the level the question compares against"
+            )
+            return control
+        if any(level == default for level in levels):
+            self.assumptions.append(
+                f"control {describe_level(factor, default)}: the default {factor}"
+            )
+            return default
+        if len(levels) >= 3 and len(numeric) == len(levels):
+            control = min(levels, key=_sort_key)
+            self.assumptions.append(
+                f"control {describe_level(factor, control)}: the smallest of a dose-response"
+            )
+            return control
+        self.assumptions.append(f"control {describe_level(factor, levels[0])}: the first named")
+        return levels[0]
+
+    def _unnamed_levels(
+        self, spec: Factor, default: Level, way: str | None, multiplier: float | None
+    ) -> tuple[Level, list[Level]]:
+        factor = spec.name
+        raised, lowered, alternative = spec.raised, spec.lowered, spec.alternative
+        if factor == "max_tokens" and isinstance(default, int):
+            raised, lowered, alternative = default * 2, max(1, default // 2), default * 2
+        if factor == "lora" and (way or multiplier):
+            default = 16  # "a larger LoRA rank": ranks around the usual r=16
+        if factor == "max_steps" and re.search(r"how (?:many|much|long)", self.text):
+            self.assumptions.append(
+                f"how many steps it needs: held-out accuracy after {', '.join(map(str, STEPS_DOSE))} "
+                f"steps (a dose-response; the control is the shortest)"
+            )
+            return STEPS_DOSE[0], list(STEPS_DOSE)
+        if (
+            default is None
+            and factor != "max_turns"
+            or (multiplier and not isinstance(default, int | float))
+        ):
+            raise self._unreadable(f"no {factor} level named: give the values to compare")
+        if multiplier:
+            other = _typed(spec, default * multiplier)
+        elif (
+            re.search(r"\b(?:which|what|best|optimal|sweep)\b", self.masked) and lowered is not None
+        ):
+            dose = distinct_levels([lowered, default, raised])
+            self.assumptions.append(
+                f"no {factor} level named: a dose-response over "
+                f"{', '.join(describe_level(factor, v) for v in dose)} (default as control)"
+            )
+            return default, dose
+        elif way == "raise" and raised is not None:
+            other = raised
+        elif way == "lower" and lowered is not None:
+            other = lowered
+        else:
+            other = alternative
+        if other == default:
+            other = alternative if alternative != default else raised
+        self.assumptions.append(
+            f"no {factor} level named: {describe_level(factor, default)} (control) vs "
+            f"{describe_level(factor, other)}"
+        )
+        return default, [default, other]
+
+    def _mix_levels(self, task: str, tasks: list[str]) -> tuple[list[Level], Level]:
+        partners = [t for t in tasks if t != task]
+        if not partners:
+            partners = [MIX_PARTNER.get(task, "arithmetic")]
+            self.assumptions.append(f"no task named to mix in: {partners[0]}")
+        shares = [v / 100 for _, v, percent in _numbers(self.text, self.mentions) if percent]
+        for m in self._of("aside", "ratio"):
+            first, second = (int(g) for g in m.groups)
+            shares.append(second / (first + second))
+        shares = [s for s in shares if 0 < s < 1]
+        if not shares:
+            shares = [round(len(partners) / (len(partners) + 1), 4)]
+            self.assumptions.append(f"mixed arm: {task} and {', '.join(partners)} in equal shares")
+        control: dict[str, float] = {task: 1.0}
+        levels: list[Level] = [control]
+        for share in shares:
+            mix = {task: round(1 - share, 4)}
+            mix.update({p: round(share / len(partners), 4) for p in partners})
+            levels.append(mix)
+        return distinct_levels(levels), control
+
+    def _model_levels(self) -> tuple[list[Level], Level]:
+        served = sorted(set(self.served), key=lambda m: (model_scale(m) or 0.0, m))
+        if len(served) < 2:
+            raise self._unreadable(
+                f"it compares base models, but the gateway serves only "
+                f"{', '.join(served) or 'no model'}: serve at least two "
+                f"(`gateway serve --model A --model B`)"
+            )
+        requests = [(m.start, self.text[m.start : m.end]) for m in self._of("model")]
+        chosen = [m for m in served if any(serves(r, m) for _, r in requests)]
+        missing = [r for _, r in requests if not any(serves(r, m) for m in served)]
+        if len(requests) >= 2 and missing:
+            raise self._unreadable(
+                f"it names {', '.join(missing)}, which the gateway does not serve (it serves "
+                f"{', '.join(served)})"
+            )
+        if len(chosen) < 2:
+            chosen = served
+            self.assumptions.append(f"base models: every served model ({', '.join(served)})")
+        way = _comparative(self.text, self._of("factor", "base_model"))
+        control = chosen[-1] if way == "lower" else chosen[0]
+        self.assumptions.append(
+            f"control {control}: the {'largest' if way == 'lower' else 'smallest'} model"
+        )
+        return [control, *(m for m in chosen if m != control)], control
+
+    def _param_levels(self, key: str) -> tuple[list[Level], Level]:
+        assert self.params is not None
+        default = self.params[key]
+        factor = WORKFLOW_PREFIX + key
+        quoted = [
+            a or b or c
+            for a, b, c in re.findall(
+                r"\"([^\"]+)\"|“([^”]+)”|(?<!\w)'([^']+)'(?!\w)", self.question
+            )
+        ]
+        if isinstance(default, bool):
+            return [default, not default], default
+        if isinstance(default, int | float):
+            numbers = [v for _, v, _ in _numbers(self.text, self.mentions)]
+            numbers = [
+                int(v) if isinstance(default, int) and v.is_integer() else v for v in numbers
+            ]
+            others = [v for v in distinct_levels(numbers) if v != default]
+            if not others:
+                multiplier = _multiplier(self.mentions)
+                way = _comparative(self.text, self._of("param", factor))
+                multiplier = multiplier or (0.5 if way == "lower" else 2.0)
+                if default == 0:
+                    raise self._unreadable(f"no level named for {factor} (default 0): give one")
+                other = default * multiplier
+                others = [int(other) if isinstance(default, int) else other]
+                self.assumptions.append(f"no {factor} level named: tried {others[0]}")
+            return [default, *others], default
+        if isinstance(default, str) or default is None:
+            others = [q for q in quoted if q != default]
+            base = f"{default} " if default else ""
+            if not others and re.search(
+                rf"\b(?:no|without|empty)\s+{key.replace('_', '.')}", self.text
+            ):
+                others = [""]
+            elif not others and re.search(
+                r"step[\s-]*by[\s-]*step|chain[\s-]of[\s-]thought|\bcot\b|reason", self.text
+            ):
+                others = [base + "Think step by step before you answer."]
+            elif not others and re.search(r"\b(?:concise|brief|terse|short)\b", self.text):
+                others = [base + "Answer concisely."]
+            if not others:
+                raise self._unreadable(
+                    f"it varies your workflow's {key}, but names no value to try: put it in "
+                    f"double quotes, e.g. 'does {key} \"Think step by step.\" help my agent?'"
+                )
+            if others != quoted:
+                self.assumptions.append(f"{factor}: tried {describe_level(factor, others[0])}")
+            return [default, *others], default
+        raise self._unreadable(
+            f"{factor} is a {type(default).__name__}: the template reader varies numbers, "
+            f"booleans and text only"
+        )
+
+
+def _typed(spec: Factor, value: Level) -> Level:
+    """A written number as the factor's type: 8.0 → 8 for an int factor."""
+    if isinstance(value, float) and spec.kind in ("int", "lora") and value.is_integer():
+        return int(value)
+    if isinstance(value, float) and spec.kind in ("int", "lora"):
+        return value  # check_reading says it is not a whole number
+    if isinstance(value, int) and not isinstance(value, bool) and spec.kind == "real":
+        return float(value)
+    return value
+
+
+# -- the summary ------------------------------------------------------------------------------
+
+_OUTCOME_NOUN = {
+    "heldout_accuracy": "held-out accuracy",
+    "learning_speed": "learning speed",
+    "final_train_reward": "final training reward",
+    "cost": "training cost",
+}
+_DIRECTION_VERB = {
+    "greater": "raises",
+    "less": "lowers",
+    "two_sided": "changes",
+}
+
+
+def summarise(reading: Reading) -> str:
+    """One sentence: what is compared, on what, judged how, which way."""
+    factor = reading.factor
+    if factor.startswith(WORKFLOW_PREFIX):
+        what = f"your workflow's {factor[len(WORKFLOW_PREFIX) :]}"
+    else:
+        what = FACTORS[factor].what
+    control = describe_level(factor, reading.control)
+    others = [describe_level(factor, level) for level in reading.levels[1:]]
+    if reading.task == WORKFLOW_TASK:
+        on = "your workflow (its own reward)"
+    else:
+        on = f"{reading.task} ({TASKS[reading.task].description})"
+    judged = _OUTCOME_NOUN[reading.outcome]
+    if reading.outcome == "heldout_accuracy":
+        judged = f"held-out {reading.task} accuracy"
+    if reading.outcome == "learning_speed":
+        judged += (
+            f" (steps to a training reward of {reading.threshold:g})"
+            if reading.threshold is not None
+            else " (area under the training-reward curve)"
+        )
+    if reading.outcome == "cost":
+        judged += " (wall time and tokens)"
+    treatment = " / ".join(others)
+    if reading.direction == "equivalent":
+        way = f"{treatment} keeps {_OUTCOME_NOUN[reading.outcome]} within ±{reading.margin:g} of the control"
+    else:
+        way = f"{treatment} {_DIRECTION_VERB[reading.direction]} {_OUTCOME_NOUN[reading.outcome]}"
+        if reading.direction == "two_sided":
+            way += " either way"
+    return (
+        f"Compares {what} {treatment} against the control {control} on {on}, judged by "
+        f"{judged}; asks whether {way}."
+    )
