@@ -117,6 +117,23 @@ TASKS: dict[str, TaskInfo] = {
 }
 DEFAULT_TASK = "arithmetic"
 WORKFLOW_TASK = "workflow"  # Reading.task for the user's own workflow
+# what people ask to vary that no run setting is: refused by name, never read as a neighbour
+UNSUPPORTED_SETTINGS = (
+    r"(?:learning rate |lr )?schedul\w*",
+    "warm ?up",
+    "cosine",
+    "(?:lr |learning rate )?decay",
+    "optimi[sz]ers?",
+    r"adam\w*",
+    "sgd",
+    "momentum",
+    "curriculum",
+    "entropy (?:bonus|coefficient|regulari[sz]ation)",
+    "dropout",
+    "reward shaping",
+    "value (?:function|head|model)",
+    "critic",
+)
 # benchmarks people name that this planner does not ship: refused by name, not misread
 UNSHIPPED_TASKS = (
     "countdown",
@@ -236,7 +253,7 @@ _FACTOR_LIST = (
         (
             "group sizes?",
             "groups? of",
-            "groups",
+            "(?:bigger|larger|smaller) groups",
             "(?:samples|rollouts|completions|generations|responses|answers) per (?:prompt|task|question)",
             "num generations",
         ),
@@ -331,6 +348,8 @@ _FACTOR_LIST = (
             "(?:max(?:imum)? )?(?:training )?steps",
             "max_steps",
             "train(?:ing)? (?:for )?longer",
+            "more training",
+            "longer runs?",
             "longer training",
             "training length",
             "step budget",
@@ -355,7 +374,7 @@ _FACTOR_LIST = (
         "choice",
         "how an episode's calls are merged into training sequences",
         "tree",
-        ("merging", "merge", "packing", "timeline merging"),
+        ("merging", "merge", "packing"),
         choices=_choices("merge"),
         values={
             "(?:prefix )?trees?(?: merging| packing)?": "tree",
@@ -662,7 +681,7 @@ def check_reading(
 OUTCOME_WORDS: tuple[tuple[str, str], ...] = (
     (
         "cost",
-        r"cheap\w*|costs?|costl\w*|expensive|wall[\s-]?(?:clock|time)|tokens?|compute|"
+        r"cheap\w*|costs?|costl\w*|expensive|wall[\s-]?(?:clock|time)|(?<!\d\s)tokens?|compute|"
         r"gpu[\s-]hours?|throughput|time per step|training time|faster to train|"
         r"slower to train|train(?:s|ing)? (?:faster|slower|quicker)|"
         r"speeds? up (?:the )?training|slows? down (?:the )?training",
@@ -674,7 +693,8 @@ OUTCOME_WORDS: tuple[tuple[str, str], ...] = (
         r"speeds? up (?:the )?(?:learning|convergence)|sample[\s-]efficien\w*|"
         r"learning speed|speed of learning|(?:faster|slower|quicker) (?:learning|convergence)|"
         r"converge\w* (?:faster|slower|sooner)|how (?:many|much) (?:training )?steps|"
-        r"steps to (?:learn|reach|converge)|learn\w* (?:as )?(?:quickly|fast)",
+        r"steps to (?:learn|reach|converge)|learn\w* (?:\w+ )?(?:as )?(?:quickly|fast)|"
+        r"as (?:fast|quickly) as",
     ),
     (
         "final_train_reward",
@@ -684,18 +704,19 @@ OUTCOME_WORDS: tuple[tuple[str, str], ...] = (
 EQUIVALENT_WORDS = (
     r"as (?:good|well|accurate|fast|effective|strong|cheap|quickly) as|match(?:es|ed|ing)?|"
     r"same as|the same (?:accuracy|results?|performance|reward|score)|no worse|not worse|comparabl\w*|on par|equivalent\w*|just as|"
-    r"indistinguishable|keeps? up with|as well\b|loses? (?:nothing|no accuracy)"
+    r"indistinguishable|keeps? up with|as well\b|loses? (?:nothing|no accuracy)|suffic\w*|"
+    r"without (?:hurting|harming|losing|degrading|costing)"
 )
 GREATER_WORDS = (
     r"help\w*|improv\w*|better|boost\w*|speeds? up|faster|quicker|sooner|outperform\w*|"
-    r"beats?|benefit\w*|gains?|higher (?:\w+ )?(?:accuracy|rewards?|scores?)|more accurate|increas\w* "
-    r"(?:the )?(?:accuracy|reward|score)|rais\w* (?:the )?(?:accuracy|reward|score)|"
-    r"stronger|superior|worth it"
+    r"beats?|benefit\w*|gains?|higher (?:\w+ )?(?:accuracy|rewards?|scores?)|more accurate|"
+    r"(?:increas|rais)\w* (?:the )?(?:\w+ ){0,2}(?:accuracy|rewards?|scores?)|"
+    r"stronger|superior|worth it|more (?:\w+ )?efficient"
 )
 LESS_WORDS = (
     r"hurt\w*|harm\w*|worse|degrad\w*|slow\w*|damag\w*|lower (?:the )?(?:accuracy|reward|score)|"
     r"reduc\w* (?:the )?(?:accuracy|reward|score|performance)|cheaper|cuts?|cutting|sav(?:e|es|ing)|"
-    r"less (?:accurate|compute|time)|destabili[sz]\w*|break\w*|weaker|inferior"
+    r"less (?:\w+ )?(?:accurate|efficient)|destabili[sz]\w*|break\w*|weaker|inferior"
 )
 TWO_SIDED_WORDS = (
     r"matter\w*|differ\w*|chang\w*|affect\w*|what does|what do|effects?|impacts?|influenc\w*|"

@@ -61,6 +61,7 @@ from researcher.planner.catalogue import (
     TASKS,
     TWO_SIDED_WORDS,
     UNSHIPPED_TASKS,
+    UNSUPPORTED_SETTINGS,
     WORKFLOW_PREFIX,
     WORKFLOW_TASK,
     Factor,
@@ -145,6 +146,7 @@ _NEUTRAL = (
 _ASIDES = (  # number phrases that are not levels: (kind, regex)
     ("within_steps", r"within (?:the first )?(\d+) (?:training )?steps"),
     ("margin", r"within (\d+(?:\.\d+)?) ?(?:percentage points?|points?|%|percent|pp)"),
+    ("margin_abs", r"within (?:an? )?(?:margin of )?(0?\.\d+)"),
     ("seeds", r"(\d+) (?:random )?seeds?"),
     (
         "threshold",
@@ -181,7 +183,11 @@ def _static_patterns() -> list[tuple[re.Pattern[str], str, str, Level]]:
         for synonym in info.synonyms:
             patterns.append((_compile(synonym), "task", info.family, None))
     for name in UNSHIPPED_TASKS:
+        if name in TASKS:
+            continue  # shipped since: its own synonyms name it
         patterns.append((_compile(name), "unshipped", name, None))
+    for fragment in UNSUPPORTED_SETTINGS:
+        patterns.append((_compile(fragment), "unsupported", fragment, None))
     for fragment in _NEUTRAL:
         patterns.append((_compile(fragment), "neutral", "", None))
     patterns.append((_MODEL_REQUEST, "model", "", None))
@@ -193,10 +199,16 @@ _PRIORITY = {"param": 0, "aside": 1, "model": 2, "factor": 3, "value": 4, "task"
 
 
 def _param_patterns(params: dict[str, Any]) -> list[tuple[re.Pattern[str], str, str, Level]]:
+    """A workflow's PARAMS keys as words: "system_prompt" is "system prompt" (or "system-prompt",
+    "system_prompt"), and its last word alone ("prompt") when that is four letters or more."""
     patterns = []
     for key in params:
-        phrase = re.escape(key.lower()).replace(r"\_", " ").replace("_", " ")
-        patterns.append((_compile(phrase), "param", WORKFLOW_PREFIX + key, None))
+        words = [re.escape(word) for word in key.lower().split("_") if word]
+        if not words:
+            continue
+        patterns.append((_compile(" ".join(words)), "param", WORKFLOW_PREFIX + key, None))
+        if len(words) > 1 and len(words[-1]) >= 4:
+            patterns.append((_compile(words[-1] + "s?"), "param", WORKFLOW_PREFIX + key, None))
     return patterns
 
 
@@ -256,8 +268,36 @@ def _numbers(text: str, mentions: list[Mention]) -> list[tuple[int, float, bool]
     for match in _NUMBER.finditer(text):
         if any(start <= match.start() < end for start, end in taken):
             continue
-        found.append((match.start(), float(match.group(1)), bool(match.group(2))))
+        value = float(f"{float(match.group(1)):.12g}")
+        start = match.start()
+        if start and text[start - 1] == "-" and (start == 1 or text[start - 2] in " (=:,"):
+            value, start = -value, start - 1  # "a KL penalty of -1": a sign, not a dash
+        found.append((start, value, bool(match.group(2))))
     return found
+
+
+_WORD_NUMBERS = {
+    word: value
+    for value, word in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+        "fifteen sixteen seventeen eighteen nineteen twenty".split()
+    )
+    if value >= 2  # "one" is too common a word ("one task", "one-step") to be a level
+} | {"thirty-two": 32, "sixty-four": 64}
+_WORD_NUMBER = re.compile(
+    rf"(?<![\w-])({'|'.join(sorted(_WORD_NUMBERS, key=len, reverse=True))})(?![\w-])"
+    r"(?! (?:seeds?|tasks?|models?|times|fold|arms?|runs?|of (?:them|these|those)))"
+)
+
+
+def _word_numbers(text: str, mentions: list[Mention]) -> list[tuple[int, Level]]:
+    """Levels written as words ("groups of eight vs two"), for whole-number factors."""
+    taken = [(m.start, m.end) for m in mentions]
+    return [
+        (match.start(), float(_WORD_NUMBERS[match.group(1)]))
+        for match in _WORD_NUMBER.finditer(text)
+        if not any(start <= match.start() < end for start, end in taken)
+    ]
 
 
 def _multiplier(mentions: list[Mention]) -> float | None:
@@ -300,14 +340,23 @@ def _comparative(text: str, mentions: list[Mention]) -> str | None:
 _CONTRAST = re.compile(
     r"(?:\binstead of|\brather than|\bthan|\bcompared (?:with|to)|\brelative to|\bagainst|"
     r"\bas (?:good|well|accurate|fast|effective|strong|cheap|quickly) as|\bmatch(?:es|ing)?|"
-    r"\bover)\s+(?:\S+\s+){0,3}$"
+    r"\bover|\bbeat(?:s|ing)?|\boutperform(?:s|ing)?)\s+(?:\S+\s+){0,3}$"
 )
 
 
+_VERSUS = re.compile(r"\b(?:vs\.?|versus)\s+(?:\S+\s+){0,3}$")
+
+
 def _contrasted(text: str, positions: list[int]) -> int | None:
-    """The index of the level named after "than"/"instead of"/"as good as"..., if any."""
+    """The index of the level named after "than"/"instead of"/"as good as"..., if any; also
+    after "versus" when a verb stands between the levels ("does A save time versus B"),
+    though not in a bare "A vs B" (there the first named is the control)."""
     for index, position in enumerate(positions):
         if _CONTRAST.search(text[max(0, position - 50) : position]):
+            return index
+    for index, position in enumerate(positions[1:], start=1):
+        between = text[positions[index - 1] : position]
+        if _VERSUS.search(between) and len(between.split()) > 5:
             return index
     return None
 
@@ -343,7 +392,14 @@ def read_question(
     return reader.read()
 
 
-def _how_to_ask() -> str:
+def _how_to_ask(params: dict[str, Any] | None = None) -> str:
+    if params is not None:
+        keys = ", ".join(params) or "none declared"
+        return (
+            f"Name one of your workflow's PARAMS ({keys}) or a run setting (learning rate, "
+            f"KL penalty, group size, LoRA, temperature, ...) and the value to try, e.g. "
+            f"'does lr 1e-4 help my agent?'"
+        )
     examples = "; ".join(repr(q) for q in EXAMPLE_QUESTIONS)
     return (
         f"Name one run setting to vary (learning rate, KL penalty, group size, LoRA, "
@@ -374,7 +430,8 @@ class _Reader:
         return [m for m in self.mentions if m.kind == kind and (key is None or m.key == key)]
 
     def _unreadable(self, why: str) -> UnreadableQuestion:
-        return UnreadableQuestion(f"cannot read {self.question!r}: {why}. {_how_to_ask()}")
+        how = _how_to_ask(self.params)
+        return UnreadableQuestion(f"cannot read {self.question!r}: {why}. {how}")
 
     def read(self) -> Reading:
         for m in self._of("unshipped"):
@@ -383,6 +440,12 @@ class _Reader:
                     f"{m.key!r} is not a task this planner ships (it ships "
                     f"{', '.join(TASKS)}); study your own agent on it with --workflow FILE"
                 )
+        for m in self._of("unsupported"):
+            named = self.text[m.start : m.end]
+            raise self._unreadable(
+                f"{named!r} is not a setting a study can vary here; it varies "
+                f"{', '.join(FACTORS)} (or your workflow's PARAMS with --workflow FILE)"
+            )
         factor = self._factor()
         task, tasks = self._task(factor)
         outcome, threshold = self._outcome(factor)
@@ -421,6 +484,9 @@ class _Reader:
             named = ["base_model"]
         if not named and (self._of("factor", "max_steps") or self._of("aside", "steps_n")):
             named = ["max_steps"]
+        if not named and re.search(r"(?<![\w.])\d+(?:\.\d+)?e-\d+\b", self.masked):
+            self.assumptions.append("no setting named: numbers like 1e-4 read as learning rates")
+            named = ["lr"]
         if not named and len({m.key for m in self._of("task")}) >= 2 and self.params is None:
             self.assumptions.append(
                 "two tasks and no run setting named: read as a question about the task mix"
@@ -453,7 +519,8 @@ class _Reader:
             raise self._unreadable("no run setting or task named")
         raise NotAboutTraining(
             f"{self.question!r} is not a question about training a model: the researcher "
-            f"answers questions about RL training by running experiments. {_how_to_ask()}"
+            f"answers questions about RL training by running experiments. "
+            f"{_how_to_ask(self.params)}"
         )
 
     # -- the task -----------------------------------------------------------------------------
@@ -490,7 +557,11 @@ class _Reader:
         after = self.text[mention.end :]
         lead = r"(?:the\s+|some\s+|a\s+bit\s+of\s+|\d+%\s+(?:of\s+)?)?$"
         return bool(
-            re.search(rf"\b(?:mix\w*\s+in|add\w*|includ\w*|throw\w*\s+in)\s+{lead}", before)
+            re.search(
+                rf"\b(?:mix\w*\s+in|add\w*|includ\w*|throw\w*\s+in|(?:train\w*|together) with|"
+                rf"alongside)\s+{lead}",
+                before,
+            )
             or (
                 re.search(rf"\bmix\w*\s+{lead}", before)
                 and re.match(r"\s*(?:tasks?\s+)?(?:into|in with|with)\b", after)
@@ -508,7 +579,8 @@ class _Reader:
             r"\b(?:train\w*|mix\w*|add\w*)\s+(?:only\s+)?(?:on|in|with)\s+(?:the\s+)?$", before
         ):
             return 0
-        if re.search(r"\b(?:on|for|at|in|of|with)\s+(?:the\s+)?$", before) or re.match(
+        verb = r"help\w*|hurt\w*|improv\w*|boost\w*|harm\w*|degrad\w*|benefit\w*"
+        if re.search(rf"\b(?:on|for|at|in|of|{verb})\s+(?:the\s+)?$", before) or re.match(
             r"\s*(?:accuracy|performance|scores?|results?)\b", after
         ):
             return 2
@@ -535,9 +607,11 @@ class _Reader:
             outcome = "heldout_accuracy"  # the steps are the factor: accuracy after each
         if within and outcome == "heldout_accuracy":
             outcome = "learning_speed"
+        reach = self._of("aside", "threshold")
+        if reach and re.search(r"\b(?:sooner|faster|quicker|first|fewer steps)\b", self.masked):
+            outcome = "learning_speed"  # "reach a training reward of 0.9 sooner"
         threshold = None
         if outcome == "learning_speed":
-            reach = self._of("aside", "threshold")
             if reach:
                 value, percent = reach[0].groups
                 threshold = float(value) / (100 if percent or float(value) > 1 else 1)
@@ -563,8 +637,11 @@ class _Reader:
             return "greater", None
         if re.search(rf"\b(?:{EQUIVALENT_WORDS})", text):
             margins = self._of("aside", "margin")
+            absolute = self._of("aside", "margin_abs")
             if margins:
                 margin = float(margins[0].groups[0]) / 100
+            elif absolute:
+                margin = float(absolute[0].groups[0])
             else:
                 margin = COST_MARGIN if outcome == "cost" else DEFAULT_MARGIN
                 unit = "of the control's cost" if outcome == "cost" else "(absolute)"
@@ -581,7 +658,9 @@ class _Reader:
                 )
                 or (greater if not re.search(r"\bslow", text) else None),
             )
-        if greater and less:
+        if (greater and less) or (
+            (greater or less) and re.search(r"\bwhich\b|\bor\b", text)
+        ):  # "help or hurt", "RLOO or GRPO: which learns faster?"
             return "two_sided", None
         if greater:
             return "greater", None
@@ -606,6 +685,8 @@ class _Reader:
         if spec.kind in ("real", "int", "lora"):
             for position, value, _ in _numbers(self.text, self.mentions):
                 named.append((position, value))
+            if not named and spec.kind != "real":
+                named = _word_numbers(self.text, self.mentions)
             if factor == "max_steps":
                 named += [(m.start, float(m.groups[0])) for m in self._of("aside", "steps_n")]
         values = [(m.start, m.level) for m in own if m.kind == "value"]
@@ -636,6 +717,13 @@ class _Reader:
                 f"only {describe_level(factor, levels[1])} named: the default "
                 f"{describe_level(factor, default)} is the control"
             )
+        elif len(levels) == 1 and spec.kind in ("choice", "lora") and not way:
+            control = spec.alternative if levels[0] == default else default
+            self.assumptions.append(
+                f"only {describe_level(factor, levels[0])} named, the default: compared "
+                f"against {describe_level(factor, control)}"
+            )
+            levels = [control, levels[0]]
         else:
             control, levels = self._unnamed_levels(spec, default, way, multiplier)
         return [control, *(level for level in levels if level != control)], control
@@ -702,11 +790,14 @@ class _Reader:
             or (multiplier and not isinstance(default, int | float))
         ):
             raise self._unreadable(f"no {factor} level named: give the values to compare")
+        best = re.search(r"\b(?:which|what|best|optimal|sweep)\b", self.masked)
+        if spec.kind == "choice" and best:
+            dose = [default, *(choice for choice in spec.choices if choice != default)]
+            self.assumptions.append(f"no {factor} named: every choice ({', '.join(dose)})")
+            return default, dose
         if multiplier:
             other = _typed(spec, default * multiplier)
-        elif (
-            re.search(r"\b(?:which|what|best|optimal|sweep)\b", self.masked) and lowered is not None
-        ):
+        elif best and lowered is not None:
             dose = distinct_levels([lowered, default, raised])
             self.assumptions.append(
                 f"no {factor} level named: a dose-response over "
@@ -830,7 +921,10 @@ class _Reader:
 
 
 def _typed(spec: Factor, value: Level) -> Level:
-    """A written number as the factor's type: 8.0 → 8 for an int factor."""
+    """A written number as the factor's type: 8.0 → 8 for an int factor; 2e-05 × 0.1 is
+    2e-06, not 2.0000000000000003e-06."""
+    if isinstance(value, float):
+        value = float(f"{value:.12g}")
     if isinstance(value, float) and spec.kind in ("int", "lora") and value.is_integer():
         return int(value)
     if isinstance(value, float) and spec.kind in ("int", "lora"):

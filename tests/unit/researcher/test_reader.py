@@ -200,6 +200,20 @@ def test_every_task_has_a_description_and_synonyms() -> None:
             ["You are a helpful assistant.", "Answer in one word."],
         ),
         ("does max retries 5 help?", "workflow:max_retries", [2, 5]),
+        (
+            "does a step-by-step prompt help?",
+            "workflow:system_prompt",
+            [
+                "You are a helpful assistant.",
+                "You are a helpful assistant. Think step by step before you answer.",
+            ],
+        ),
+        ("do more retries help my agent?", "workflow:max_retries", [2, 4]),
+        (
+            "does an empty system prompt hurt?",
+            "workflow:system_prompt",
+            ["You are a helpful assistant.", ""],
+        ),
         ("does enabling use_tools help my agent?", "workflow:use_tools", [False, True]),
         ("does temperature 0.2 help my agent?", "workflow:temperature", [0.7, 0.2]),
         ("does lr 1e-4 help my agent?", "lr", [2e-5, 1e-4]),
