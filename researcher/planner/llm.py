@@ -41,14 +41,20 @@ from researcher.plan import (
     Reading,
 )
 from researcher.planner import budget
-from researcher.planner.families import TASKS
+from researcher.planner.catalogue import (
+    FACTORS,
+    TASKS,
+    WORKFLOW_PREFIX,
+    WORKFLOW_TASK,
+    Factor,
+    check_reading,
+    describe_level,
+)
+from researcher.planner.reader import DEFAULT_MARGIN
 from researcher.planner.template import MAX_ROUNDS, check_question
 
 T = TypeVar("T")
 _PYTHON_BLOCK = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.DOTALL)
-USER_WORKFLOW_TASK = "workflow"  # Reading.task when the study trains the user's own workflow
-SAMPLING_FACTORS = ("temperature", "max_tokens", "max_turns")  # given to the workflow, not /runs
-WORKFLOW_FACTOR = "workflow:"  # "workflow:<PARAM>": a PARAM of the user's workflow
 ASK_LIKE = "does a KL penalty of 0.5 slow learning on the easy single-turn task?"
 
 
@@ -131,8 +137,10 @@ class LLMPlanner:
             question=text,
             served_models=served_models,
             model=model,
+            factors={name: _factor_line(factor) for name, factor in FACTORS.items()},
             outcomes=list(get_args(Outcome)),
             directions=list(get_args(Direction)),
+            default_margin=DEFAULT_MARGIN,
             workflow=workflow,
             workflow_params=params,
         )
@@ -162,7 +170,7 @@ class LLMPlanner:
         steps = budget.steps_for(budget_s, runs, step_seconds)
         if reading is not None and reading.steps:
             steps = reading.steps
-        families = set(TASKS) | ({USER_WORKFLOW_TASK} if framing.workflow else set())
+        families = set(TASKS) | ({WORKFLOW_TASK} if framing.workflow else set())
 
         def parse(answer: str) -> Design:
             design = Design.model_validate(_json_object(answer))
@@ -292,13 +300,23 @@ class LLMPlanner:
         )
 
 
+def _factor_line(factor: Factor) -> str:
+    """A factor for the frame prompt: "the KL coefficient; default 0; >= 0 and <= 1000"."""
+    default = describe_level(factor.name, factor.default)
+    limits = factor.bounds_text() or ", ".join(factor.choices)
+    return "; ".join(
+        part for part in (factor.what, default != "None" and f"default {default}", limits) if part
+    )
+
+
 def _checked_reading(
     reading: Reading, *, served_models: list[str], workflow_params: dict[str, Any] | None
 ) -> Reading:
     """The reading, once it names a known factor with levels in bounds on a known task."""
-    # TODO(R1 merge): check_reading(reading, served_models=..., workflow_params=...) from
-    # researcher.planner.reader checks it against the catalogue; until then only the schema
-    return reading
+    try:
+        return check_reading(reading, served_models=served_models, workflow_params=workflow_params)
+    except ResearcherError as error:
+        raise Unusable(f"the reading does not fit the catalogue: {error}") from error
 
 
 def with_reading(design: Design, reading: Reading) -> Design:
@@ -340,23 +358,20 @@ def with_reading(design: Design, reading: Reading) -> Design:
 
 
 def at_level(arm: Arm, factor: str, level: Level) -> Arm:
-    """`arm` set to `level` of `factor` where that factor lives (docs/reading.md): a
+    """`arm` set to `level` of `factor` where the catalogue says that factor lives: a
     `POST /runs` field in `run`; `lora` as {"r", "alpha": 2r} in `run` ("full": none);
     sampling settings and workflow PARAMS in `workflow_params`; `task_mix` as the tasks."""
     run, params, tasks = dict(arm.run), dict(arm.workflow_params), dict(arm.tasks)
+    where = "workflow_params" if factor.startswith(WORKFLOW_PREFIX) else FACTORS[factor].where
     if factor == "lora":
         run.pop("lora", None)
         if level != "full":
-            if isinstance(level, bool) or not isinstance(level, int) or level < 1:
-                raise Unusable(f'a lora level is "full" or a rank r >= 1, not {level!r}')
+            assert isinstance(level, int), level  # check_reading made it a rank
             run["lora"] = {"r": level, "alpha": 2 * level}
-    elif factor in SAMPLING_FACTORS:
-        params[factor] = level
-    elif factor.startswith(WORKFLOW_FACTOR):
-        params[factor.removeprefix(WORKFLOW_FACTOR)] = level
-    elif factor == "task_mix":
-        if not isinstance(level, dict) or not level:
-            raise Unusable(f"a task_mix level is a {{task: weight}} object, not {level!r}")
+    elif where == "workflow_params":
+        params[factor.removeprefix(WORKFLOW_PREFIX)] = level
+    elif where == "tasks":
+        assert isinstance(level, dict), level  # check_reading made it a {task: weight} mix
         tasks = {family: float(weight) for family, weight in level.items()}
         run["task_mix"] = tasks
     else:
@@ -368,14 +383,13 @@ def at_level(arm: Arm, factor: str, level: Level) -> Arm:
 
 def level_of(arm: Arm, factor: str) -> Level:
     """The level of `factor` an arm's settings hold (the inverse of `at_level`)."""
+    where = "workflow_params" if factor.startswith(WORKFLOW_PREFIX) else FACTORS[factor].where
     if factor == "lora":
         lora = arm.run.get("lora")
         return lora.get("r") if isinstance(lora, dict) else "full"
-    if factor in SAMPLING_FACTORS:
-        return arm.workflow_params.get(factor)
-    if factor.startswith(WORKFLOW_FACTOR):
-        return arm.workflow_params.get(factor.removeprefix(WORKFLOW_FACTOR))
-    if factor == "task_mix":
+    if where == "workflow_params":
+        return arm.workflow_params.get(factor.removeprefix(WORKFLOW_PREFIX))
+    if where == "tasks":
         return dict(arm.tasks)
     return arm.run.get(factor)
 

@@ -107,6 +107,8 @@ def test_a_valid_reading_becomes_a_framing_of_its_factor_signed_by_the_planner()
     for name in ("greater", "less", "two_sided", "equivalent"):
         assert name in prompt  # the directions
     assert "workflow:<PARAM>" not in prompt  # only offered when a workflow is studied
+    assert "the easy single-turn task" in prompt  # the catalogue's task descriptions
+    assert '"lr": the learning rate; default 2e-05; > 0' in prompt  # factors with their defaults
 
 
 def test_garbage_then_valid_json_is_retried_with_the_problem():
@@ -139,7 +141,6 @@ def test_a_reading_that_breaks_the_schema_is_sent_back_with_the_problem(change, 
     assert problem in client.asked[1][-1]["content"]
 
 
-@pytest.mark.xfail(reason="TODO(R1 merge): needs check_reading", strict=True)
 def test_an_unknown_factor_is_sent_back_naming_it():
     wrong = {**READING, "factor": "kl_penalty_strength"}
     planner, client = _planner(_frame_with(wrong), json.dumps(FRAME))
@@ -147,12 +148,34 @@ def test_an_unknown_factor_is_sent_back_naming_it():
     assert "kl_penalty_strength" in client.asked[1][-1]["content"]
 
 
-@pytest.mark.xfail(reason="TODO(R1 merge): needs check_reading", strict=True)
 def test_levels_out_of_bounds_are_sent_back():
     wrong = {**READING, "factor": "lr", "levels": [2e-5, 50.0], "control": 2e-5}
     planner, client = _planner(_frame_with(wrong), json.dumps(FRAME))
     assert planner.frame(KL_QUESTION, served_models=SERVED).reading.levels == [0.0, 0.5]
     assert "50" in client.asked[1][-1]["content"]
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ({"direction": "equivalent", "margin": None}, "margin"),
+        ({"factor": "max_turns", "levels": [2, 8], "control": 2}, "guessing game"),
+        ({"task": "countdown"}, "countdown"),
+        ({"factor": "base_model", "levels": ["smollm2-135m", "gpt-9"], "control": "smollm2-135m"},
+         "not served"),
+    ],
+)  # fmt: skip
+def test_a_reading_the_catalogue_refuses_is_sent_back_with_the_reason(change, problem):
+    planner, client = _planner(_frame_with({**READING, **change}), json.dumps(FRAME))
+    assert planner.frame(KL_QUESTION, served_models=SERVED).reading.factor == "kl_coef"
+    assert problem in client.asked[1][-1]["content"]
+
+
+def test_the_catalogue_normalises_the_reading_control_first():
+    reading = {**READING, "factor": "group_size", "levels": [8.0, 2.0], "control": 2}
+    planner, _ = _planner(_frame_with(reading))
+    got = planner.frame(KL_QUESTION, served_models=SERVED).reading
+    assert got.levels == [2, 8] and all(type(level) is int for level in got.levels)
 
 
 def test_always_garbage_raises_planner_output_error_with_the_last_problem():
