@@ -1,6 +1,7 @@
 """`researcher`: start, follow, steer and report autonomous RL studies.
 
     researcher start "does multi-task mixing help?" --budget 20m [--launcher ray]
+    researcher plan "does a KL penalty of 0.5 slow learning on the easy task?" [--json]
     researcher list | status STUDY | resume STUDY | stop STUDY | report STUDY [--open]
     researcher ui [--host 127.0.0.1] [--port 8500] [--token T]
 
@@ -10,10 +11,12 @@ Owns argument parsing and how results and errors are shown; the work is in
 
 from __future__ import annotations
 
+import json
 import time
 import webbrowser
 from enum import StrEnum
-from typing import Annotated
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
 from urllib.parse import urlsplit
 
 import typer
@@ -23,7 +26,16 @@ from rich.table import Table
 from experiments_db import crud
 from experiments_db.db import session_scope
 from researcher.errors import EmptyQuestion, ResearcherError
-from researcher.settings import StudySettings, format_duration, parse_budget, parse_size
+from researcher.settings import (
+    DEFAULT_MODEL,
+    StudySettings,
+    format_duration,
+    parse_budget,
+    parse_size,
+)
+
+if TYPE_CHECKING:
+    from researcher.user_workflow import UserWorkflow
 
 app = typer.Typer(
     add_completion=False,
@@ -40,6 +52,28 @@ DbOption = Annotated[
                  help="The study database URL. Default: SQLite at $SWARMRL_HOME/researcher.db.",
                  show_default=False),
 ]  # fmt: skip
+
+
+WorkflowOption = Annotated[
+    str | None,
+    typer.Option("--workflow", help="Study your own workflow file (`tasks(split)` + `async def "
+                 "rollout(task, episode)`, a held-out `tasks(\"test\")`, optional `PARAMS`) "
+                 "instead of a shipped task. It is never edited.", show_default=False),
+]  # fmt: skip
+
+
+def _user_workflow(path: str) -> UserWorkflow:
+    """The workflow file (absolute path, PARAMS), once it imports and has a test split; exit
+    2 saying why otherwise."""
+    from researcher.user_workflow import require_test_split
+
+    try:
+        found = require_test_split(path)
+    except ResearcherError as error:
+        raise _fail(str(error)) from None
+    params = ", ".join(found.params) or "none"
+    console.print(f"workflow {found.path} (PARAMS: {params})", soft_wrap=True, markup=False)
+    return found
 
 
 class LauncherKind(StrEnum):
@@ -119,6 +153,7 @@ def start(
         ),
     ] = None,  # fmt: skip
     db: DbOption = None,
+    workflow: WorkflowOption = None,
     disk_budget: Annotated[
         str,
         typer.Option(help="Disk the study folder may use (checkpoints above all): 2GB, 500MB."),
@@ -135,15 +170,23 @@ def start(
         disk_budget_bytes = parse_size(disk_budget)
     except ResearcherError as error:
         raise _fail(str(error)) from None
+    user_workflow = _user_workflow(workflow) if workflow is not None else None
     settings = StudySettings(question=question.strip(), budget_s=budget_s, gateway=gateway,
                              planner=planner, model=model, seeds=seeds, ask=ask, api_key=api_key,
-                             launcher=launcher.value, disk_budget_bytes=disk_budget_bytes)  # fmt: skip
+                             launcher=launcher.value, disk_budget_bytes=disk_budget_bytes,
+                             workflow=str(user_workflow.path) if user_workflow else None)  # fmt: skip
     try:
         from researcher.planner import make_planner
 
         planner_ = make_planner(planner)
-        if planner == "template":  # a question it cannot map is refused before anything starts
-            planner_.frame(settings.question, served_models=[model or "smollm2-135m"], model=model)
+        if planner == "template":  # a question it cannot read is refused before anything starts
+            served = _served_models(gateway, api_key, model, strict=False)
+            extra = {} if user_workflow is None else {
+                "workflow": str(user_workflow.path), "workflow_params": user_workflow.params,
+                "workflow_has_test": user_workflow.has_test}  # as workflow_frame_args  # fmt: skip
+            framing = planner_.frame(settings.question, served_models=served, model=model,
+                                     **extra)  # fmt: skip
+            _show_reading(framing)
         if launcher is LauncherKind.ray:
             settings.ray_address = _check_ray(ray_address, gateway)
     except ResearcherError as error:
@@ -152,6 +195,128 @@ def start(
     study = create_study(engine, settings)
     console.print(f"study [bold]{study.id}[/bold] in {study.directory}")
     raise typer.Exit(drive(engine, study.id))
+
+
+@app.command()
+def plan(
+    question: Annotated[str, typer.Argument(help="The research question, in words.")],
+    workflow: Annotated[
+        Path | None,
+        typer.Option(help="Your own workflow file (tasks + rollout) to study.", show_default=False),
+    ] = None,  # fmt: skip
+    budget: Annotated[str, typer.Option(help="Wall-clock budget: 90s, 20m, 6h, 3d.")] = "20m",
+    model: Annotated[
+        str | None, typer.Option(help="The model to train.", show_default=False)
+    ] = None,
+    gateway: Annotated[
+        str | None,
+        typer.Option(
+            help="A running gateway whose served models to plan for. Default: the "
+            "bundled model, with no gateway started.",
+            show_default=False,
+        ),
+    ] = None,  # fmt: skip
+    seeds: Annotated[int, typer.Option(min=1, max=10, help="Seeds per arm.")] = 2,
+    planner: Annotated[str, typer.Option(help="`template`, or an OpenAI-compatible base URL.")] = (
+        "template"
+    ),
+    api_key: Annotated[
+        str | None,
+        typer.Option(envvar="SWARMRL_API_KEY", help="The gateway's admin key.", show_default=False),
+    ] = None,  # fmt: skip
+    json_: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
+) -> None:
+    """Read the question and design the study without running anything (no gateway starts)."""
+    from researcher.planner import make_planner
+
+    text = question.strip()
+    try:
+        budget_s = parse_budget(budget)
+        served = _served_models(gateway, api_key, model, strict=True)
+        from researcher.nodes.frame import workflow_frame_args
+
+        extra = workflow_frame_args(workflow)
+        planner_ = make_planner(planner)
+    except ResearcherError as error:
+        raise _fail(str(error)) from None
+    try:
+        framing = planner_.frame(text, served_models=served, model=model, **extra)
+    except ResearcherError as error:
+        if json_:
+            print(json.dumps({"question": text, "refused": str(error)}))
+            raise typer.Exit(2) from None
+        raise _fail(str(error)) from None
+    [hypothesis, *_] = planner_.hypotheses(framing, notes=[])
+    step_seconds = 2.0 if framing.model == "tiny" else 12.0  # as `researcher start` sizes it
+    design = planner_.design(framing, hypothesis, budget_s=budget_s, seeds=seeds,
+                             step_seconds=step_seconds, notes=[])  # fmt: skip
+    if json_:
+        print(json.dumps(_plan_record(text, framing, hypothesis, design, budget_s)))
+        return
+    _show_reading(framing)
+    table = Table("arm", "role", "level", "run", "workflow params", title="arms")
+    for arm in design.arms:
+        run = ", ".join(f"{k}={v}" for k, v in arm.run.items())
+        table.add_row(arm.name, arm.role, json.dumps(arm.level), run,
+                      json.dumps(arm.workflow_params) if arm.workflow_params else "-")  # fmt: skip
+    console.print(table)
+    console.print(f"[bold]{hypothesis.key}[/bold]: {hypothesis.statement}")
+    console.print(f"{len(design.seeds)} seed(s) per arm, {design.steps} steps per run, judged on "
+                  f"{design.eval_episodes} held-out {design.eval_family} tasks")  # fmt: skip
+    console.print(f"[bold]decision rule[/bold]: {design.decision_rule}")
+
+
+def _plan_record(question: str, framing, hypothesis, design, budget_s: float) -> dict[str, Any]:
+    """`researcher plan --json`: the contract's keys (docs/researcher.md), and a few more."""
+    arm_fields = {"name", "role", "description", "tasks", "run", "workflow_params", "level"}
+    return {
+        "question": question, "planner": framing.planner,
+        "reading": framing.reading.model_dump(mode="json") if framing.reading else None,
+        "summary": framing.summary, "model": framing.model,
+        "model_requested": framing.model_requested, "substitution": framing.substitution,
+        "workflow": framing.workflow, "hypothesis": hypothesis.model_dump(mode="json"),
+        "arms": [arm.model_dump(mode="json", include=arm_fields) for arm in design.arms],
+        "seeds": design.seeds, "steps": design.steps, "eval_task": design.eval_family,
+        "eval_episodes": design.eval_episodes, "outcome": design.outcome,
+        "direction": design.direction, "margin": design.margin, "threshold": design.threshold,
+        "min_effect": design.min_effect, "decision_rule": design.decision_rule,
+        "budget_s": budget_s,
+    }  # fmt: skip
+
+
+def _served_models(gateway: str | None, api_key: str | None, model: str | None, *,
+                   strict: bool) -> list[str]:  # fmt: skip
+    """What the gateway serves: `--gateway`'s /v1/models, else what an embedded gateway
+    would serve (without starting one). Not `strict`: an unreachable gateway is the study's
+    to report, so the embedded model stands in."""
+    if not gateway:
+        return [model or DEFAULT_MODEL]
+    from researcher.gateway_api import GatewayAPI
+
+    api = GatewayAPI(gateway, api_key=api_key)
+    try:
+        api.check(within_s=5.0 if strict else 1.0)
+        return api.served_models()
+    except ResearcherError:
+        if strict:
+            raise
+        return [model or DEFAULT_MODEL]
+    finally:
+        api.close()
+
+
+def _show_reading(framing) -> None:
+    """The reading of the question, as a small table (`plan`, and `start` before it starts)."""
+    from researcher.planner.design_space import reading_rows
+
+    if framing.reading is None:
+        return
+    table = Table("reading", "", title=f"the question, as read by the {framing.planner} planner")
+    for name, value in reading_rows(framing.reading):
+        table.add_row(name, value)
+    table.add_row("model", framing.model + (f" ({framing.substitution})" if framing.substitution
+                                            else ""))  # fmt: skip
+    console.print(table)
 
 
 def _check_ray(address: str | None, gateway: str | None) -> str:
@@ -222,10 +387,13 @@ def status(
 
 @app.command()
 def resume(
-    study: Annotated[str, typer.Argument(help="The study id.")], db: DbOption = None
+    study: Annotated[str, typer.Argument(help="The study id.")],
+    db: DbOption = None,
+    workflow: WorkflowOption = None,
 ) -> None:
-    """Carry on a study after a crash or kill -9, from the node it was at."""
-    from researcher.study import drive, get_study
+    """Carry on a study after a crash or kill -9, from the node it was at (`--workflow`: the
+    study's workflow file moved there; workflows written from now on import it)."""
+    from researcher.study import drive, get_study, load_settings, set_workflow
 
     engine = _engine(db)
     try:
@@ -236,6 +404,10 @@ def resume(
         raise _fail(
             f"study {study} is {row.status}; `researcher report {study}` shows its report", 1
         )
+    if workflow is not None:
+        if not load_settings(row).workflow:
+            raise _fail(f"study {study} was not started with --workflow; it studies shipped tasks")
+        set_workflow(row, str(_user_workflow(workflow).path))
     raise typer.Exit(drive(engine, study))
 
 

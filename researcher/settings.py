@@ -130,6 +130,9 @@ class StudySettings(BaseModel):
     planner: str = "template"  # "template" or an OpenAI-compatible base URL
     planner_model: str | None = None
     model: str | None = None  # the gateway model to train; None: the planner picks a served one
+    # the user's own workflow file (absolute path), studied instead of a shipped task; a copy
+    # is kept in the study folder for the record, the runs import this one through a wrapper
+    workflow: str | None = None
     embedded_model: str = DEFAULT_MODEL  # what the embedded gateway serves
     seeds: int = Field(default=2, ge=1, le=10)
     ask: bool = False  # wait for a human to approve each design

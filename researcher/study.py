@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 import signal
 import sqlite3
 import time
@@ -84,6 +85,8 @@ def create_study(engine: Engine, settings: StudySettings) -> StudyRow:
     directory = studies_dir() / study_id
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "settings.json").write_text(settings.public_json())
+    if settings.workflow:
+        keep_workflow_copy(directory, settings.workflow)
     if settings.api_key:
         _api_keys[study_id] = settings.api_key
     now = time.time()
@@ -98,6 +101,26 @@ def create_study(engine: Engine, settings: StudySettings) -> StudyRow:
         crud.add_event(session, study_id=study_id, phase="start", kind="started",
                        message=f"study of {settings.question!r}, budget {settings.budget_s:g} s")  # fmt: skip
     return row
+
+
+def keep_workflow_copy(directory: Path, workflow: str) -> Path:
+    """A copy of the user's workflow file in the study folder (`user_workflow/`), for the
+    record: the runs import the file itself, through each arm's generated wrapper."""
+    source = Path(workflow)
+    copy = directory / "user_workflow" / source.name
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, copy)
+    return copy
+
+
+def set_workflow(study: StudyRow, workflow: str) -> None:
+    """`researcher resume --workflow FILE`: the study's workflow file is now `workflow` (it
+    moved); settings.json says so and the record's copy is refreshed."""
+    path = Path(study.directory) / "settings.json"
+    settings = StudySettings.model_validate_json(path.read_text())
+    settings.workflow = workflow
+    path.write_text(settings.public_json())
+    keep_workflow_copy(Path(study.directory), workflow)
 
 
 def load_settings(study: StudyRow) -> StudySettings:

@@ -1,4 +1,5 @@
-"""The `swarm` command: `swarm run workflow.py --gateway URL --run RUN`.
+"""The `swarm` command: `swarm run workflow.py --gateway URL --run RUN`, and `swarm eval
+workflow.py --gateway URL --model RUN/POLICY` (held-out evaluation, `swarm.evaluate`).
 
 Owns: argument parsing (typer), loading the workflow *before* touching the network (a
 broken file exits 2 at once), signals (first Ctrl-C/SIGTERM: abort open episodes,
@@ -234,6 +235,165 @@ async def _run(
         summary = await runner.run()
     console.print(f"swarm run: {summary.describe()}", markup=False, highlight=False, soft_wrap=True)
     return summary.exit_code
+
+
+@app.command("eval")
+def eval_command(
+    workflow: Annotated[
+        Path,
+        typer.Argument(
+            help="A Python file defining `tasks(split)` and `async def rollout(task, episode)`.",
+            show_default=False,
+        ),
+    ],
+    model: Annotated[
+        str,
+        typer.Option(
+            help="What to evaluate: a run's policy (`RUN/POLICY`) or a base model the gateway "
+            "serves (`GET /v1/models` lists them).",
+        ),
+    ],
+    gateway: Annotated[
+        str, typer.Option(envvar="SWARMRL_GATEWAY", help="The gateway's base URL.")
+    ] = DEFAULT_GATEWAY,
+    split: Annotated[str, typer.Option(help="Passed to `tasks(split)`.")] = "test",
+    episodes: Annotated[
+        int,
+        typer.Option(
+            "--episodes", "-e", min=1, help="How many of the split's tasks (the first N)."
+        ),
+    ] = 100,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", "-n", min=1, help="Rollouts run at the same time.")
+    ] = 8,
+    episode_timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--episode-timeout",
+            min=0.001,
+            help="Seconds one rollout may take; a slower one counts as a failure.",
+            show_default=False,
+        ),
+    ] = None,  # fmt: skip
+    json_output: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object on stdout instead of text.")
+    ] = False,
+    api_key: Annotated[
+        str | None,
+        typer.Option(
+            envvar="SWARMRL_API_KEY",
+            help="The gateway's admin key, when it has one (plain inference needs it).",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Evaluate MODEL with WORKFLOW's own rollout and reward on the first N tasks of a split.
+
+    Plain inference through the gateway's OpenAI API: no episode is recorded and nothing is
+    trained. Calls sample at temperature 0 unless the rollout sets a temperature. Prints the
+    mean reward with a 95% interval (Wilson when every reward is 0 or 1, else a bootstrap),
+    n, and how many rollouts failed (raised, aborted, timed out or returned no reward; they
+    are left out of the mean and printed).
+
+    Exit codes: 0 evaluated; 1 the gateway could not be reached or refused the key, or every
+    rollout failed; 2 the workflow cannot be used, has no such split, or the gateway does
+    not serve MODEL.
+    """
+    from swarm.evaluate import first_tasks
+
+    try:
+        loaded = load_workflow(workflow)
+        tasks = first_tasks(loaded.tasks, split, episodes)
+    except WorkflowError as error:
+        print(f"swarm eval: workflow error: {error}", file=sys.stderr, flush=True)
+        raise typer.Exit(2) from None
+    raise typer.Exit(
+        asyncio.run(
+            _evaluate(
+                loaded, tasks, model=model, gateway=gateway, split=split, api_key=api_key,
+                concurrency=concurrency, timeout_s=episode_timeout, json_output=json_output,
+            )
+        )
+    )  # fmt: skip
+
+
+async def _evaluate(
+    workflow: Workflow,
+    tasks: list[dict],
+    *,
+    model: str,
+    gateway: str,
+    split: str,
+    api_key: str | None,
+    concurrency: int,
+    timeout_s: float | None,
+    json_output: bool,
+) -> int:
+    import json
+
+    import openai
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from swarm.evaluate import run_evaluation, run_models, served_models, short_error, summarize
+
+    console = Console(stderr=True)
+    try:
+        served = await served_models(gateway, api_key)
+    except openai.APIStatusError as error:
+        console.print(f"swarm eval: the gateway at {gateway} refused GET /v1/models: {error}",
+                      markup=False, highlight=False)  # fmt: skip
+        return 1
+    except openai.APIError as error:
+        console.print(f"swarm eval: cannot reach the gateway at {gateway}: {error}",
+                      markup=False, highlight=False)  # fmt: skip
+        return 1
+    if model not in served:
+        console.print(
+            f"swarm eval: the gateway at {gateway} does not serve {model!r}; it serves "
+            f"{', '.join(served) or 'no models'} (a run's policy is RUN/POLICY)",
+            markup=False, highlight=False, soft_wrap=True,
+        )  # fmt: skip
+        return 2
+    with Progress(TextColumn("[bold]eval"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("{task.fields[failed]} failed"), console=console,
+                  disable=not console.is_terminal) as progress:  # fmt: skip
+        bar = progress.add_task("eval", total=len(tasks), failed=0)
+        failed = 0
+
+        def done(reward: float | None) -> None:
+            nonlocal failed
+            failed += reward is None
+            progress.update(bar, advance=1, failed=failed)
+
+        evaluation = await run_evaluation(
+            tasks, workflow.rollout, gateway_url=gateway, model=model, api_key=api_key,
+            models=run_models(model, served), concurrency=concurrency, timeout_s=timeout_s,
+            on_done=done,
+        )  # fmt: skip
+    for task_id, error in evaluation.errors.items():
+        shown = error if len(evaluation.errors) == 1 else short_error(error)
+        console.print(f"task {task_id}: {shown}", markup=False, highlight=False, soft_wrap=True)
+    rewards = evaluation.scored
+    summary = summarize(rewards)
+    if json_output:
+        print(json.dumps({
+            "workflow": str(workflow.path), "model": model, "split": split,
+            "episodes": len(tasks), "mean_reward": summary.mean, "ci_low": summary.ci_low,
+            "ci_high": summary.ci_high, "interval": summary.interval, "n": summary.n,
+            "rewards": rewards, "errors": len(evaluation.errors),
+        }))  # fmt: skip
+    elif summary.mean is not None:
+        print(
+            f"{workflow.path.name} on {model} ({split}, {summary.n} tasks): mean reward "
+            f"{summary.mean:.3f}, 95% interval [{summary.ci_low:.3f}, {summary.ci_high:.3f}] "
+            f"({summary.interval}), {len(evaluation.errors)} failed"
+        )
+    if not rewards:
+        console.print(f"swarm eval: every one of the {len(tasks)} rollouts failed",
+                      markup=False, highlight=False)  # fmt: skip
+        return 1
+    return 0
 
 
 def _stop_on_signals(

@@ -1,4 +1,5 @@
-"""approve: with `--ask`, wait (a LangGraph interrupt) until a human approves the design."""
+"""approve: with `--ask`, wait (a LangGraph interrupt) until a human approves the design
+(shown with the reading of the question it was made from)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,10 @@ def approve(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
     if not ctx.settings.ask:
         return {"rejected": False}
     ctx.tick("approve")
-    answer = interrupt({"waiting_for": "approval of the design", "design": state["design"]})
+    reading = (state.get("framing") or {}).get("reading")
+    answer = interrupt(
+        {"waiting_for": "approval of the design", "reading": reading, "design": state["design"]}
+    )
     verdict = (
         str((answer or {}).get("verdict", "approve")) if isinstance(answer, dict) else str(answer)
     )

@@ -9,7 +9,7 @@ from langgraph.runtime import Runtime
 from experiments_db import crud
 from researcher.context import StudyContext
 from researcher.evaluate import evaluate_policy
-from researcher.nodes.common import design_of, round_experiments, update_experiment
+from researcher.nodes.common import design_of, framing_of, round_experiments, update_experiment
 from researcher.plan import RunResult
 from researcher.state import StudyState
 
@@ -17,7 +17,7 @@ from researcher.state import StudyState
 def evaluate(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
     ctx = runtime.context
     ctx.tick("evaluate")
-    plan = design_of(state)
+    plan, framing = design_of(state), framing_of(state)
     results = []
     for row in round_experiments(ctx, state):
         if row.result is not None:  # evaluated before a crash
@@ -33,11 +33,14 @@ def evaluate(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
             result.eval_outcomes = evaluate_policy(
                 ctx.gateway.url, f"{row.run_name}/policy", family=plan.eval_family,
                 n=plan.eval_episodes, api_key=ctx.gateway.api_key,
+                # the user's own workflow: the arm's wrapper of it, scored by its own reward
+                **({"workflow": str(row.workflow_path)} if framing.workflow else {}),
             )  # fmt: skip
             result.status = "finished"  # a run stopped by budget or stall still has a policy
             accuracy = sum(result.eval_outcomes) / max(1, len(result.eval_outcomes))
             ctx.event("evaluate", "result",
-                      f"{row.id}: held-out {plan.eval_family} accuracy {accuracy:.2f} "
+                      f"{row.id}: held-out {plan.eval_family} "
+                      f"{'mean reward' if framing.workflow else 'accuracy'} {accuracy:.2f} "
                       f"on {len(result.eval_outcomes)} tasks ({time.monotonic() - started:.0f} s)")  # fmt: skip
         elif result.status == "finished":
             result.status, result.note = "failed", "the run made no training step"

@@ -1,10 +1,16 @@
-"""frame: restate the question as an experiment family, on a model the gateway serves."""
+"""frame: read the question (factor, levels, task, outcome, direction) on a model the gateway
+serves — on the user's own workflow when the study has one."""
 
 from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
 
 from langgraph.runtime import Runtime
 
 from researcher.context import StudyContext
+from researcher.plan import Reading
+from researcher.planner.design_space import reading_rows
 from researcher.state import StudyState
 
 
@@ -12,11 +18,36 @@ def frame(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
     ctx = runtime.context
     ctx.tick("frame")
     served = ctx.gateway.served_models()
+    extra = workflow_frame_args(getattr(ctx.settings, "workflow", None))
     framing = ctx.planner.frame(
-        ctx.settings.question, served_models=served, model=ctx.settings.model
+        ctx.settings.question, served_models=served, model=ctx.settings.model, **extra
     )
     ctx.tick(model=framing.model)
-    ctx.event("frame", "decision", framing.summary, reason=f"planner {framing.planner}")
+    reading = framing.reading
+    ctx.event(
+        "frame",
+        "decision",
+        framing.summary,
+        reason=f"planner {framing.planner}"
+        + (f"; reading: {reading_line(reading)}" if reading else ""),
+        data={"reading": reading.model_dump(mode="json")} if reading else None,
+    )
     if framing.substitution:
         ctx.event("frame", "problem", framing.substitution, reason="model substitution")
     return {"framing": framing.model_dump(), "round": 1, "notes": state.get("notes", [])}
+
+
+def workflow_frame_args(workflow: str | Path | None) -> dict[str, Any]:
+    """What `planner.frame` needs to read a question about the user's own workflow file:
+    its absolute path, its PARAMS and whether it has a test split."""
+    if not workflow:
+        return {}
+    from researcher.user_workflow import read_workflow
+
+    params, has_test = read_workflow(str(workflow))
+    return {"workflow": str(Path(workflow).resolve()), "workflow_params": params,
+            "workflow_has_test": has_test}  # fmt: skip
+
+
+def reading_line(reading: Reading) -> str:
+    return "; ".join(f"{name} {value}" for name, value in reading_rows(reading))

@@ -21,6 +21,8 @@ def write_code(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
     ctx = runtime.context
     ctx.tick("write_code")
     framing, plan = framing_of(state), design_of(state)
+    if framing.workflow and ctx.settings.workflow:  # `resume --workflow`: the file moved
+        framing = framing.model_copy(update={"workflow": ctx.settings.workflow})
     feedback = state.get("feedback", {})
     validated = set(state.get("validated", []))
     for row in round_experiments(ctx, state):

@@ -544,6 +544,8 @@ def _check_level(factor: Factor, level: Level, *, task: str, served: list[str]) 
     """The level, normalised (an integral float of an int factor becomes an int), or a
     ResearcherError naming what is wrong with it."""
     name = factor.name
+    if factor.kind == "lora" and isinstance(level, dict) and set(level) <= {"r", "alpha"}:
+        level = level.get("r")  # {"r": 16, "alpha": 32}, as POST /runs takes it: the rank
     if factor.kind in ("real", "int") or (factor.kind == "lora" and level != "full"):
         if factor.name == "max_turns" and level is None:
             return None
@@ -673,7 +675,8 @@ def check_reading(
         raise ResearcherError("a threshold belongs to the learning_speed outcome only")
     if reading.steps is not None and reading.steps < 1:
         raise ResearcherError(f"steps must be at least 1 (got {reading.steps})")
-    return reading.model_copy(update={"levels": levels, "control": control})
+    tasks = list(dict.fromkeys([task, *reading.tasks]))
+    return reading.model_copy(update={"levels": levels, "control": control, "tasks": tasks})
 
 
 # -- words for the outcome and the direction (regex fragments, matched in this order) -----

@@ -5,40 +5,51 @@ catalogue's synonym tables (`catalogue.py`). No LLM; the same question always re
 How a question is read:
 
 - **Mentions.** Every synonym of every task and factor (and every PARAMS key of the user's
-  workflow) is matched; overlapping matches keep the leftmost-longest, so "single-turn" is
-  the easy task and never a turn count, "the tool-use task" is a task and "mixing in" is the
-  task-mix factor. A setting said to be held fixed ("at the same batch size") is no factor.
+  workflow: "system_prompt" as "system prompt" or "prompt") is matched; overlapping matches
+  keep the leftmost-longest, so "single-turn" is the easy task and never a turn count, "the
+  tool-use task" is a task and "mixing in" is the task-mix factor. A setting said to be held
+  fixed ("at the same batch size") is no factor. A task this planner does not ship
+  ("countdown") or a setting no study can vary ("lr schedule", "optimizer") is refused by name.
 - **The factor** is the setting named (a level word such as "RLOO" or "full fine-tuning"
   names its factor too, but an explicit setting wins: "a larger GRPO group size" varies
   the group size). "steps" alone is the factor only when nothing else is. Two tasks and no
-  setting read as task mixing; two model sizes as the base model. Two settings are refused.
-- **Levels** are the numbers as written (5e-6 and 0.000005 are one level); "twice",
-  "half", "five times larger" multiply the control. One level named: the catalogue default
-  is the other, and the control. No level named: "a higher X" tries the factor's raised
-  level, "a lower X" its lowered one, "which X is best" lowered/default/raised, else its
-  alternative level.
+  setting read as task mixing; two model sizes as the base model; bare numbers like 1e-4 as
+  learning rates. Two settings are refused: a study varies one.
+- **Levels** are the numbers as written (5e-6 and 0.000005 are one level; "eight" too, for
+  whole-number settings); "twice", "half", "five times larger" multiply the control. One level
+  named: the catalogue default is the other, and the control (a level word that *is* the
+  default, "does tree merging save time?", is compared with the factor's alternative). No
+  level named: "a higher X" tries the factor's raised level, "a lower X" its lowered one,
+  "which X is best" lowered/default/raised (every choice of a choice setting), "how many
+  steps" 10/20/40 steps, else the factor's alternative level.
 - **The control**, when two or more levels are written, is in this order: the smallest
   level when the question asks about a larger/higher/more X (the largest for smaller/
   lower/fewer); the level after "than", "instead of", "rather than", "compared with",
-  "as good as", "match"; the catalogue default when it is among the levels; the smallest
-  of three or more numbers; else the first named ("0.1 vs 0.3": 0.1). Levels list the
-  control first, then the others as written.
-- **The task** is the one after "on", "for", "held-out", "into" or "at" (not after
-  "training on"); other tasks named go to `tasks`. None named: arithmetic. Your own workflow:
-  "workflow".
+  "as good as", "match", "beat", or "versus" after a verb ("does A save time versus B"); the
+  catalogue default when it is among the levels; the smallest of three or more numbers; else
+  the first named ("0.1 vs 0.3": 0.1). Levels list the control first, then the others as
+  written.
+- **The task** is the one after "held-out", "into", then "on", "for", "at", "of" or a verb
+  ("help arithmetic"), not after "training on" nor what is mixed in ("mixing in X", "adding
+  X"); other tasks named go to `tasks`. None named: arithmetic (max_turns: guess_number).
+  Your own workflow: "workflow".
 - **The outcome**: cost for "cheaper", "wall time", "tokens", "faster to train"; learning
   speed (area under the training-reward curve) for "learn faster", "slow learning",
   "sample efficiency", "within N steps" (also fixes steps = N), and steps to reach a training
-  reward of 0.8 for "how many steps ... to learn"; final training reward for "training
-  reward"; held-out accuracy otherwise.
-- **The direction**: equivalence for "as good as", "match", "no worse than", "comparable"
-  (margin 0.05, or "within 3 points" → 0.03; 10% of the control's cost for cost); greater for
-  help/improve/better/faster; less for hurt/slow/worse/cheaper/cut; two-sided for matter/
-  differ/affect/"what does", for both ways at once, and when no way is said.
+  reward of 0.8 (or the one named: "reach 0.9 sooner") for "how many steps ... to learn";
+  final training reward for "training reward"; held-out accuracy otherwise. When the steps
+  themselves are the factor ("how many training steps does it need?"), held-out accuracy
+  after each number of steps, direction greater.
+- **The direction**: equivalence for "as good as", "match", "no worse than", "comparable",
+  "without hurting" (margin 0.05, or "within 3 points" → 0.03, "within 0.02" → 0.02; 10% of
+  the control's cost for cost); greater for help/improve/better/faster; less for hurt/slow/
+  worse/cheaper/cut; two-sided for matter/differ/affect/"what does", for both ways at once or
+  "A or B", and when no way is said.
 
-Every default filled in is said in `Reading.assumptions`. A question with no setting and no
-task gets `UnreadableQuestion` saying what is missing, with example questions; one that is
-not about training gets `NotAboutTraining`.
+Every default filled in is said in `Reading.assumptions`, and the reading passes
+`check_reading` (bounds, types, at least two levels) before it is returned. A question with no
+setting and no task gets `UnreadableQuestion` saying what is missing, with example questions;
+one that is not about training gets `NotAboutTraining`; an empty one `EmptyQuestion`.
 
 Must not know about arms, budgets, the gateway or the database.
 """
@@ -49,7 +60,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from researcher.errors import NotAboutTraining, ResearcherError, UnreadableQuestion
+from researcher.errors import (
+    EmptyQuestion,
+    NotAboutTraining,
+    ResearcherError,
+    UnreadableQuestion,
+)
 from researcher.plan import Level, Reading
 from researcher.planner.catalogue import (
     DEFAULT_TASK,
@@ -124,7 +140,8 @@ def model_scale(name: str) -> float | None:
 class Mention:
     start: int
     end: int
-    kind: str  # task | unshipped | factor | value | neutral | model | aside
+    # task | unshipped | unsupported | factor | value | param | fixed | neutral | model | aside
+    kind: str
     key: str  # the task family, factor name, or aside kind
     level: Level = None
     groups: tuple[str | None, ...] = ()
@@ -368,10 +385,6 @@ def _sort_key(level: Level) -> float:
 # -- the reader -------------------------------------------------------------------------------
 
 
-class _Refusal(Exception):
-    pass
-
-
 def read_question(
     question: str,
     *,
@@ -382,6 +395,10 @@ def read_question(
     """The reading of `question` (see the module docstring for the grammar); raises
     `UnreadableQuestion` or `NotAboutTraining` with what is missing and how to ask."""
     original = " ".join(question.split())
+    if not re.search(r"[^\W\d_]{2}", original):
+        raise EmptyQuestion(
+            f"the research question is empty ({question!r}); ask e.g. {EXAMPLE_QUESTIONS[0]!r}"
+        )
     if workflow_params is not None and not workflow_has_test:
         raise UnreadableQuestion(
             "your workflow has no test split: the held-out evaluation runs its rollout on "
@@ -703,6 +720,11 @@ class _Reader:
         default = spec.default_for(task)
         way = _comparative(self.text, own)
         multiplier = _multiplier(self.mentions)
+        if default is None and factor != "max_turns" and len(levels) < 2:
+            raise self._unreadable(
+                f"{factor} has no default here (your workflow sets its own): name both levels "
+                f"to compare, e.g. '{factor} 64 vs 256'"
+            )
         if len(levels) >= 2:
             positions = [next(p for p, v in named if v == level) for level in levels]
             control = self._control(spec, levels, positions, default, way)

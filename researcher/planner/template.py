@@ -1,11 +1,14 @@
 """`TemplatePlanner`: the deterministic planner used when no LLM endpoint is configured.
 
-It maps a question onto a known experiment family (`families.py`) by its words, sizes the
-design from the budget (`budget.py`), fills `prompts/workflows/mix.py.j2` for each arm and
-applies the pre-registered decision rule. The same inputs always give the same plan; a
-question it cannot map gets `UnmappableQuestion`, never a random experiment. Human notes
-are read at every step: "3 seeds", "lr 1e-5", "40 steps" are applied to the next design,
-and every note is quoted in the decision rule or the decision so the report shows it.
+It reads the question into a `Reading` (`reader.py`: one factor over levels, on a task,
+judged by an outcome in a direction), turns the reading into arms, a hypothesis and a
+pre-registered decision rule (`design_space.py`), sizes the design from the budget
+(`budget.py`), fills `prompts/workflows/mix.py.j2` for each arm of a shipped task (or wraps
+the user's own workflow) and applies the decision rule. The same inputs always give the same
+plan; a question it cannot read gets `UnmappableQuestion` saying what is missing, never a
+random experiment. Human notes are read at every step: "3 seeds", "lr 1e-5", "40 steps" are
+applied to the next design, and every note is quoted in the decision rule or the decision
+so the report shows it.
 
 Must not know about LangGraph, the gateway's HTTP API or the database.
 """
@@ -13,57 +16,27 @@ Must not know about LangGraph, the gateway's HTTP API or the database.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import prompts
-from researcher.errors import EmptyQuestion, ResearcherError, UnmappableQuestion
-from researcher.plan import Analysis, Arm, Decision, Design, Framing, Hypothesis
-from researcher.planner import budget
-from researcher.planner.families import (
-    FAMILIES,
-    FAMILY_EXAMPLES,
-    TASKS,
-    Context,
-    Proposal,
-    match_family,
-    unmappable_message,
-)
+from researcher.errors import EmptyQuestion, ResearcherError
+from researcher.plan import Analysis, Arm, Decision, Design, Framing, Hypothesis, Reading
+from researcher.planner import budget, design_space
+from researcher.planner.catalogue import TASKS
+from researcher.planner.reader import read_question, requested_models, serves
 
 WORKFLOW_TEMPLATE = "workflows/mix.py.j2"
 MAX_ROUNDS = 3
 MIN_ROUND_S = 600.0  # a round's cost when the caller gives none: refine only with this left
-MIN_EFFECT = 0.05
-
-_MODEL_NAMES = r"qwen|llama|mistral|mixtral|gemma|phi|smollm|deepseek|gpt|olmo"
-_MODEL_REQUEST = re.compile(
-    rf"\b(?:(?:{_MODEL_NAMES})[\w.-]*(?:\s+\d+(?:\.\d+)?\s*[bm]\b)?|\d+(?:\.\d+)?\s*[bm]\b)",
-    re.IGNORECASE,
-)
-
-
-def requested_models(question: str) -> list[str]:
-    """The models or sizes a question names ("7B", "Qwen 32B", "llama"), in order."""
-    found = [match.group().strip() for match in _MODEL_REQUEST.finditer(question)]
-    return list(dict.fromkeys(found))
-
-
-def serves(request: str, model: str) -> bool:
-    """Whether the served `model` is what `request` asks for: every word and size of the
-    request appears in the model's name ("7B" in "Qwen2.5-7B-Instruct")."""
-    name = model.lower()
-    tokens = re.findall(r"\d+(?:\.\d+)?\s*[bm]|[a-z]+\d*(?:\.\d+)?", request.lower())
-    for token in tokens:
-        token = token.replace(" ", "")
-        if not re.search(rf"(?<![\d.]){re.escape(token)}(?![\d])", name):
-            return False
-    return bool(tokens)
+MIN_EFFECT = design_space.MIN_EFFECT
+EXAMPLE_QUESTION = "does a KL penalty of 0.5 slow learning on the easy single-turn task?"
 
 
 def check_question(question: str) -> str:
     text = " ".join(question.split())
     if not re.search(r"[^\W\d_]{2}", text):
         raise EmptyQuestion(
-            f"the research question is empty ({question!r}); ask e.g. "
-            f"{FAMILY_EXAMPLES['task_mixing']!r}"
+            f"the research question is empty ({question!r}); ask e.g. {EXAMPLE_QUESTION!r}"
         )
     return text
 
@@ -100,14 +73,27 @@ class TemplatePlanner:
     name = "template"
 
     def frame(
-        self, question: str, *, served_models: list[str], model: str | None = None
+        self,
+        question: str,
+        *,
+        served_models: list[str],
+        model: str | None = None,
+        workflow: str | None = None,
+        workflow_params: dict[str, Any] | None = None,
+        workflow_has_test: bool = True,
     ) -> Framing:
+        """Read the question (refusing what it cannot read) and pick the model to train: the
+        one asked for when served, else a served one with the substitution said in words.
+        `workflow` is the user's own workflow file, `workflow_params` its PARAMS."""
         text = check_question(question)
-        family = match_family(text)
-        if family is None:
-            raise UnmappableQuestion(unmappable_message(text))
         if not served_models:
             raise ResearcherError("the gateway serves no models: nothing to train")
+        reading = read_question(
+            text,
+            served_models=list(served_models),
+            workflow_params=workflow_params if workflow else None,
+            workflow_has_test=workflow_has_test,
+        )
         requests = requested_models(text)
         if model is not None and model not in served_models:
             requests.append(model)
@@ -116,7 +102,6 @@ class TemplatePlanner:
             wanted = [m for m in served_models if any(serves(r, m) for r in requests)]
             model = wanted[0] if wanted else served_models[0]
         missing = [r for r in requests if not any(serves(r, m) for m in served_models)]
-        requested = ", ".join(requests) or None
         substitution = None
         if missing:
             asked = ", ".join(missing)
@@ -125,30 +110,26 @@ class TemplatePlanner:
                 f"serve (it serves {', '.join(served_models)}). Every run trains {model} "
                 f"instead, so the results speak for {model}, not for {asked}."
             )
-        context = Context(text, list(served_models), model)
-        proposal = family.propose(context)
-        if family.key == "model_size":
-            model = proposal.arms[0].run["base_model"]
+        if reading.factor == "base_model" and isinstance(reading.control, str):
+            model = reading.control  # the control arm's model; each arm names its own
         return Framing(
             question=text,
-            family=family.key,
-            summary=proposal.summary,
-            model_requested=requested,
+            family=reading.factor,  # report templates of before readings show `family`
+            summary=design_space.summary_text(reading),
+            model_requested=", ".join(requests) or None,
             model=model,
             substitution=substitution,
             planner=self.name,
             served_models=list(served_models),
+            reading=reading,
+            workflow=workflow,
+            workflow_params=dict(workflow_params or {}) if workflow else {},
         )
 
     def hypotheses(self, framing: Framing, *, notes: list[str]) -> list[Hypothesis]:
-        proposal = self._proposal(framing)
+        statement, prediction, refuted_if = design_space.hypothesis_text(self._reading(framing))
         return [
-            Hypothesis(
-                key="H1",
-                statement=proposal.statement,
-                prediction=proposal.prediction,
-                refuted_if=proposal.refuted_if,
-            )
+            Hypothesis(key="H1", statement=statement, prediction=prediction, refuted_if=refuted_if)
         ]
 
     def design(
@@ -165,7 +146,8 @@ class TemplatePlanner:
             raise ResearcherError(
                 f"budget_s and step_seconds must be positive (got {budget_s}, {step_seconds})"
             )
-        proposal = self._proposal(framing)
+        reading = self._reading(framing)
+        arms = design_space.build_arms(reading)
         asked = _note_settings(notes)
         applied = []
         n_seeds = max(1, seeds)
@@ -174,43 +156,64 @@ class TemplatePlanner:
             applied.append(f"seeds={n_seeds}")
         if hypothesis.parent is not None:
             n_seeds += 1  # a follow-up of an inconclusive round: one more seed per arm
-        runs = len(proposal.arms) * n_seeds
+        runs = len(arms) * n_seeds
         steps = budget.steps_for(budget_s, runs, step_seconds)
+        if reading.steps is not None:
+            steps = budget.clamp(reading.steps, budget.MIN_STEPS, budget.MAX_STEPS)
+            applied.append(f"steps={steps} as the question asks")
         if "steps" in asked:
             steps = budget.clamp(int(asked["steps"]), budget.MIN_STEPS, budget.MAX_STEPS)
             applied.append(f"steps={steps}")
-        control = proposal.arms[0].run
+        if reading.factor == "max_steps":  # each arm trains its own level; the design the longest
+            steps = max(arm.run.get("max_steps") or steps for arm in arms)
+        control = arms[0].run
         eval_episodes = budget.eval_episodes_for(
             budget_s, runs, step_seconds, control["group_size"] * control["batch_groups"]
         )
-        lr = asked.get("lr") if framing.family != "learning_rate" else None
+        lr = asked.get("lr") if reading.factor != "lr" else None
         if lr is not None:
             applied.append(f"lr={lr:g} for every arm")
-        arms = [self._sized(arm, steps, lr) for arm in proposal.arms]
+        arms = [
+            self._sized(arm, steps, lr, keep_steps=reading.factor == "max_steps") for arm in arms
+        ]
+        min_effect = design_space.min_effect_for(reading, steps)
+        rule = design_space.decision_rule(
+            reading,
+            key=hypothesis.key,
+            arm_names=[arm.name for arm in arms],
+            n_seeds=n_seeds,
+            steps=steps,
+            eval_episodes=eval_episodes,
+            min_effect=min_effect,
+        )
+        if notes:
+            rule += f" Human notes read before this design: {_quote_notes(notes)}"
+            rule += f" (applied: {', '.join(applied)})." if applied else " (recorded)."
+        elif applied:
+            rule += f" (Applied: {', '.join(applied)}.)"
         return Design(
             hypothesis=hypothesis.key,
             arms=arms,
             seeds=list(range(n_seeds)),
             steps=steps,
-            eval_family=proposal.eval_family,
+            eval_family=reading.task,
             eval_episodes=eval_episodes,
-            decision_rule=self._decision_rule(
-                hypothesis,
-                arms,
-                n_seeds,
-                steps,
-                proposal.eval_family,
-                eval_episodes,
-                notes,
-                applied,
-            ),
-            min_effect=MIN_EFFECT,
+            decision_rule=rule,
+            min_effect=min_effect,
+            outcome=reading.outcome,
+            direction=reading.direction,
+            margin=reading.margin,
+            threshold=reading.threshold,
             budget_split=dict(budget.BUDGET_SPLIT),
         )
 
     def write_workflow(
         self, framing: Framing, design: Design, arm: Arm, *, seed: int, feedback: str | None = None
     ) -> str:
+        if framing.workflow:
+            from researcher.user_workflow import render_wrapper
+
+            return render_wrapper(framing, arm, seed=seed)
         weights = {family: weight for family, weight in arm.tasks.items() if weight > 0}
         unknown = sorted(set(weights) - set(TASKS))
         if unknown or not weights:
@@ -218,6 +221,7 @@ class TemplatePlanner:
                 f"arm {arm.name!r} serves {sorted(arm.tasks) or 'no tasks'}; the template "
                 f"writes workflows for the shipped task families only: {', '.join(TASKS)}"
             )
+        params = arm.workflow_params
         return prompts.render(
             WORKFLOW_TEMPLATE,
             planner=self.name,
@@ -227,7 +231,8 @@ class TemplatePlanner:
             arm=arm,
             seed=seed,
             weights=weights,
-            max_turns=arm.workflow_params.get("max_turns"),
+            max_turns=params.get("max_turns"),
+            sampling={k: params[k] for k in design_space.SAMPLING if params.get(k) is not None},
             feedback=feedback,
         )
 
@@ -287,45 +292,23 @@ class TemplatePlanner:
 
     # -- helpers ------------------------------------------------------------------------------
 
-    def _proposal(self, framing: Framing) -> Proposal:
-        family = next((f for f in FAMILIES if f.key == framing.family), None)
-        if family is None:
-            raise UnmappableQuestion(unmappable_message(framing.question))
-        served = framing.served_models or [framing.model]
-        return family.propose(Context(framing.question, served, framing.model))
+    @staticmethod
+    def _reading(framing: Framing) -> Reading:
+        """The framing's reading; a study framed before readings existed is read again."""
+        if framing.reading is not None:
+            return framing.reading
+        return read_question(
+            framing.question, served_models=framing.served_models or [framing.model]
+        )
 
     @staticmethod
-    def _sized(arm: Arm, steps: int, lr: float | None) -> Arm:
-        run = {**arm.run, "max_steps": steps, "task_mix": dict(arm.tasks)}
+    def _sized(arm: Arm, steps: int, lr: float | None, *, keep_steps: bool) -> Arm:
+        run = dict(arm.run)
+        if not keep_steps or run.get("max_steps") is None:
+            run["max_steps"] = steps
         if lr is not None:
             run["lr"] = lr
         return arm.model_copy(update={"run": run})
-
-    @staticmethod
-    def _decision_rule(
-        hypothesis: Hypothesis,
-        arms: list[Arm],
-        n_seeds: int,
-        steps: int,
-        eval_family: str,
-        eval_episodes: int,
-        notes: list[str],
-        applied: list[str],
-    ) -> str:
-        control = next(arm.name for arm in arms if arm.role == "control")
-        treatments = ", ".join(arm.name for arm in arms if arm.role == "treatment")
-        rule = (
-            f"After {steps} training steps per run, each run's policy answers {eval_episodes} "
-            f"held-out {eval_family} tasks (test split); the metric is accuracy (reward ≥ 1.0). "
-            f"{hypothesis.key} is supported if mean accuracy over {n_seeds} seed(s) of "
-            f"{treatments} minus {control} is at least {MIN_EFFECT:.2f} and the 95% bootstrap "
-            f"interval of that difference lies above 0; refuted if the interval's upper end is "
-            f"below {MIN_EFFECT:.2f}; inconclusive otherwise."
-        )
-        if notes:
-            rule += f" Human notes read before this design: {_quote_notes(notes)}"
-            rule += f" (applied: {', '.join(applied)})." if applied else " (recorded)."
-        return rule
 
 
 def _effect_sentence(analysis: Analysis) -> str:

@@ -14,9 +14,13 @@ import time
 from researcher.settings import swarmrl_home
 
 
-def start_command(question: str, *, budget: str, model: str, seeds: int, ask: bool) -> list[str]:
+def start_command(
+    question: str, *, budget: str, model: str, seeds: int, ask: bool, workflow: str | None = None
+) -> list[str]:
     command = [sys.executable, "-m", "researcher.cli", "start", question, "--budget", budget,
                "--model", model, "--seeds", str(seeds)]  # fmt: skip
+    if workflow:
+        command += ["--workflow", workflow]
     return [*command, "--ask"] if ask else command
 
 

@@ -31,7 +31,8 @@ def _studies_page(request: Request, *, form: dict | None = None, errors: list[st
                   status: int = 200):  # fmt: skip
     with session_scope(engine_of(request)) as session:
         studies = crud.list_studies(session)
-    defaults = {"question": "", "budget": "20m", "model": DEFAULT_MODEL, "seeds": "2", "ask": ""}
+    defaults = {"question": "", "budget": "20m", "model": DEFAULT_MODEL, "seeds": "2", "ask": "",
+                "workflow": ""}  # fmt: skip
     return html(request, "studies.html", {
         "studies": studies, "form": defaults | (form or {}), "errors": errors or [],
         "models": MODELS, "message": request.query_params.get("msg"),
@@ -64,14 +65,32 @@ def validate_start(form: dict[str, str]) -> tuple[list[str], dict]:
         seeds = 2
     if model not in MODELS:
         errors.append(f"model {model!r} is not one of {', '.join(MODELS)}")
+    workflow = form.get("workflow", "").strip() or None
+    if workflow is not None:
+        workflow, problem = _check_workflow(workflow)
+        errors.extend(problem)
     if question and not errors:
         try:
             make_planner("template").frame(question, served_models=[model], model=model)
         except ResearcherError as error:
             errors.append(str(error))
     values = {"question": question, "budget": budget, "model": model, "seeds": seeds,
-              "ask": form.get("ask") in ("on", "1", "true")}  # fmt: skip
+              "ask": form.get("ask") in ("on", "1", "true"), "workflow": workflow}  # fmt: skip
     return errors, values
+
+
+def _check_workflow(path: str) -> tuple[str, list[str]]:
+    """The workflow file's path as the study will get it, and what is wrong with it: it must
+    be an absolute path on this machine (the UI's, where the study runs), import, and have a
+    test split."""
+    from researcher.user_workflow import require_test_split
+
+    if not Path(path).expanduser().is_absolute():
+        return path, [f"workflow {path!r}: give the file's absolute path on this machine"]
+    try:
+        return str(require_test_split(path).path), []
+    except ResearcherError as error:
+        return path, [str(error)]
 
 
 @router.post("/studies")
@@ -84,7 +103,8 @@ async def start_study(request: Request):
     with session_scope(engine) as session:
         before = set(session.exec(select(StudyRow.id)).all())
     command = start_command(values["question"], budget=values["budget"], model=values["model"],
-                            seeds=values["seeds"], ask=values["ask"])  # fmt: skip
+                            seeds=values["seeds"], ask=values["ask"],
+                            workflow=values["workflow"])  # fmt: skip
     pid = request.app.state.spawn_study(
         command, db_url=engine.url.render_as_string(hide_password=False)
     )

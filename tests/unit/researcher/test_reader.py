@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from researcher.errors import (
+    EmptyQuestion,
     NotAboutTraining,
     ResearcherError,
     UnmappableQuestion,
@@ -293,3 +294,31 @@ def test_the_same_question_always_reads_the_same() -> None:
     question = "does a KL penalty of 0.5 slow learning on the easy single-turn task?"
     first = read_question(question, served_models=SERVED)
     assert all(read_question(question, served_models=SERVED) == first for _ in range(3))
+
+
+@pytest.mark.parametrize("question", ["", "   ", "?!", "42"])
+def test_an_empty_question_is_refused_as_empty(question: str) -> None:
+    with pytest.raises(EmptyQuestion):
+        read_question(question, served_models=SERVED)
+
+
+def test_check_reading_takes_a_lora_level_as_post_runs_writes_it_and_lists_the_judged_task() -> (
+    None
+):
+    checked = check_reading(
+        reading(factor="lora", levels=["full", {"r": 8, "alpha": 16}], control="full", tasks=[]),
+        served_models=SERVED,
+    )
+    assert checked.levels == ["full", 8]
+    assert checked.tasks == ["learnable"]
+
+
+def test_a_workflow_sampling_setting_without_a_default_needs_both_levels() -> None:
+    with pytest.raises(UnreadableQuestion, match="name both levels"):
+        read_question(
+            "does max_tokens 256 help my agent?", served_models=SERVED, workflow_params={}
+        )
+    got = read_question(
+        "does max_tokens 256 vs 64 help my agent?", served_models=SERVED, workflow_params={}
+    )
+    assert (got.factor, got.levels, got.task) == ("max_tokens", [256, 64], "workflow")

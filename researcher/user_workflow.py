@@ -1,0 +1,199 @@
+"""The user's own workflow (`researcher start --workflow FILE`): read it, wrap it per arm.
+
+Owns: `read_workflow` / `inspect_workflow` — the file's `PARAMS = {...}` read with `ast`
+(never executed for this; a PARAMS that is not a literal dict is refused, naming the line)
+and whether it has a held-out split (`tasks("test")` yields a task: checked by importing
+the file in a subprocess under a time limit, whose error is reported) — and
+`render_wrapper`, the source of the workflow file each arm runs
+(`prompts/workflows/user.py.j2`): it imports the user's file by its absolute path, puts the
+arm's `workflow_params` into the module's `PARAMS` dict (and into
+`$SWARMRL_WORKFLOW_PARAMS` as JSON, set before the file is imported) and re-exports
+`tasks` and `rollout`. A sampling setting (temperature, max_tokens) that PARAMS does not
+declare is sent with every chat completion the rollout makes through `episode.openai()`
+in training (held-out evaluation keeps temperature 0); any other undeclared name is
+refused. The user's file is never edited.
+
+Must not know about LangGraph, the gateway or the database.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import prompts
+from researcher.errors import ResearcherError
+from researcher.plan import Arm, Framing
+
+WRAPPER_TEMPLATE = "workflows/user.py.j2"
+PARAMS_ENV = "SWARMRL_WORKFLOW_PARAMS"
+TEST_SPLIT = "test"
+PROBE_TIMEOUT_S = 20.0
+# sampling settings an arm may set on a workflow whose PARAMS does not declare them: sent
+# with every chat completion of a training episode (held-out evaluation stays greedy)
+SAMPLING = ("temperature", "max_tokens")
+SWARM_ROOT = Path(__file__).resolve().parents[1]  # where `swarm` imports from, for the probe
+
+# Imports the workflow as `swarm run` does and tries its test split; prints one JSON line.
+_PROBE = """
+import json, sys
+from swarm.errors import WorkflowError
+from swarm.evaluate import first_tasks
+from swarm.workflow import load_workflow
+try:
+    workflow = load_workflow(sys.argv[1])
+except WorkflowError as error:
+    print(json.dumps({"loads": False, "error": str(error)}))
+    sys.exit(0)
+try:
+    first_tasks(workflow.tasks, sys.argv[2], 1)
+except WorkflowError as error:
+    print(json.dumps({"loads": True, "has_test": False, "error": str(error)}))
+else:
+    print(json.dumps({"loads": True, "has_test": True}))
+"""
+
+
+class WorkflowFileError(ResearcherError):
+    """The user's workflow file cannot be studied: missing, unreadable, a syntax error, a
+    PARAMS that is not a literal dict, or it does not import."""
+
+
+@dataclass(frozen=True)
+class UserWorkflow:
+    path: Path
+    params: dict[str, Any]  # its PARAMS defaults ({} when it declares none)
+    has_test: bool
+    test_problem: str | None = None  # why it has no test split, in words
+
+
+def read_params(path: str | Path) -> dict[str, Any]:
+    """The literal value of the file's top-level `PARAMS = {...}` (the last one when it is
+    assigned twice), {} when it has none."""
+    path = Path(path)
+    try:
+        source = path.read_text()
+    except OSError as error:
+        raise WorkflowFileError(f"{path}: cannot read the workflow file: {error}") from error
+    try:
+        tree = ast.parse(source, filename=str(path))
+    except SyntaxError as error:
+        raise WorkflowFileError(
+            f"{path}, line {error.lineno}: syntax error in the workflow file: {error.msg}"
+        ) from error
+    params: dict[str, Any] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        if not any(isinstance(t, ast.Name) and t.id == "PARAMS" for t in targets):
+            continue
+        try:
+            found = ast.literal_eval(value)
+        except ValueError:
+            found = None
+        if not isinstance(found, dict) or not all(isinstance(k, str) for k in found):
+            raise WorkflowFileError(
+                f"{path}, line {node.lineno}: PARAMS must be a literal dict of names to values "
+                f'(PARAMS = {{"system_prompt": "...", "max_tokens": 64}}), read without running '
+                f"the file; this one is `{ast.get_source_segment(source, value) or '...'}`"[:600]
+            )
+        params = found
+    return params
+
+
+def inspect_workflow(path: str | Path, *, timeout_s: float = PROBE_TIMEOUT_S) -> UserWorkflow:
+    """PARAMS, and whether `tasks("test")` yields a task (the file imported in a subprocess
+    with `timeout_s`: a file that does not import is a `WorkflowFileError`)."""
+    path = Path(path).expanduser().resolve()
+    if not path.is_file():
+        raise WorkflowFileError(f"{path}: no such workflow file")
+    params = read_params(path)
+    pythonpath = os.pathsep.join(p for p in (str(SWARM_ROOT), os.environ.get("PYTHONPATH")) if p)
+    try:
+        probe = subprocess.run(
+            [sys.executable, "-c", _PROBE, str(path), TEST_SPLIT],
+            cwd=path.parent, env={**os.environ, "PYTHONPATH": pythonpath},
+            stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout_s,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        raise WorkflowFileError(
+            f"{path}: importing it and calling tasks({TEST_SPLIT!r}) took over {timeout_s:g} s "
+            "(does tasks() download or compute a lot up front? yield tasks lazily)"
+        ) from None
+    lines = [line for line in probe.stdout.splitlines() if line.startswith("{")]
+    if probe.returncode != 0 or not lines:
+        raise WorkflowFileError(
+            f"{path}: checking the workflow failed (exit {probe.returncode}):\n"
+            f"{(probe.stderr or probe.stdout).strip()[-2000:]}"
+        )
+    found = json.loads(lines[-1])
+    if not found["loads"]:
+        raise WorkflowFileError(found["error"])
+    return UserWorkflow(path, params, found["has_test"], found.get("error"))
+
+
+def read_workflow(path: str | Path) -> tuple[dict[str, Any], bool]:
+    """(PARAMS, whether `tasks("test")` yields anything) of the workflow file at `path`."""
+    found = inspect_workflow(path)
+    return found.params, found.has_test
+
+
+def require_test_split(path: str | Path) -> UserWorkflow:
+    """`inspect_workflow`, refusing a workflow without a held-out split: the study judges
+    every arm on `tasks("test")`."""
+    found = inspect_workflow(path)
+    if not found.has_test:
+        raise WorkflowFileError(
+            f"{found.path} cannot be studied: the held-out evaluation runs its rollout on "
+            f'tasks("test"), and {found.test_problem or "it has none"}. Make tasks(split) '
+            'return held-out tasks for split == "test".'
+        )
+    return found
+
+
+def render_wrapper(framing: Framing, arm: Arm, *, seed: int, planner: str = "template") -> str:
+    """The workflow file `arm` × `seed` runs: the user's workflow with the arm's PARAMS."""
+    if not framing.workflow:
+        raise ResearcherError("the study has no user workflow to wrap (framing.workflow)")
+    path = Path(framing.workflow)
+    overrides = {k: v for k, v in arm.workflow_params.items() if k in framing.workflow_params}
+    sampling = {k: v for k, v in arm.workflow_params.items()
+                if k in SAMPLING and k not in framing.workflow_params}  # fmt: skip
+    undeclared = sorted(set(arm.workflow_params) - set(overrides) - set(sampling))
+    if undeclared:
+        raise ResearcherError(
+            f"arm {arm.name!r} sets {', '.join(undeclared)}, which {path.name}'s PARAMS does not "
+            f"declare (it declares {', '.join(framing.workflow_params) or 'nothing'}); add "
+            f"them to PARAMS and read them in rollout()"
+        )
+    try:
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError as error:
+        raise ResearcherError(f"{path}: cannot read the user's workflow: {error}") from error
+    module = f"swarmrl_user_{hashlib.sha256(str(path).encode()).hexdigest()[:8]}_{path.stem}"
+    return prompts.render(
+        WRAPPER_TEMPLATE,
+        planner=planner,
+        question=framing.question,
+        arm=arm,
+        seed=seed,
+        path_literal=repr(str(path)),
+        sha256=digest,
+        module_literal=repr(module),
+        overrides_literal=repr(json.dumps(overrides, sort_keys=True)),
+        overrides=overrides,
+        sampling_literal=repr(json.dumps(sampling, sort_keys=True)),
+        sampling=sampling,
+        params_env=PARAMS_ENV,
+    )

@@ -1,0 +1,244 @@
+"""The user's own workflow: PARAMS read without running the file, a workflow without a
+held-out split refused with the reason, and the per-arm wrapper — it imports the user's file
+as it is, applies the arm's PARAMS, and never changes a byte of it."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from researcher.errors import ResearcherError
+from researcher.plan import Arm, Framing
+from researcher.user_workflow import (
+    PARAMS_ENV,
+    WorkflowFileError,
+    inspect_workflow,
+    read_workflow,
+    render_wrapper,
+    require_test_split,
+)
+from swarm.workflow import load_workflow
+
+MY_AGENT = """
+import json, os
+from helper import suffix  # a module beside the workflow
+
+PARAMS = {"system_prompt": "Answer.", "max_tokens": 8}
+CALLS = []
+
+def tasks(split="train"):
+    if split not in ("train", "test"):
+        raise ValueError(f"no split {split}")
+    return [{"id": f"{split}-{i}"} for i in range(3)]
+
+async def rollout(task, episode):
+    CALLS.append(dict(PARAMS))
+    env = json.loads(os.environ.get("SWARMRL_WORKFLOW_PARAMS", "{}"))
+    return {"prompt": PARAMS["system_prompt"] + suffix(), "env": env}
+"""
+
+
+@pytest.fixture
+def agent(tmp_path: Path) -> Path:
+    folder = tmp_path / "agent"
+    folder.mkdir()
+    (folder / "helper.py").write_text("def suffix():\n    return '!'\n")
+    path = folder / "my_agent.py"
+    path.write_text(MY_AGENT)
+    return path
+
+
+def framing(path: Path, params: dict) -> Framing:
+    return Framing(question="does a step-by-step prompt help my agent?", family="workflow",
+                   summary="s", model="tiny", planner="template", workflow=str(path),
+                   workflow_params=params)  # fmt: skip
+
+
+def arm(name: str, params: dict) -> Arm:
+    return Arm(name=name, role="treatment", description=f"{name} prompt",
+               tasks={"workflow": 1.0}, workflow_params=params)  # fmt: skip
+
+
+def test_params_are_read_as_a_literal_without_running_the_file(agent: Path, tmp_path: Path):
+    params, has_test = read_workflow(agent)
+    assert params == {"system_prompt": "Answer.", "max_tokens": 8} and has_test
+    silent = tmp_path / "no_params.py"
+    marker = tmp_path / "ran"
+    silent.write_text(
+        f"open({str(marker)!r}, 'w')\n"
+        "def tasks(split='train'):\n    return [{'id': 1}]\n"
+        "async def rollout(task, episode):\n    return 1.0\n"
+    )
+    from researcher.user_workflow import read_params
+
+    assert read_params(silent) == {} and not marker.exists()  # ast only: nothing ran
+    annotated = tmp_path / "annotated.py"
+    annotated.write_text("PARAMS: dict = {'k': (1, 2)}\nPARAMS = {'k': [3]}\n")
+    assert read_params(annotated) == {"k": [3]}  # the last assignment
+
+
+def test_a_params_that_is_not_a_literal_dict_is_refused_naming_its_line(tmp_path: Path):
+    computed = tmp_path / "computed.py"
+    computed.write_text("import os\n\nPARAMS = dict(prompt=os.environ['P'])\n")
+    with pytest.raises(WorkflowFileError, match=r"computed.py, line 3: PARAMS must be a literal"):
+        read_workflow(computed)
+    listed = tmp_path / "listed.py"
+    listed.write_text("PARAMS = ['a', 'b']\n")
+    with pytest.raises(WorkflowFileError, match="line 1"):
+        read_workflow(listed)
+    broken = tmp_path / "broken.py"
+    broken.write_text("PARAMS = {\n")
+    with pytest.raises(WorkflowFileError, match="syntax error"):
+        read_workflow(broken)
+
+
+def test_a_workflow_without_a_test_split_is_refused_with_the_reason(tmp_path: Path):
+    train_only = tmp_path / "train_only.py"
+    train_only.write_text(
+        "def tasks(split='train'):\n"
+        "    if split != 'train':\n        raise KeyError(f'only train data, not {split}')\n"
+        "    return [{'id': 'a'}]\n"
+        "async def rollout(task, episode):\n    return 1.0\n"
+    )
+    found = inspect_workflow(train_only)
+    assert not found.has_test and "only train data, not test" in found.test_problem
+    assert read_workflow(train_only) == ({}, False)
+    with pytest.raises(
+        WorkflowFileError, match=r'held-out evaluation runs its rollout on tasks\("test"\)'
+    ):
+        require_test_split(train_only)
+    empty = tmp_path / "empty_test.py"
+    empty.write_text(
+        train_only.read_text().replace(
+            "raise KeyError(f'only train data, not {split}')", "return []"
+        )
+    )
+    with pytest.raises(WorkflowFileError, match="yielded no tasks"):
+        require_test_split(empty)
+
+
+def test_a_workflow_that_does_not_import_or_hangs_is_refused(tmp_path: Path):
+    missing = tmp_path / "missing_import.py"
+    missing.write_text("import module_that_is_not_there\n")
+    with pytest.raises(WorkflowFileError, match="module_that_is_not_there"):
+        inspect_workflow(missing)
+    slow = tmp_path / "slow.py"
+    slow.write_text("import time\ntime.sleep(60)\n")
+    with pytest.raises(WorkflowFileError, match="took over 1 s"):
+        inspect_workflow(slow, timeout_s=1)
+    with pytest.raises(WorkflowFileError, match="no such workflow file"):
+        inspect_workflow(tmp_path / "nope.py")
+
+
+def test_the_wrapper_runs_the_users_file_with_the_arms_params_and_leaves_it_unchanged(
+    agent: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setenv(PARAMS_ENV, "{}")  # restored (unset) after the test: the wrapper sets it
+    before = hashlib.sha256(agent.read_bytes()).hexdigest()
+    defaults = {"system_prompt": "Answer.", "max_tokens": 8}
+    wrappers = {}
+    for name, params in (("control", {}), ("step", {"system_prompt": "Think step by step."})):
+        source = render_wrapper(framing(agent, defaults), arm(name, params), seed=0)
+        path = tmp_path / name / "workflow.py"
+        path.parent.mkdir()
+        path.write_text(source)
+        wrappers[name] = load_workflow(path)  # what `swarm run` does with it
+    control, step = wrappers["control"], wrappers["step"]
+    assert [t["id"] for t in control.tasks("test")] == ["test-0", "test-1", "test-2"]
+    assert asyncio.run(step.rollout({"id": "x"}, None)) == {
+        "prompt": "Think step by step.!",
+        "env": {"system_prompt": "Think step by step."},
+    }
+    assert json.loads(os.environ[PARAMS_ENV]) == {"system_prompt": "Think step by step."}
+    assert asyncio.run(control.rollout({"id": "x"}, None))["prompt"] == "Answer.!"
+    assert control.module.__dict__["_user_workflow"] is not step.module.__dict__["_user_workflow"]
+    assert hashlib.sha256(agent.read_bytes()).hexdigest() == before
+    written = {p.name for p in agent.parent.iterdir()} - {"__pycache__"}  # helper's, by import
+    assert written == {"helper.py", "my_agent.py"}
+    assert not [p for p in (agent.parent / "__pycache__").glob("my_agent*")]
+
+
+CALLER = """
+PARAMS = {"system_prompt": "Answer."}
+
+def tasks(split="train"):
+    return [{"id": split}]
+
+async def rollout(task, episode):
+    return await episode.openai().chat.completions.create(model="m", temperature=0.7)
+"""
+
+
+class RecordingEpisode:
+    """What the wrapper's rollout is handed: an episode whose client echoes the request."""
+
+    def __init__(self, evaluation: bool = False):
+        self.evaluation = evaluation
+        self.model = "m"
+
+    def openai(self):
+        async def create(**request):
+            return request
+
+        completions = type("Completions", (), {"create": staticmethod(create)})()
+        return type("Client", (), {"chat": type("Chat", (), {"completions": completions})()})()
+
+
+def test_a_sampling_setting_params_does_not_declare_goes_with_every_training_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setenv(PARAMS_ENV, "{}")
+    caller = tmp_path / "caller.py"
+    caller.write_text(CALLER)
+    hot = arm("hot", {"temperature": 1.2, "max_tokens": 16})
+    path = tmp_path / "hot" / "workflow.py"
+    path.parent.mkdir()
+    path.write_text(render_wrapper(framing(caller, {"system_prompt": "Answer."}), hot, seed=0))
+    wrapped = load_workflow(path)
+    training = asyncio.run(wrapped.rollout({"id": "train"}, RecordingEpisode()))
+    assert training == {"model": "m", "temperature": 1.2, "max_tokens": 16}
+    held_out = asyncio.run(wrapped.rollout({"id": "test"}, RecordingEpisode(evaluation=True)))
+    assert held_out == {"model": "m", "temperature": 0.7, "max_tokens": 16}  # the rollout's own
+
+
+def test_an_arm_setting_a_param_the_workflow_does_not_declare_is_refused(agent: Path):
+    with pytest.raises(
+        ResearcherError, match="few_shot, which my_agent.py's PARAMS does not declare"
+    ):
+        render_wrapper(
+            framing(agent, {"system_prompt": "Answer."}), arm("more", {"few_shot": 3}), seed=0
+        )
+
+
+def test_a_study_keeps_a_copy_of_the_workflow_and_resume_can_point_it_elsewhere(
+    agent: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from typer.testing import CliRunner
+
+    from researcher.cli import app
+    from researcher.settings import StudySettings
+    from researcher.study import create_study, load_settings, open_db, set_workflow
+
+    monkeypatch.setenv("SWARMRL_HOME", str(tmp_path / "home"))
+    db = f"sqlite:///{tmp_path / 'researcher.db'}"
+    engine = open_db(db)
+    settings = StudySettings(question="q", budget_s=60, workflow=str(agent))
+    study = create_study(engine, settings)
+    copy = Path(study.directory) / "user_workflow" / "my_agent.py"
+    assert copy.read_bytes() == agent.read_bytes()
+
+    moved = tmp_path / "moved" / "my_agent.py"
+    moved.parent.mkdir()
+    moved.write_text(agent.read_text().replace("Answer.", "Reply."))
+    set_workflow(study, str(moved))
+    assert load_settings(study).workflow == str(moved)
+    assert "Reply." in copy.read_text()
+
+    plain = create_study(engine, StudySettings(question="q", budget_s=60))
+    refused = CliRunner().invoke(app, ["resume", plain.id, "--workflow", str(moved), "--db", db])
+    assert refused.exit_code == 2 and "not started with --workflow" in refused.output

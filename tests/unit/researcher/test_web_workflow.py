@@ -1,0 +1,48 @@
+# ruff: noqa: F811  (the start-form fixtures of test_web.py, imported by name)
+"""The UI's start form takes the user's own workflow: an absolute path on the UI's machine
+that imports and has a held-out split, handed to `researcher start --workflow`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.unit.researcher.test_web import client, engine, gateway, spawned  # noqa: F401
+
+FORM = {"question": "does multi-task mixing help?", "budget": "5m", "model": "tiny", "seeds": "1"}
+AGENT = """
+PARAMS = {"system_prompt": "Answer."}
+
+def tasks(split="train"):
+    return [] if split == "{empty}" else [{"id": f"{split}-0"}]
+
+async def rollout(task, episode):
+    return 1.0
+"""
+
+
+def test_a_start_form_with_a_workflow_passes_its_absolute_path_to_the_researcher(
+    client,
+    spawned,
+    tmp_path: Path,
+):
+    agent = tmp_path / "my_agent.py"
+    agent.write_text(AGENT.replace("{empty}", "nothing"))
+    response = client.post("/studies", follow_redirects=False,
+                           data=FORM | {"workflow": str(agent)})  # fmt: skip
+    assert response.status_code == 303, response.text
+    [command] = spawned
+    assert command[command.index("--workflow") + 1] == str(agent.resolve())
+
+
+def test_a_workflow_that_is_relative_or_has_no_test_split_is_refused_inline(
+    client,
+    spawned,
+    tmp_path: Path,
+):
+    train_only = tmp_path / "train_only.py"
+    train_only.write_text(AGENT.replace("{empty}", "test"))
+    page = client.post("/studies", data=FORM | {"workflow": str(train_only)})
+    assert page.status_code == 422 and "yielded no tasks" in page.text
+    page = client.post("/studies", data=FORM | {"workflow": "my_agent.py"})
+    assert page.status_code == 422 and "absolute path" in page.text
+    assert 'name="workflow"' in page.text and spawned == []
