@@ -27,7 +27,12 @@ import openai
 from pydantic import ValidationError
 
 import prompts
-from researcher.errors import PlannerOutputError, ResearcherError, UnmappableQuestion
+from researcher.errors import (
+    PlannerOutputError,
+    ResearcherError,
+    UnmappableQuestion,
+    UnreadableQuestion,
+)
 from researcher.plan import (
     Analysis,
     Arm,
@@ -86,13 +91,20 @@ class LLMPlanner:
         *,
         served_models: list[str],
         model: str | None = None,
-        workflow_params: dict[str, Any] | None = None,
         workflow: str | None = None,
+        workflow_params: dict[str, Any] | None = None,
+        workflow_has_test: bool = True,
     ) -> Framing:
         text = check_question(question)
         if not served_models:
             raise ResearcherError("the gateway serves no models: nothing to train")
         params = dict(workflow_params or {})
+        if workflow and not workflow_has_test:
+            raise UnreadableQuestion(
+                f"your workflow {workflow} has no test split: the held-out evaluation runs "
+                f"its rollout on tasks('test'), so `tasks(split)` must yield tasks for "
+                f"split='test' (kept apart from split='train')"
+            )
 
         def parse(answer: str) -> Framing:
             fields = _json_object(answer)

@@ -14,7 +14,12 @@ import httpx
 import openai
 import pytest
 
-from researcher.errors import PlannerOutputError, ResearcherError, UnmappableQuestion
+from researcher.errors import (
+    PlannerOutputError,
+    ResearcherError,
+    UnmappableQuestion,
+    UnreadableQuestion,
+)
 from researcher.plan import Analysis, Comparison, Design, Framing, Hypothesis, Reading
 from researcher.planner import make_planner
 from researcher.planner.llm import LLMPlanner
@@ -191,6 +196,19 @@ def test_an_unserved_model_is_sent_back():
     planner, client = _planner(json.dumps(wrong), json.dumps(FRAME))
     assert planner.frame("does KL 0.5 slow a 7B?", served_models=SERVED).model == SERVED[0]
     assert "not served" in client.asked[1][-1]["content"]
+
+
+def test_a_workflow_without_a_test_split_is_refused_before_the_model_is_asked():
+    planner, client = _planner()
+    with pytest.raises(UnreadableQuestion, match="no test split"):
+        planner.frame(
+            "does lr 1e-4 help my agent?",
+            served_models=SERVED,
+            workflow="/home/me/my_agent.py",
+            workflow_params={},
+            workflow_has_test=False,
+        )
+    assert client.asked == []
 
 
 def test_a_base_model_study_is_framed_on_its_control_model():
