@@ -55,6 +55,7 @@ from researcher.planner.catalogue import (
     check_reading,
     describe_level,
 )
+from researcher.planner.design_space import factor_kind, lora_rank
 from researcher.planner.reader import DEFAULT_MARGIN
 from researcher.planner.template import MAX_ROUNDS, check_question
 
@@ -354,7 +355,9 @@ def with_reading(design: Design, reading: Reading) -> Design:
     for key, level in wanted.items():
         arm = at_level(by_level[key], reading.factor, level)
         role = "control" if _level_key(level) == _level_key(reading.control) else "treatment"
-        run = {**arm.run, "max_steps": steps, "task_mix": arm.run.get("task_mix", arm.tasks)}
+        run = {**arm.run, "max_steps": steps, "task_mix": dict(arm.tasks)}
+        if reading.task == WORKFLOW_TASK:
+            run.pop("task_mix")  # the user's workflow tags no task families to weigh
         arms.append(arm.model_copy(update={"role": role, "run": run}))
     return design.model_copy(
         update={
@@ -370,22 +373,25 @@ def with_reading(design: Design, reading: Reading) -> Design:
 
 
 def at_level(arm: Arm, factor: str, level: Level) -> Arm:
-    """`arm` set to `level` of `factor` where the catalogue says that factor lives: a
-    `POST /runs` field in `run`; `lora` as {"r", "alpha": 2r} in `run` ("full": none);
-    sampling settings and workflow PARAMS in `workflow_params`; `task_mix` as the tasks."""
+    """`arm` set to `level` of `factor` where that factor lives (`design_space.factor_kind`):
+    a `POST /runs` field or the base model in `run`; `lora` as {"r", "alpha": 2r} in `run`
+    (full fine-tuning: none); sampling settings and workflow PARAMS in `workflow_params`
+    (a None level: the setting's own default, so no key); `task_mix` as the arm's tasks."""
     run, params, tasks = dict(arm.run), dict(arm.workflow_params), dict(arm.tasks)
-    where = "workflow_params" if factor.startswith(WORKFLOW_PREFIX) else FACTORS[factor].where
-    if factor == "lora":
+    kind = factor_kind(factor)
+    if kind == "lora":
         run.pop("lora", None)
-        if level != "full":
-            assert isinstance(level, int), level  # check_reading made it a rank
-            run["lora"] = {"r": level, "alpha": 2 * level}
-    elif where == "workflow_params":
-        params[factor.removeprefix(WORKFLOW_PREFIX)] = level
-    elif where == "tasks":
+        if (rank := lora_rank(level)) is not None:
+            run["lora"] = dict(level) if isinstance(level, dict) else {"r": rank, "alpha": 2 * rank}
+    elif kind == "workflow":
+        params.pop(factor.removeprefix(WORKFLOW_PREFIX), None)
+        if level is not None:
+            params[factor.removeprefix(WORKFLOW_PREFIX)] = level
+    elif kind == "task_mix":
         assert isinstance(level, dict), level  # check_reading made it a {task: weight} mix
         tasks = {family: float(weight) for family, weight in level.items()}
-        run["task_mix"] = tasks
+    elif level is None:
+        run.pop(factor, None)
     else:
         run[factor] = level
     return arm.model_copy(
@@ -395,13 +401,12 @@ def at_level(arm: Arm, factor: str, level: Level) -> Arm:
 
 def level_of(arm: Arm, factor: str) -> Level:
     """The level of `factor` an arm's settings hold (the inverse of `at_level`)."""
-    where = "workflow_params" if factor.startswith(WORKFLOW_PREFIX) else FACTORS[factor].where
-    if factor == "lora":
-        lora = arm.run.get("lora")
-        return lora.get("r") if isinstance(lora, dict) else "full"
-    if where == "workflow_params":
+    kind = factor_kind(factor)
+    if kind == "lora":
+        return lora_rank(arm.run.get("lora")) or "full"
+    if kind == "workflow":
         return arm.workflow_params.get(factor.removeprefix(WORKFLOW_PREFIX))
-    if where == "tasks":
+    if kind == "task_mix":
         return dict(arm.tasks)
     return arm.run.get(factor)
 

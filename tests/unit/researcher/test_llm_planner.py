@@ -405,6 +405,21 @@ def test_a_workflow_design_is_judged_on_the_workflow():
         {"system_prompt": "a"},
         {"system_prompt": "b"},
     ]
+    assert all("task_mix" not in arm.run for arm in design.arms)  # no task families to weigh
+
+
+def test_a_none_level_leaves_the_setting_at_its_own_default():
+    framing = _read_framing(factor="max_turns", levels=[None, 4], control=None,
+                            task="guess_number", tasks=["guess_number"],
+                            outcome="heldout_accuracy")  # fmt: skip
+    own, four = _arm("turns-own", None), _arm("turns-4", 4)
+    own["workflow_params"], four["workflow_params"] = {"max_turns": 9}, {"max_turns": 4}
+    own["level"] = None  # read from where max_turns lives: 9 is no level of the reading
+    planner, client = _planner(_design_answer(own, four), _design_answer(
+        {**own, "workflow_params": {}}, four))  # fmt: skip
+    design = _design(planner, framing)
+    assert [arm.workflow_params for arm in design.arms] == [{}, {"max_turns": 4}]
+    assert "[None, 4]" in client.asked[1][-1]["content"]
 
 
 def test_a_refine_without_a_follow_up_is_sent_back():
