@@ -540,7 +540,7 @@ def distinct_levels(levels: list[Level]) -> list[Level]:
     return kept
 
 
-def _check_level(factor: Factor, level: Level, *, task: str, served: list[str]) -> Level:
+def _check_level(factor: Factor, level: Level, served: list[str]) -> Level:
     """The level, normalised (an integral float of an int factor becomes an int), or a
     ResearcherError naming what is wrong with it."""
     name = factor.name
@@ -650,11 +650,9 @@ def check_reading(
             )
         if factor.name == "task_mix" and task == WORKFLOW_TASK:
             raise ResearcherError("task_mix mixes shipped tasks; a workflow study has one task")
-        check = lambda level: _check_level(  # noqa: E731
-            factor, level, task=task, served=list(served_models)
-        )
-        levels = [check(level) for level in levels]
-        control = check(reading.control)
+        served = list(served_models)
+        levels = [_check_level(factor, level, served) for level in levels]
+        control = _check_level(factor, reading.control, served)
     levels = distinct_levels(levels)
     if len(levels) < 2:
         raise ResearcherError(

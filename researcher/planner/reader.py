@@ -468,6 +468,11 @@ class _Reader:
         outcome, threshold = self._outcome(factor)
         direction, margin = self._direction(outcome, factor)
         levels, control = self._levels(factor, task, tasks)
+        if len(distinct_levels(levels)) < 2:
+            shown = ", ".join(describe_level(factor, level) for level in levels)
+            raise self._unreadable(
+                f"{factor} needs two different levels to compare (read: {shown})"
+            )
         if factor == "task_mix":
             tasks = list(dict.fromkeys([task, *(t for level in levels for t in level)]))
         reading = Reading(

@@ -322,3 +322,30 @@ def test_a_workflow_sampling_setting_without_a_default_needs_both_levels() -> No
         "does max_tokens 256 vs 64 help my agent?", served_models=SERVED, workflow_params={}
     )
     assert (got.factor, got.levels, got.task) == ("max_tokens", [256, 64], "workflow")
+
+
+def test_any_jumble_of_catalogue_words_reads_or_is_refused_never_crashes() -> None:
+    import random
+
+    words = (
+        "does a the KL penalty lr learning rate group size batch size of 0.5 1e-4 2e-5 8 vs 2 "
+        "instead than as good as help hurt slow learning faster cheaper wall time tokens "
+        "mixing in tool-use task arithmetic easy single-turn guessing game calculator LoRA "
+        "r=16 full fine-tuning RLOO GRPO temperature 1.2 max tokens turns guesses steps within "
+        "20 steps held-out on for into 135M 360M bigger model twice half five times larger "
+        "-1 0 3 points 25% 70/30 which best or not matter same fixed at the system prompt "
+        '"hi" 1.5x ten times smaller order of magnitude'
+    ).split()
+    rng = random.Random(0)
+    read = 0
+    for _ in range(1000):
+        question = " ".join(rng.choice(words) for _ in range(rng.randint(1, 14))) + "?"
+        for params in (None, {"system_prompt": "Be helpful.", "n": 3}):
+            try:
+                got = read_question(question, served_models=SERVED, workflow_params=params)
+            except ResearcherError:
+                continue
+            read += 1
+            checked = check_reading(got, served_models=SERVED, workflow_params=params)
+            assert checked == got, question
+    assert read > 300  # the jumble is not all refused: the test exercises the reader

@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 import pytest
 
 from researcher.errors import NotAboutTraining, UnmappableQuestion, UnreadableQuestion
+from researcher.plan import Reading
 from researcher.planner.reader import read_question
 
 SMOL = "HuggingFaceTB/SmolLM2-135M-Instruct"
@@ -716,6 +717,10 @@ def test_each_question_of_the_corpus_reads_as_asked(case: Q) -> None:
     reading = read_question(case.question, served_models=case.served)
     _check(reading, case)
     assert reading.summary and reading.summary.endswith(".")
+    # the reading is stored as JSON with the study: it must come back the same, types included
+    again = Reading.model_validate_json(reading.model_dump_json())
+    assert again == reading
+    assert [type(level) for level in again.levels] == [type(level) for level in reading.levels]
 
 
 @pytest.mark.parametrize(("question", "error", "says"), REFUSALS, ids=[r[0] for r in REFUSALS])
