@@ -1,7 +1,12 @@
 """write_code: one workflow file per experiment, written by the planner into the study's
-folder (`workflows/<experiment>/workflow.py`); a failed dry-run's traceback is fed back."""
+folder (`workflows/<experiment>/workflow.py`); a failed dry-run's traceback is fed back. For
+the user's own workflow that file is a wrapper importing it, and a copy of the user's file
+goes beside it (`user/`): what a launcher that ships the folder to other machines runs."""
 
 from __future__ import annotations
+
+import shutil
+from pathlib import Path
 
 from langgraph.runtime import Runtime
 
@@ -36,6 +41,10 @@ def write_code(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
         path = ctx.directory / "workflows" / row.id / "workflow.py"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(source)
+        if framing.workflow:  # the wrapper's fallback where the user's file is not (Ray jobs)
+            copy = path.parent / "user" / Path(framing.workflow).name
+            copy.parent.mkdir(exist_ok=True)
+            shutil.copyfile(framing.workflow, copy)
         update_experiment(ctx, row.id, workflow_path=str(path), code_version=code_version(source))
         verb = "rewrote" if row.arm in feedback else "wrote"
         ctx.event("write_code", "action", f"{verb} {path.relative_to(ctx.directory)}")

@@ -98,6 +98,8 @@ def test_a_study_of_the_users_own_workflow_varies_its_params_and_judges_by_its_r
     for experiment in experiments:
         wrapper = Path(str(experiment.workflow_path)).read_text()
         assert f"USER_WORKFLOW = {str(agent)!r}" in wrapper
+        shipped = Path(str(experiment.workflow_path)).parent / "user" / "my_agent.py"
+        assert shipped.read_bytes() == original  # what a Ray job runs, beside the wrapper
         overrides = json.loads(eval(wrapper.split("OVERRIDES = json.loads(")[1].split(")\n")[0]))  # noqa: S307
         prompts_by_arm[experiment.role] = overrides.get("system_prompt", DEFAULT_PROMPT)
     assert prompts_by_arm["control"] == DEFAULT_PROMPT

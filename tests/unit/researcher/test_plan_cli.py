@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -33,9 +34,20 @@ def no_gateway_starts(monkeypatch, tmp_path):
     def refuse(*args, **kwargs):
         raise AssertionError(f"researcher plan started something: {args!r}")
 
+    popen = subprocess.Popen
+
+    def only_the_workflow_probe(command, *args, **kwargs):
+        # read_workflow imports the user's file in a short-lived `python -c` to try its
+        # test split (never in this process); nothing else may start
+        from researcher.user_workflow import _PROBE
+
+        if list(command[:3]) == [sys.executable, "-c", _PROBE]:
+            return popen(command, *args, **kwargs)
+        return refuse(command, *args, **kwargs)
+
     monkeypatch.setattr(researcher.local_gateway, "start_local_gateway", refuse)
     monkeypatch.setattr(researcher.study, "start_local_gateway", refuse)
-    monkeypatch.setattr(subprocess, "Popen", refuse)
+    monkeypatch.setattr(subprocess, "Popen", only_the_workflow_probe)
     monkeypatch.setenv("SWARMRL_HOME", str(tmp_path))
     monkeypatch.delenv("SWARMRL_API_KEY", raising=False)
 

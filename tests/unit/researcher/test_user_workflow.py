@@ -242,3 +242,23 @@ def test_a_study_keeps_a_copy_of_the_workflow_and_resume_can_point_it_elsewhere(
     plain = create_study(engine, StudySettings(question="q", budget_s=60))
     refused = CliRunner().invoke(app, ["resume", plain.id, "--workflow", str(moved), "--db", db])
     assert refused.exit_code == 2 and "not started with --workflow" in refused.output
+
+
+def test_where_the_users_file_is_not_the_wrapper_runs_the_copy_shipped_beside_it(
+    agent: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setenv(PARAMS_ENV, "{}")
+    defaults = {"system_prompt": "Answer.", "max_tokens": 8}
+    source = render_wrapper(framing(agent, defaults), arm("step", {"max_tokens": 4}), seed=0)
+    shipped = tmp_path / "job"  # the experiment's folder, as a Ray job gets it
+    (shipped / "user").mkdir(parents=True)
+    (shipped / "workflow.py").write_text(source)
+    (shipped / "user" / "my_agent.py").write_text(agent.read_text().replace("Answer.", "Copy."))
+    (shipped / "user" / "helper.py").write_text((agent.parent / "helper.py").read_text())
+    agent.rename(tmp_path / "elsewhere.py")  # not on this machine
+    wrapped = load_workflow(shipped / "workflow.py")
+    assert asyncio.run(wrapped.rollout({"id": "x"}, None))["prompt"] == "Copy.!"
+
+    (shipped / "user" / "my_agent.py").unlink()
+    with pytest.raises(Exception, match="is gone"):
+        load_workflow(shipped / "workflow.py")
