@@ -8,7 +8,7 @@ API or the database.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 from researcher.plan import Analysis, Arm, Decision, Design, Framing, Hypothesis
 
@@ -17,8 +17,21 @@ class Planner(Protocol):
     name: str  # "template" or "llm:<model>@<url>": every report says who planned
 
     def frame(
-        self, question: str, *, served_models: list[str], model: str | None = None
-    ) -> Framing: ...
+        self,
+        question: str,
+        *,
+        served_models: list[str],
+        model: str | None = None,
+        workflow: str | None = None,
+        workflow_params: dict[str, Any] | None = None,
+        workflow_has_test: bool = True,
+    ) -> Framing:
+        """The question read (`Framing.reading`) and restated, on a served model. With
+        `workflow` (the user's workflow file, absolute path) and its `workflow_params`
+        (its PARAMS defaults) the study trains that workflow: the reading's task is
+        "workflow" and its factor may be "workflow:<PARAM>"; a workflow without a test
+        split (`workflow_has_test` False) is refused (`UnreadableQuestion`)."""
+        ...
 
     def hypotheses(self, framing: Framing, *, notes: list[str]) -> list[Hypothesis]: ...
 
