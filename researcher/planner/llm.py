@@ -45,7 +45,7 @@ from researcher.plan import (
     Outcome,
     Reading,
 )
-from researcher.planner import budget
+from researcher.planner import budget, wording
 from researcher.planner.catalogue import (
     FACTORS,
     TASKS,
@@ -359,17 +359,20 @@ def with_reading(design: Design, reading: Reading) -> Design:
         if reading.task == WORKFLOW_TASK:
             run.pop("task_mix")  # the user's workflow tags no task families to weigh
         arms.append(arm.model_copy(update={"role": role, "run": run}))
-    return design.model_copy(
+    fixed = design.model_copy(
         update={
             "arms": arms,
             "steps": steps,
             "eval_family": reading.task,
+            "metric": "mean reward" if reading.task == WORKFLOW_TASK else "accuracy",
             "outcome": reading.outcome,
             "direction": reading.direction,
             "margin": reading.margin,
             "threshold": reading.threshold,
         }
     )
+    # the rule the analysis applies, whatever words the model chose
+    return fixed.model_copy(update={"decision_rule": wording.decision_rule(reading, fixed)})
 
 
 def at_level(arm: Arm, factor: str, level: Level) -> Arm:

@@ -19,11 +19,10 @@ import re
 from typing import Any
 
 import prompts
-from researcher.analysis import describe_rule
 from researcher.errors import EmptyQuestion, ResearcherError
 from researcher.plan import Analysis, Arm, Decision, Design, Framing, Hypothesis, Reading
 from researcher.planner import budget, design_space, wording
-from researcher.planner.catalogue import TASKS
+from researcher.planner.catalogue import TASKS, WORKFLOW_TASK
 from researcher.planner.reader import read_question, requested_models, serves
 
 WORKFLOW_TEMPLATE = "workflows/mix.py.j2"
@@ -190,6 +189,7 @@ class TemplatePlanner:
             eval_family=reading.task,
             eval_episodes=eval_episodes,
             decision_rule="",
+            metric="mean reward" if reading.task == WORKFLOW_TASK else "accuracy",
             min_effect=min_effect,
             outcome=reading.outcome,
             direction=reading.direction,
@@ -198,8 +198,7 @@ class TemplatePlanner:
             budget_split=dict(budget.BUDGET_SPLIT),
         )
         # the rule in words comes from the analysis that applies it: one place decides it
-        metric = wording.metric_sentence(reading, steps=steps, eval_episodes=eval_episodes)
-        rule = f"{metric[0].upper()}{metric[1:]}. {describe_rule(design)}"
+        rule = wording.decision_rule(reading, design)
         if notes:
             rule += f" Human notes read before this design: {_quote_notes(notes)}"
             rule += f" (applied: {', '.join(applied)})." if applied else " (recorded)."

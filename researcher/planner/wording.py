@@ -10,7 +10,8 @@ words, LangGraph, the gateway or the database.
 
 from __future__ import annotations
 
-from researcher.plan import Reading
+from researcher.analysis import describe_rule
+from researcher.plan import Design, Reading
 from researcher.planner.catalogue import WORKFLOW_PREFIX, WORKFLOW_TASK, describe_level
 from researcher.planner.design_space import (
     MIN_EFFECT,
@@ -143,15 +144,27 @@ def metric_sentence(reading: Reading, *, steps: int, eval_episodes: int) -> str:
             f"each run is scored by its training wall time over {steps_text} (tokens generated "
             f"are reported too)"
         )
+    metric = (
+        "the workflow's own reward, averaged (mean reward)"
+        if reading.task == WORKFLOW_TASK
+        else "accuracy (reward ≥ 1.0)"
+    )
     return (
         f"after {steps_text} of training each run's policy answers {eval_episodes} held-out "
-        f"{task} tasks (test split); the metric is accuracy (reward ≥ 1.0)"
+        f"{task} tasks (test split); the metric is {metric}"
     )
 
 
 def _in_steps(reading: Reading) -> bool:
     """Learning speed scored as steps to a threshold, where fewer steps is faster."""
     return reading.outcome == "learning_speed" and reading.threshold is not None
+
+
+def decision_rule(reading: Reading, design: Design) -> str:
+    """The pre-registered rule in words: how each run is scored, then the rule itself as the
+    analysis states it (`analysis.describe_rule`): one place decides what is supported."""
+    metric = metric_sentence(reading, steps=design.steps, eval_episodes=design.eval_episodes)
+    return f"{metric[0].upper()}{metric[1:]}. {describe_rule(design)}"
 
 
 def summary_text(reading: Reading) -> str:

@@ -736,12 +736,18 @@ def test_the_corpus_holds_at_least_150_questions() -> None:
     assert len(CORPUS) + len(REFUSALS) >= 150
 
 
-def _quoted_questions() -> list[str]:
-    """Every question README.md and docs/*.md pass to `researcher start` or `plan`."""
+DOCS_AGENT_PARAMS = {"system_prompt": "Answer with the number only.", "attempts": 1}  # my_agent.py
+
+
+def _quoted_questions(*, workflow: bool = False) -> list[str]:
+    """Every question README.md and docs/*.md pass to `researcher start` or `plan` — with
+    `--workflow` (the docs' my_agent.py) when `workflow`, else without."""
     found = []
     for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
         text = path.read_text(encoding="utf-8")
-        found += re.findall(r"researcher (?:start|plan) \"([^\"]+\?)\"", text)
+        for question, rest in re.findall(r"researcher (?:start|plan) \"([^\"]+\?)\"([^\n]*)", text):
+            if ("--workflow" in rest) == workflow:
+                found.append(question)
     return sorted(set(found))
 
 
@@ -752,3 +758,11 @@ def test_every_question_quoted_in_readme_and_docs_is_in_the_corpus_and_reads() -
     for question in quoted:
         assert question in in_corpus, f"{question!r} (quoted in the docs) is not in the corpus"
         read_question(question, served_models=ONE)
+
+
+def test_every_workflow_question_in_the_docs_reads_on_the_docs_agent() -> None:
+    quoted = _quoted_questions(workflow=True)
+    assert quoted, "docs/researcher.md shows a --workflow question"
+    for question in quoted:
+        reading = read_question(question, served_models=ONE, workflow_params=DOCS_AGENT_PARAMS)
+        assert reading.task == "workflow" and reading.factor.startswith("workflow:"), question
