@@ -106,6 +106,10 @@ class Design(BaseModel):
     margin: float | None = None  # the equivalence margin when direction is "equivalent"
     threshold: float | None = None  # learning_speed: steps to reach this training reward
     budget_split: dict[str, float] = Field(default_factory=dict)  # phase -> share of budget
+    # sequential seeds (`researcher.sequential`): this design is look `look` of up to
+    # `max_looks`; its verdict reads the interval at that look's alpha-spending level
+    look: int = Field(default=1, ge=1)
+    max_looks: int = Field(default=1, ge=1)
 
 
 class RunResult(BaseModel):
