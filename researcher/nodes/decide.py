@@ -14,8 +14,8 @@ from langgraph.runtime import Runtime
 from experiments_db import crud
 from researcher.context import StudyContext
 from researcher.nodes.common import design_of, framing_of, hypothesis_of
-from researcher.planner import budget
 from researcher.plan import Analysis
+from researcher.planner import budget
 from researcher.state import StudyState
 
 
