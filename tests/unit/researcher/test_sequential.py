@@ -215,3 +215,31 @@ def test_the_next_round_costs_every_seed_again_plus_one():
     cost = budget.next_round_cost_s(arms=2, seeds=2, steps=10, step_seconds=7.0)
     assert cost == pytest.approx(2 * 3 * 10 * 7.0 / budget.BUDGET_SPLIT["train"])
     assert math.isclose(cost, budget.round_cost_s(6, 10, 7.0))
+
+
+def test_the_decide_node_prices_the_next_look_from_the_design():
+    from types import SimpleNamespace
+
+    from researcher.nodes.decide import decide
+    from researcher.plan import Analysis, Framing, Reading
+    from researcher.planner.template import TemplatePlanner
+
+    reading = Reading(factor="kl_coef", levels=[0.0, 0.5], control=0.0, task="arithmetic")
+    framing = Framing(question="q", family="kl_coef", summary="s", model="m", planner="template",
+                      served_models=["m"], reading=reading)  # fmt: skip
+    h1 = Hypothesis(key="H1", statement="s", prediction="p", refuted_if="r")
+    design = _design().model_copy(update={"seeds": [0, 1], "steps": 10})
+    analysis = Analysis(arm_means={}, arm_ci={}, comparisons=[], verdict="inconclusive",
+                        summary="")  # fmt: skip
+    events: list[tuple] = []
+    ctx = SimpleNamespace(
+        planner=TemplatePlanner(), step_seconds=5.0, budget_left=lambda: 400.0,
+        tick=lambda *a, **k: None, event=lambda *a, **k: events.append((a, k)),
+    )  # fmt: skip
+    state = {"framing": framing.model_dump(), "hypotheses": [h1.model_dump()], "hypothesis": "H1",
+             "analyses": [analysis.model_dump()], "design": design.model_dump(), "round": 1}  # fmt: skip
+    update = decide(state, SimpleNamespace(context=ctx))
+    cost = budget.next_round_cost_s(2, 2, 10, 5.0)  # 2 arms x 3 seeds x 10 steps x 5 s / 0.7
+    assert round(cost) == 429  # not the flat 600 s guessed before
+    assert update["outcome"] == "concluded"
+    assert "400 s of budget left, a round needs about 429 s" in update["decision"]["reason"]
