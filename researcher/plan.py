@@ -137,7 +137,8 @@ class Comparison(BaseModel):
     effect_measure: str = "Cohen's h"  # what effect_size is, in words
     verdict: str | None = None  # this comparison's verdict by the design's rule
     decision_ci: tuple[float, float] | None = None  # the interval the verdict used (90% TOST,
-    # Bonferroni-widened with several treatments), when it differs from the 95% one
+    # Bonferroni-widened with several treatments, at a sequential look's level), when it
+    # differs from the 95% one
 
 
 class Trend(BaseModel):
