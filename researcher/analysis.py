@@ -352,7 +352,8 @@ def describe_rule(design: Design) -> str:
             "same rule."
         )
     if design.max_looks > 1:
-        text += " " + describe_stopping(design.max_looks, design.direction)
+        stopping = describe_stopping(design.max_looks, design.direction)
+        text += f" {stopping} This is look {design.look}."
     return text
 
 

@@ -72,8 +72,9 @@ def describe(max_looks: int, direction: str) -> str:
     return (
         f"Sequential seeds: an inconclusive round is followed by another with one more seed "
         f"per arm, up to {max_looks} looks, stopping at the first verdict. To keep the chance "
-        f"of a false verdict over all looks within that of one look, the {interval} is "
-        f"widened by Kim–DeMets power (ρ = 2, O'Brien–Fleming-like) alpha spending over up to "
-        f"{max_looks} looks: levels {levels} at looks 1–{max_looks} (the looks' error rates "
-        f"add up to one look's, so they hold however the looks' seeds overlap)."
+        f"of a false verdict over all looks within that of one look, the verdict reads the "
+        f"{interval} widened by Kim–DeMets power (ρ = 2, O'Brien–Fleming-like) alpha spending "
+        f"over up to {max_looks} looks: levels {levels} at looks 1–{max_looks}, before any "
+        f"split between treatments (the looks' error rates add up to one look's, so they hold "
+        f"however the looks' seeds overlap)."
     )
