@@ -154,7 +154,7 @@ class TemplatePlanner:
         if "seeds" in asked:
             n_seeds = int(asked["seeds"])
             applied.append(f"seeds={n_seeds}")
-        look = _look_of(hypothesis)
+        look = look_of(hypothesis)
         n_seeds += look - 1  # each follow-up of an inconclusive round: one more seed per arm
         runs = len(arms) * n_seeds
         steps = budget.steps_for(budget_s, runs, step_seconds)
@@ -326,7 +326,7 @@ def _effect_sentence(analysis: Analysis) -> str:
     return "; ".join(parts) + "."
 
 
-def _look_of(hypothesis: Hypothesis) -> int:
+def look_of(hypothesis: Hypothesis) -> int:
     """Which look at the question a hypothesis's design is: 1 for a first hypothesis; a
     follow-up (key H2, H3, ... from `_next_key`) is look 2, 3, ... up to MAX_ROUNDS."""
     if hypothesis.parent is None:
