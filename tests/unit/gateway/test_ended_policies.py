@@ -227,7 +227,7 @@ def test_an_ended_run_frees_its_engine_and_still_answers_with_its_trained_weight
     assert pool.loads == 2
     state = run_state(client, "trained")
     assert state["status"] == "stopped" and state["policies"]["policy"]["version"] == 1
-    assert client.get(f"/runs/trained/metrics").status_code == 200
+    assert client.get("/runs/trained/metrics").status_code == 200
 
 
 def test_one_ended_engine_stays_resident_the_most_recently_used(make_client, tiny_factory):
