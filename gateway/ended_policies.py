@@ -155,7 +155,7 @@ class ReloadingEngine:
         self.source = source
         self._version = version
         self._max_context = max_context
-        self._tokenizer = tokenizer
+        self.tokenizer = tokenizer
 
     @property
     def version(self) -> int:
@@ -166,7 +166,7 @@ class ReloadingEngine:
         return self._max_context
 
     def _lease(self):
-        return self._pool.lease(self.name, self.source, self._version, self._tokenizer)
+        return self._pool.lease(self.name, self.source, self._version, self.tokenizer)
 
     async def stream(self, prompt_token_ids: Sequence[int], params: SamplingParams):
         async with (

@@ -112,6 +112,7 @@ class RunManager:
         # ended runs' policies are served from disk when the factory can load an engine alone
         self._ended = EndedPolicyPool(self._load_ended, settings.ended_policies_resident)
         self._parks = hasattr(factory, "load_engine")
+        self._tokenizers: dict[str, ChatTokenizer] = {}  # by fingerprint: ended policies share
 
     # -- lookup ----------------------------------------------------------------------------
 
@@ -771,7 +772,10 @@ class RunManager:
                     log.exception("run %s: freeing policy %s failed", run.name, name)
                     continue
                 if name in sources:
-                    self._park(run, name, policy, sources[name])
+                    tokenizer = await anyio.to_thread.run_sync(
+                        self._shared, policy.served.tokenizer
+                    )
+                    self._park(run, name, policy, sources[name], tokenizer)
             run.buffer = GroupBuffer()  # nothing trains any more
         await anyio.to_thread.run_sync(release_memory)
         log.info("run %s: training memory freed", run.name)
@@ -807,9 +811,12 @@ class RunManager:
             return sources
         return {name: str(Path(saved.path) / name) for name in run.policies}
 
-    def _park(self, run: Run, name: str, policy: Policy, source: str) -> None:
-        """Serve `name` of the ended `run` from `source` through the ended-policy pool; its
-        engine, still running, becomes the pool's most recent resident one."""
+    def _park(
+        self, run: Run, name: str, policy: Policy, source: str, tokenizer: ChatTokenizer
+    ) -> None:
+        """Serve `name` of the ended `run` from `source` with `tokenizer` through the
+        ended-policy pool; its engine, still running, becomes the pool's most recent
+        resident one."""
         model = run.model_of(name)
         served = policy.served
         version = policy.trainer.version
@@ -819,12 +826,27 @@ class RunManager:
             source=source,
             version=version,
             max_context=served.engine.max_context,
-            tokenizer=served.tokenizer,
+            tokenizer=tokenizer,
         )
-        parked = dataclasses.replace(served, engine=engine)
+        parked = dataclasses.replace(served, tokenizer=engine.tokenizer, engine=engine)
         self._ended.adopt(model, served.engine)
         self._models.replace(model, parked)
         run.policies[name] = Policy(served=parked, trainer=EndedTrainer(version))
+
+    def _shared(self, tokenizer: ChatTokenizer) -> ChatTokenizer:
+        """One tokenizer object for every ended policy (and base model) whose tokenizer
+        works alike: a tokenizer takes ~10 MiB, an ended run would keep one for ever.
+        Off the event loop: a fingerprint takes ~0.2 s."""
+        fingerprint = getattr(tokenizer, "fingerprint", None)
+        if fingerprint is None:
+            return tokenizer
+        if not self._tokenizers:
+            for name in self._models.base_names():  # (never iterate the live registry here)
+                base = self._models.find(name)
+                known = getattr(base.tokenizer, "fingerprint", None) if base else None
+                if known is not None:
+                    self._tokenizers.setdefault(known(), base.tokenizer)
+        return self._tokenizers.setdefault(fingerprint(), tokenizer)
 
     async def _load_ended(
         self, source: str, version: int, tokenizer: ChatTokenizer

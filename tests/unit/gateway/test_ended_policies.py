@@ -240,6 +240,8 @@ def test_one_ended_engine_stays_resident_the_most_recently_used(make_client, tin
         eventually(lambda n=name: parked(client, f"{n}/policy"), 60)
     pool = client.app.state.gateway.runs._ended
     assert pool.resident_names() == ["b/policy"] and pool.loads == 0  # b's own engine, adopted
+    models = client.app.state.gateway.models
+    assert models.get("a/policy").tokenizer is models.get("b/policy").tokenizer  # one kept
 
     def a_released() -> bool:
         gc.collect()
