@@ -1,7 +1,7 @@
 """Bytes a checkpoint takes, and a gateway's RSS across sequential runs (issue 14: F10, F11).
 
     .venv/bin/python bench/disk_and_memory.py checkpoint [--model smollm2-135m]
-    .venv/bin/python bench/disk_and_memory.py memory [--model smollm2-135m] [--runs 6]
+    .venv/bin/python bench/disk_and_memory.py memory [--model smollm2-135m] [--runs 6] [--steps 1]
 
 `checkpoint`: builds a full-parameter policy with `TorchPolicyFactory` (this machine's
 dtypes), trains one step, saves a resumable checkpoint (float32 masters + optimizer state)
@@ -10,9 +10,10 @@ and an export one (weights only, training dtype), and prints each one's files an
 steps each, finished and stopped alternating, episodes played over HTTP); once a run ended
 and freed its training memory, one greedy chat to the ended run's policy by model name (what
 a held-out evaluation does). Prints the process's RSS peak while each run trains and its
-RSS after that chat, then the RSS after the last run over the RSS after the first (issue
-14's bound: within 1.5x), the overall peak and the state directory's size. Not a test:
-numbers depend on the box.
+RSS after that chat; then asks every ended policy again (each reloaded from disk: the
+seconds each answer took), and prints the RSS after the last run over the RSS after the
+first (issue 14's bound: within 1.5x), the overall peak and the state directory's size.
+Not a test: numbers depend on the box.
 """
 
 from __future__ import annotations
@@ -108,6 +109,15 @@ def gateway_memory(model: str, runs: int, steps: int) -> None:
                 print(f"run {i} ({'finished' if finishes else 'stopped'}): peak while training "
                       f"{peak[0] >> 20} MiB, after it ended and answered {answer!r}: "
                       f"{after[-1] >> 20} MiB")  # fmt: skip
+            # a held-out evaluation of every arm at the end: each ended policy is reloaded
+            seconds = []
+            for i in range(runs):
+                asked = time.perf_counter()
+                ask_ended_policy(client, f"bench{i}")
+                seconds.append(time.perf_counter() - asked)
+            print(f"each ended policy asked again (reloaded from disk): "
+                  f"{', '.join(f'{s:.1f}' for s in seconds)} s; RSS then "
+                  f"{rss_bytes(gw.process.pid) >> 20} MiB")  # fmt: skip
         print(f"RSS after run 1 ended: {after[0] >> 20} MiB; after run {runs} ended: "
               f"{after[-1] >> 20} MiB; ratio {after[-1] / after[0]:.2f} (bound 1.5); "
               f"peak {overall[0] >> 20} MiB; {time.perf_counter() - started:.0f} s")  # fmt: skip
