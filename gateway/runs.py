@@ -70,7 +70,14 @@ from swarm.protocol import (
 )
 from trainer.errors import InsufficientDisk
 from trainer.memory import release_memory
-from trainer.types import OPTIMIZER_FILE, ChatTokenizer, InferenceEngine, Policy, PolicyFactory
+from trainer.types import (
+    OPTIMIZER_FILE,
+    ChatTokenizer,
+    InferenceEngine,
+    Policy,
+    PolicyFactory,
+    ServedModel,
+)
 
 log = logging.getLogger(__name__)
 
@@ -271,7 +278,9 @@ class RunManager:
 
         The runs' episodes left open are aborted ("gateway restarted"; recording-only
         episodes, of no run, stay open: their calls are all in the database). Stopped,
-        finished and failed runs are listed, their policies not loaded. Each starting,
+        finished and failed runs are listed; their policies answer again from the
+        ended-policy pool where their final weights are known (`_serve_restored`), nothing
+        loaded until asked. Each starting,
         running or paused run resumes from its latest checkpoint (each policy from its own
         directory; the base model, or the run's `resume_from`, when it has none): its step
         is the checkpoint's,
@@ -305,6 +314,7 @@ class RunManager:
             self._runs[run.name] = run
             self._stored_versions[run.name] = {p.name: p.version for p in policies}
             if run.is_terminal:
+                await self._serve_restored(run)
                 continue
             if invalid is not None:  # saved by an older gateway, before today's bounds
                 run.status, run.error = "failed", f"not restored: {invalid}"
@@ -810,6 +820,42 @@ class RunManager:
         if saved is None:
             return sources
         return {name: str(Path(saved.path) / name) for name in run.policies}
+
+    async def _serve_restored(self, run: Run) -> None:
+        """A restored ended run's policies are served from the pool again when their final
+        weights are known — the newest checkpoint at the run's step, or what a policy that
+        never trained was built from — and their base model is served here (its tokenizer
+        is theirs: nothing is loaded at startup). Others stay unserved (404), as before."""
+        if not self._parks:
+            return
+        rows = await anyio.to_thread.run_sync(self._store.checkpoints, run.name)
+        newest = rows[-1] if rows else None
+        versions = self._stored_versions.get(run.name, {})
+        for name, plan in run.plans.items():
+            base = self._models.find(plan.base_model)
+            if base is None or plan.base_model not in self._models.base_names():
+                continue
+            if newest is not None and newest.step == run.step:
+                source = str(Path(newest.path) / name)
+                if not await anyio.to_thread.run_sync(Path(source).is_dir):
+                    continue
+            elif run.step == 0:
+                source = run.resume_from or plan.base_model
+            else:
+                continue  # trained past its last checkpoint (an older gateway's run)
+            model = run.model_of(name)
+            version = versions.get(name, 0)
+            engine = ReloadingEngine(
+                self._ended,
+                model,
+                source=source,
+                version=version,
+                max_context=base.engine.max_context,
+                tokenizer=base.tokenizer,
+            )
+            served = ServedModel(name=model, tokenizer=base.tokenizer, engine=engine)
+            self._models.add(model, served)
+            run.policies[name] = Policy(served=served, trainer=EndedTrainer(version))
 
     def _park(
         self, run: Run, name: str, policy: Policy, source: str, tokenizer: ChatTokenizer

@@ -250,3 +250,56 @@ def test_one_ended_engine_stays_resident_the_most_recently_used(make_client, tin
     eventually(a_released, 30)
     greedy(client, "a/policy")
     assert pool.resident_names() == ["a/policy"] and pool.loads == 1
+
+
+def test_a_restarted_gateway_serves_its_ended_runs_policies_from_their_final_weights(
+    settings, tiny_factory
+):
+    from fastapi.testclient import TestClient
+
+    from gateway.app import make_app
+    from gateway.recorder import EpisodeRecorder
+    from trainer.config import ModelConfig
+    from trainer.engine import TorchEngine
+    from trainer.model import load_model
+    from trainer.tokenizer import HFChatTokenizer
+    from trainer.types import ServedModel
+
+    def gateway() -> tuple[TestClient, TorchEngine]:
+        """A gateway on `settings`' state dir serving the tiny model as its base model."""
+        loaded = load_model(ModelConfig(name="tiny", dtype="float32"))
+        tokenizer = HFChatTokenizer(loaded.tokenizer)
+        engine = TorchEngine(loaded.model, tokenizer, EngineConfig(max_batch=8))
+        served = ServedModel(name="tiny", tokenizer=tokenizer, engine=engine)
+        recorder = EpisodeRecorder.from_settings(settings)
+        app = make_app([served], recorder, settings, policy_factory=tiny_factory)
+        client = TestClient(app)
+        client.__enter__()
+        return client, engine
+
+    before, base_engine = gateway()
+    try:
+        create_run(before, "trained", **TINY_RUN)
+        create_run(before, "never", **TINY_RUN)
+        train_one_step(before, "trained")
+        for name in ("trained", "never"):
+            assert before.post(f"/runs/{name}/stop").status_code == 200
+            eventually(lambda n=name: parked(before, f"{n}/policy"), 60)
+        answers = {name: greedy(before, f"{name}/policy") for name in ("trained", "never")}
+    finally:
+        before.__exit__(None, None, None)
+        base_engine.shutdown()
+
+    after, base_engine = gateway()
+    try:
+        models = [m["id"] for m in after.get("/v1/models").json()["data"]]
+        assert {"trained/policy", "never/policy"} <= set(models)
+        assert after.app.state.gateway.runs._ended.loads == 0  # nothing loaded at startup
+        for name, (tokens, logprobs) in answers.items():
+            again_tokens, again_logprobs = greedy(after, f"{name}/policy")
+            assert again_tokens == tokens
+            assert again_logprobs == pytest.approx(logprobs, abs=1e-5)
+        assert run_state(after, "trained")["policies"]["policy"]["version"] == 1
+    finally:
+        after.__exit__(None, None, None)
+        base_engine.shutdown()
