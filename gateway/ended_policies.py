@@ -10,7 +10,8 @@ pool, which loads it from the policy's final weights (`source`: the run's final 
 or what the policy was built from when it never trained) when it is not resident. The pool
 keeps the `resident` most recently used engines; others are shut down as soon as no request
 uses them (a load first evicts an idle one, so two never overlap needlessly). `resident` 0
-loads one per request. `EndedTrainer` stands in the run for the freed trainer.
+loads one per request. `EndedTrainer` stands in the run for the freed trainer. A restarted
+gateway registers its ended runs' policies the same way, none resident until asked.
 
 Knows nothing of torch, HTTP or runs: `load(source, version, tokenizer)` is the policy
 factory's (`TorchPolicyFactory.load_engine`).
