@@ -843,19 +843,10 @@ class RunManager:
                 source = run.resume_from or plan.base_model
             else:
                 continue  # trained past its last checkpoint (an older gateway's run)
-            model = run.model_of(name)
-            version = versions.get(name, 0)
-            engine = ReloadingEngine(
-                self._ended,
-                model,
-                source=source,
-                version=version,
-                max_context=base.engine.max_context,
-                tokenizer=base.tokenizer,
+            served = ServedModel(
+                name=run.model_of(name), tokenizer=base.tokenizer, engine=base.engine
             )
-            served = ServedModel(name=model, tokenizer=base.tokenizer, engine=engine)
-            self._models.add(model, served)
-            run.policies[name] = Policy(served=served, trainer=EndedTrainer(version))
+            self._serve_ended(run, name, served, source, versions.get(name, 0), base.tokenizer)
 
     def _park(
         self, run: Run, name: str, policy: Policy, source: str, tokenizer: ChatTokenizer
@@ -863,21 +854,34 @@ class RunManager:
         """Serve `name` of the ended `run` from `source` with `tokenizer` through the
         ended-policy pool; its engine, still running, becomes the pool's most recent
         resident one."""
-        model = run.model_of(name)
-        served = policy.served
-        version = policy.trainer.version
+        self._ended.adopt(policy.served.name, policy.served.engine)
+        self._serve_ended(run, name, policy.served, source, policy.trainer.version, tokenizer)
+
+    def _serve_ended(
+        self,
+        run: Run,
+        name: str,
+        served: ServedModel,
+        source: str,
+        version: int,
+        tokenizer: ChatTokenizer,
+    ) -> None:
+        """Register `<run>/<name>` as `served` (its engine: the context it serves) with a
+        `ReloadingEngine` of `source` at `version`; the run holds an `EndedTrainer`."""
         engine = ReloadingEngine(
             self._ended,
-            model,
+            served.name,
             source=source,
             version=version,
             max_context=served.engine.max_context,
             tokenizer=tokenizer,
         )
-        parked = dataclasses.replace(served, tokenizer=engine.tokenizer, engine=engine)
-        self._ended.adopt(model, served.engine)
-        self._models.replace(model, parked)
-        run.policies[name] = Policy(served=parked, trainer=EndedTrainer(version))
+        ended = dataclasses.replace(served, tokenizer=tokenizer, engine=engine)
+        if self._models.find(served.name) is None:
+            self._models.add(served.name, ended)
+        else:
+            self._models.replace(served.name, ended)
+        run.policies[name] = Policy(served=ended, trainer=EndedTrainer(version))
 
     def _shared(self, tokenizer: ChatTokenizer) -> ChatTokenizer:
         """One tokenizer object for every ended policy (and base model) whose tokenizer
