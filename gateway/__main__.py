@@ -176,6 +176,14 @@ def serve(
             "(0: every checkpoint kept whole).",
         ),
     ] = 2,
+    ended_policies_resident: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="Ended runs' policies whose engine stays loaded (the most recently used); "
+            "the others still answer, reloading their final weights from disk on demand.",
+        ),
+    ] = 1,
     max_inflight_per_key: Annotated[
         int,
         typer.Option(
@@ -220,6 +228,7 @@ def serve(
         zero_stage=zero,
         max_live_runs=max_live_runs,
         keep_checkpoints=keep_checkpoints,
+        ended_policies_resident=ended_policies_resident,
         limits=RequestLimits(
             max_inflight_per_key=max_inflight_per_key,
             max_choices_per_request=max_choices_per_request,

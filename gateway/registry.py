@@ -30,6 +30,11 @@ class ModelRegistry:
         assert name not in self._models, f"{name!r} is served already"
         self._models[name] = served
 
+    def replace(self, name: str, served: ServedModel) -> None:
+        """Serve `name` from `served` from now on (requests already started keep theirs)."""
+        assert name in self._models, f"{name!r} is not served"
+        self._models[name] = served
+
     def remove(self, name: str) -> None:
         self._models.pop(name, None)
 

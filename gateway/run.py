@@ -46,6 +46,8 @@ class Run:
     step: int = 0
     error: str | None = None
     policies: dict[str, Policy] = field(default_factory=dict)
+    # policy → (what it was built from: a checkpoint dir or a model name, its version then)
+    built_from: dict[str, tuple[str, int]] = field(default_factory=dict)
     buffer: GroupBuffer = field(default_factory=GroupBuffer)
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)  # one step or checkpoint at a time

@@ -11,7 +11,11 @@ and the status transitions:
 loop) and answers "running"; a factory error leaves the run "failed" with its `error`.
 Stopping, finishing and failing abort the run's open episodes and free the run's training
 memory at once (master weights, gradients, optimizer state, reference model); the
-policies keep serving their engine copy (for evaluation) until the gateway shuts down.
+policies keep serving (held-out evaluation) from their final weights on disk — the final
+checkpoint, an export written at the end when no checkpoint holds them — through the
+ended-policy pool (`gateway.ended_policies`: at most `ended_policies_resident` engines
+loaded, the others reloaded on demand), so a gateway's memory does not grow with the runs
+it hosted.
 Checkpoints are kept per the run's `keep_checkpoints` (the newest N and the best by
 reward/mean; only the newest keeps the optimizer state a restart needs, and none once the
 run ended); one that would not fit on the disk is not written and pauses the run. At startup `restore` brings back the runs
@@ -35,6 +39,7 @@ from pydantic import ValidationError
 from experiments_db.models import PolicyRow, RunRow
 from gateway.buffer import FinishedEpisode, GroupBuffer
 from gateway.drift import drift_counts
+from gateway.ended_policies import EndedPolicyPool, EndedTrainer, ReloadingEngine
 from gateway.errors import (
     Conflict,
     EpisodeNotOpen,
@@ -65,7 +70,14 @@ from swarm.protocol import (
 )
 from trainer.errors import InsufficientDisk
 from trainer.memory import release_memory
-from trainer.types import OPTIMIZER_FILE, Policy, PolicyFactory
+from trainer.types import (
+    OPTIMIZER_FILE,
+    ChatTokenizer,
+    InferenceEngine,
+    Policy,
+    PolicyFactory,
+    ServedModel,
+)
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +116,10 @@ class RunManager:
         self._runs: dict[str, Run] = {}
         self._stored_versions: dict[str, dict[str, int]] = {}  # restored runs not loaded
         self._releases: set[asyncio.Task] = set()  # ended runs freeing their memory
+        # ended runs' policies are served from disk when the factory can load an engine alone
+        self._ended = EndedPolicyPool(self._load_ended, settings.ended_policies_resident)
+        self._parks = hasattr(factory, "load_engine")
+        self._tokenizers: dict[str, ChatTokenizer] = {}  # by fingerprint: ended policies share
 
     # -- lookup ----------------------------------------------------------------------------
 
@@ -251,6 +267,8 @@ class RunManager:
         if policy.served.name != model:
             policy.served = dataclasses.replace(policy.served, name=model)
         self._models.add(model, policy.served)
+        source = resume_from or run.resume_from or plan.base_model
+        run.built_from[name] = (source, policy.trainer.version)
         return policy
 
     # -- restart ---------------------------------------------------------------------------
@@ -260,7 +278,9 @@ class RunManager:
 
         The runs' episodes left open are aborted ("gateway restarted"; recording-only
         episodes, of no run, stay open: their calls are all in the database). Stopped,
-        finished and failed runs are listed, their policies not loaded. Each starting,
+        finished and failed runs are listed; their policies answer again from the
+        ended-policy pool where their final weights are known (`_serve_restored`), nothing
+        loaded until asked. Each starting,
         running or paused run resumes from its latest checkpoint (each policy from its own
         directory; the base model, or the run's `resume_from`, when it has none): its step
         is the checkpoint's,
@@ -294,6 +314,7 @@ class RunManager:
             self._runs[run.name] = run
             self._stored_versions[run.name] = {p.name: p.version for p in policies}
             if run.is_terminal:
+                await self._serve_restored(run)
                 continue
             if invalid is not None:  # saved by an older gateway, before today's bounds
                 run.status, run.error = "failed", f"not restored: {invalid}"
@@ -574,34 +595,39 @@ class RunManager:
         if not run.ready:
             raise Conflict(f"Run {run.name!r} has no policies to save.", code="run_not_live")
         async with run.lock:
-            if _released(run):
-                log.info("run %s: no checkpoint: the run ended (training state freed)", run.name)
+            return await self._save_checkpoint(run, resumable=resumable)
+
+    async def _save_checkpoint(
+        self, run: Run, *, resumable: bool, pause_on_full_disk: bool = True
+    ) -> CheckpointPublic | None:
+        """`checkpoint`'s body, under the run lock; without `pause_on_full_disk` a disk
+        without room raises `InsufficientDisk` (nothing written) instead of pausing."""
+        if _released(run):
+            log.info("run %s: no checkpoint: the run ended (training state freed)", run.name)
+            return None
+        step = run.step
+        row = await anyio.to_thread.run_sync(self._store.checkpoint, run.name, step)
+        if row is None:
+            directory = self.checkpoint_dir(run, step)
+            targets = {name: self._policy_dir(directory, name) for name in run.policies}
+            try:
+                for name, policy in run.policies.items():
+                    if resumable:
+                        await policy.trainer.save_checkpoint(str(targets[name]))
+                    else:
+                        await policy.trainer.save_checkpoint(str(targets[name]), resumable=False)
+            except InsufficientDisk as error:
+                # policies saved before this one make no checkpoint: never half of one
+                await anyio.to_thread.run_sync(lambda: shutil.rmtree(directory, ignore_errors=True))
+                if not pause_on_full_disk:
+                    raise
+                await self._pause_for_disk(run, step, error)
                 return None
-            step = run.step
-            row = await anyio.to_thread.run_sync(self._store.checkpoint, run.name, step)
-            if row is None:
-                directory = self.checkpoint_dir(run, step)
-                targets = {name: self._policy_dir(directory, name) for name in run.policies}
-                try:
-                    for name, policy in run.policies.items():
-                        if resumable:
-                            await policy.trainer.save_checkpoint(str(targets[name]))
-                        else:
-                            await policy.trainer.save_checkpoint(
-                                str(targets[name]), resumable=False
-                            )
-                except InsufficientDisk as error:
-                    # policies saved before this one make no checkpoint: never half of one
-                    await anyio.to_thread.run_sync(
-                        lambda: shutil.rmtree(directory, ignore_errors=True)
-                    )
-                    await self._pause_for_disk(run, step, error)
-                    return None
-                row = await anyio.to_thread.run_sync(
-                    self._store.add_checkpoint, run.name, step, str(directory)
-                )
-                log.info("run %s: checkpoint at step %d in %s", run.name, step, directory)
-                await anyio.to_thread.run_sync(self._retain, run, False)
+            row = await anyio.to_thread.run_sync(
+                self._store.add_checkpoint, run.name, step, str(directory)
+            )
+            log.info("run %s: checkpoint at step %d in %s", run.name, step, directory)
+            await anyio.to_thread.run_sync(self._retain, run, False)
         return CheckpointPublic(step=row.step, path=row.path, created_at=row.created_at)
 
     async def _pause_for_disk(self, run: Run, step: int, error: InsufficientDisk) -> None:
@@ -732,17 +758,21 @@ class RunManager:
         await asyncio.gather(*tasks, *self._releases, return_exceptions=True)
         for run in self._runs.values():
             await self._close_policies(run, unregister=False)
+        await self._ended.close()
 
     async def _release(self, run: Run) -> None:
-        """The run ended: its checkpoints lose their optimizer state, and its training
-        memory goes at once (after a step in progress: the run lock); its policies keep
-        serving their engine copy (evaluation) until the gateway shuts down."""
+        """The run ended: its final weights go to disk where no checkpoint holds them yet,
+        its checkpoints lose their optimizer state, and its training memory goes at once
+        (after a step in progress: the run lock); each policy's engine moves to the
+        ended-policy pool, which serves it from those weights (`gateway.ended_policies`).
+        A policy whose final weights could not be written keeps its engine (logged)."""
         async with run.lock:
+            sources = await self._final_weights(run)
             try:
                 await anyio.to_thread.run_sync(self._retain, run, True)
             except Exception:
                 log.exception("run %s: pruning its checkpoints failed", run.name)
-            for name, policy in run.policies.items():
+            for name, policy in list(run.policies.items()):
                 release = getattr(policy.trainer, "release_training", None)
                 if release is None:
                     continue
@@ -750,7 +780,128 @@ class RunManager:
                     await anyio.to_thread.run_sync(release)
                 except Exception:
                     log.exception("run %s: freeing policy %s failed", run.name, name)
+                    continue
+                if name in sources:
+                    tokenizer = await anyio.to_thread.run_sync(
+                        self._shared, policy.served.tokenizer
+                    )
+                    self._park(run, name, policy, sources[name], tokenizer)
+            run.buffer = GroupBuffer()  # nothing trains any more
+        await anyio.to_thread.run_sync(release_memory)
         log.info("run %s: training memory freed", run.name)
+
+    async def _final_weights(self, run: Run) -> dict[str, str]:
+        """Where each policy's final weights lie (a checkpoint directory, or the model name
+        it was built from when it never trained), an export checkpoint written for them
+        when none holds them; {} when this gateway cannot serve policies from disk."""
+        if not self._parks or not run.ready or _released(run):
+            return {}
+        rows = await anyio.to_thread.run_sync(self._store.checkpoints, run.name)
+        newest = rows[-1] if rows else None
+        sources: dict[str, str] = {}
+        for name, policy in run.policies.items():
+            built, version = run.built_from.get(name, (None, None))
+            if newest is not None and newest.step == run.step:
+                sources[name] = str(Path(newest.path) / name)
+            elif built is not None and policy.trainer.version == version:
+                sources[name] = built  # never trained: its weights are what it was built from
+        if len(sources) == len(run.policies):
+            return sources
+        try:
+            saved = await self._save_checkpoint(
+                run, resumable=self._keep(run) == 0, pause_on_full_disk=False
+            )
+        except Exception as error:  # InsufficientDisk above all
+            log.warning(
+                "run %s: its final weights could not be written (%s: %s); its policies keep "
+                "their engines loaded", run.name, type(error).__name__, error,
+            )  # fmt: skip
+            return sources
+        if saved is None:
+            return sources
+        return {name: str(Path(saved.path) / name) for name in run.policies}
+
+    async def _serve_restored(self, run: Run) -> None:
+        """A restored ended run's policies are served from the pool again when their final
+        weights are known — the newest checkpoint at the run's step, or what a policy that
+        never trained was built from — and their base model is served here (its tokenizer
+        is theirs: nothing is loaded at startup). Others stay unserved (404), as before."""
+        if not self._parks:
+            return
+        rows = await anyio.to_thread.run_sync(self._store.checkpoints, run.name)
+        newest = rows[-1] if rows else None
+        versions = self._stored_versions.get(run.name, {})
+        for name, plan in run.plans.items():
+            base = self._models.find(plan.base_model)
+            if base is None or plan.base_model not in self._models.base_names():
+                continue
+            if newest is not None and newest.step == run.step:
+                source = str(Path(newest.path) / name)
+                if not await anyio.to_thread.run_sync(Path(source).is_dir):
+                    continue
+            elif run.step == 0:
+                source = run.resume_from or plan.base_model
+            else:
+                continue  # trained past its last checkpoint (an older gateway's run)
+            served = ServedModel(
+                name=run.model_of(name), tokenizer=base.tokenizer, engine=base.engine
+            )
+            self._serve_ended(run, name, served, source, versions.get(name, 0), base.tokenizer)
+
+    def _park(
+        self, run: Run, name: str, policy: Policy, source: str, tokenizer: ChatTokenizer
+    ) -> None:
+        """Serve `name` of the ended `run` from `source` with `tokenizer` through the
+        ended-policy pool; its engine, still running, becomes the pool's most recent
+        resident one."""
+        self._ended.adopt(policy.served.name, policy.served.engine)
+        self._serve_ended(run, name, policy.served, source, policy.trainer.version, tokenizer)
+
+    def _serve_ended(
+        self,
+        run: Run,
+        name: str,
+        served: ServedModel,
+        source: str,
+        version: int,
+        tokenizer: ChatTokenizer,
+    ) -> None:
+        """Register `<run>/<name>` as `served` (its engine: the context it serves) with a
+        `ReloadingEngine` of `source` at `version`; the run holds an `EndedTrainer`."""
+        engine = ReloadingEngine(
+            self._ended,
+            served.name,
+            source=source,
+            version=version,
+            max_context=served.engine.max_context,
+            tokenizer=tokenizer,
+        )
+        ended = dataclasses.replace(served, tokenizer=tokenizer, engine=engine)
+        if self._models.find(served.name) is None:
+            self._models.add(served.name, ended)
+        else:
+            self._models.replace(served.name, ended)
+        run.policies[name] = Policy(served=ended, trainer=EndedTrainer(version))
+
+    def _shared(self, tokenizer: ChatTokenizer) -> ChatTokenizer:
+        """One tokenizer object for every ended policy (and base model) whose tokenizer
+        works alike: a tokenizer takes ~10 MiB, an ended run would keep one for ever.
+        Off the event loop: a fingerprint takes ~0.2 s."""
+        fingerprint = getattr(tokenizer, "fingerprint", None)
+        if fingerprint is None:
+            return tokenizer
+        if not self._tokenizers:
+            for name in self._models.base_names():  # (never iterate the live registry here)
+                base = self._models.find(name)
+                known = getattr(base.tokenizer, "fingerprint", None) if base else None
+                if known is not None:
+                    self._tokenizers.setdefault(known(), base.tokenizer)
+        return self._tokenizers.setdefault(fingerprint(), tokenizer)
+
+    async def _load_ended(
+        self, source: str, version: int, tokenizer: ChatTokenizer
+    ) -> InferenceEngine:
+        return await self._factory.load_engine(source, version, tokenizer)  # type: ignore[union-attr]
 
     async def _close_policies(self, run: Run, *, unregister: bool = True) -> None:
         for name, policy in list(run.policies.items()):

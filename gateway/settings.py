@@ -74,6 +74,9 @@ class GatewaySettings(BaseModel):
     # checkpoints a run keeps (the newest N + the best) unless it sets keep_checkpoints;
     # 0: every checkpoint kept whole
     keep_checkpoints: int = Field(default=2, ge=0)
+    # ended runs' policies whose engine stays loaded (the most recently used); the others
+    # are served by reloading their final weights from disk on demand (gateway/ended_policies.py)
+    ended_policies_resident: int = Field(default=1, ge=0)
 
     @property
     def runs_dir(self) -> Path:

@@ -220,6 +220,8 @@ class TrainingLoop:
                 batch = self.take_batch() if run.status == "running" else None
                 if batch is not None:
                     async with run.lock:
+                        if run.is_terminal:
+                            break  # ended while this step waited: its training state is gone
                         await self.step(batch)
                     every = run.settings.checkpoint_every
                     if every and run.step % every == 0 and not run.max_steps_reached:

@@ -8,6 +8,7 @@ generated ids incrementally for streaming.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from functools import cached_property
 from typing import Any
@@ -36,6 +37,22 @@ class HFChatTokenizer:
     @property
     def eos_token_ids(self) -> frozenset[int]:
         return self._eos
+
+    def fingerprint(self) -> str:
+        """Equal for tokenizers that encode, decode and render chats alike (the gateway
+        keeps one of them for every ended run's policy that uses it)."""
+        backend = getattr(self.hf, "backend_tokenizer", None)
+        vocab = (
+            backend.to_str() if backend is not None else repr(sorted(self.hf.get_vocab().items()))
+        )
+        parts = [
+            type(self.hf).__name__,
+            vocab,
+            getattr(self.hf, "chat_template", None) or "",
+            repr(sorted(self.hf.special_tokens_map.items())),
+            repr(sorted(self._eos)),
+        ]
+        return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
     @property
     def vocab_size(self) -> int:

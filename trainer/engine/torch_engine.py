@@ -205,6 +205,10 @@ class TorchEngine(RelayedEngine):
 
         self._inbox.put(_Task(shrink, lambda _error: None))  # refused at shutdown: nothing to do
 
+    def idle(self) -> bool:
+        """Nothing is decoding, waiting or queued (an evicted engine may stop now)."""
+        return not (self._live or self._waiting or self._admitting) and self._inbox.empty()
+
     def shutdown(self) -> None:
         self._stopped.set()
         self._inbox.put(None)

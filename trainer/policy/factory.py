@@ -9,6 +9,8 @@ copy, the engine, the tokenizer and the trainer — from a model name or a check
 - update backend (`trainer.optim`): torch's fused AdamW (`optimizer="torch"`, default) or
   a DeepSpeed engine at ZeRO `zero_stage` (`optimizer="deepspeed"`, stage 0 unless given);
   built after the engine copy, so ZeRO never touches the served weights.
+- `load_engine`: an engine alone (no master, no optimizer) serving weights on disk in the
+  engine dtype — an ended run's final policy, reloaded on demand (`gateway.ended_policies`).
 - loading runs in a helper thread (`asyncio.to_thread`, one torch thread) so the event
   loop keeps serving.
 
@@ -157,6 +159,23 @@ class TorchPolicyFactory:
             served=ServedModel(name=served_name, tokenizer=tokenizer, engine=engine),
             trainer=trainer,
         )
+
+    async def load_engine(
+        self, source: str, version: int, tokenizer: HFChatTokenizer
+    ) -> TrainableEngine:
+        """An engine serving the weights in `source` (a checkpoint directory or a model
+        name) at weights version `version`, with `tokenizer` (the policy's)."""
+        return await asyncio.to_thread(
+            single_threaded, self.build_engine, source, version, tokenizer
+        )
+
+    def build_engine(
+        self, source: str, version: int, tokenizer: HFChatTokenizer
+    ) -> TrainableEngine:
+        """The synchronous body of `load_engine`."""
+        loaded = load_model(self._model_config(source, _dtype_name(self.engine_dtype)))
+        loaded.model.requires_grad_(False)
+        return self._build_engine(loaded.model.eval(), tokenizer, version)
 
     def _build_engine(
         self, served_model: torch.nn.Module, tokenizer: HFChatTokenizer, version: int

@@ -288,8 +288,13 @@ class TorchPolicyTrainer:
                     peft_model.save_pretrained(str(path), state_dict=state)
 
             optimizer_state = self.backend.state_dict() if resumable else None
-        if not resumable and self.compute_dtype.itemsize < self.master_dtype.itemsize:
-            weights = _cast_floats(weights, self.compute_dtype)
+        if not resumable:
+            # the training dtype, or the engine's when it serves wider (an ended run's
+            # policy is served again from this export: it must be what the engine served)
+            engine_dtype = getattr(self.engine, "dtype", self.compute_dtype)
+            export = max(self.compute_dtype, engine_dtype, key=lambda d: d.itemsize)
+            if export.itemsize < self.master_dtype.itemsize:
+                weights = _cast_floats(weights, export)
         return CheckpointContents(
             weights=weights,
             hf_model=self.master.hf_model,

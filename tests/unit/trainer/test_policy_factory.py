@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 import torch
 
 from tests.unit.trainer.policy_helpers import LORA, make_factory
@@ -43,3 +44,51 @@ def test_create_returns_a_served_trainable_lora_policy_while_the_loop_keeps_runn
         )
     finally:
         policy.trainer.close()
+
+
+def test_load_engine_serves_an_export_as_the_trained_policy_served_it(tmp_path):
+    """An ended run's policy is served again from its export checkpoint: the same tokens
+    and logprobs at the same version, with no master or optimizer built."""
+    from tests.unit.trainer.policy_helpers import contrast_group, make_policy, prompt_ids
+    from trainer.config import TrainSettings
+
+    policy = make_policy()
+    prompt = prompt_ids(policy)
+    greedy = SamplingParams(max_tokens=6, temperature=0)
+
+    before = asyncio.run(policy.served.engine.generate(prompt, greedy))
+    group = contrast_group(policy, prompt, [1000, 2000], [5000, 6000])
+
+    async def go():
+        await policy.trainer.train_step([group], TrainSettings(lr=0.05))
+        trained = await policy.served.engine.generate(prompt, greedy)
+        await policy.trainer.save_checkpoint(str(tmp_path / "final"), resumable=False)
+        engine = await make_factory().load_engine(
+            str(tmp_path / "final"), policy.trainer.version, policy.served.tokenizer
+        )
+        try:
+            return trained, await engine.generate(prompt, greedy), engine.version
+        finally:
+            engine.shutdown()
+
+    try:
+        trained, reloaded, version = asyncio.run(go())
+    finally:
+        policy.trainer.close()
+    assert version == 1 and reloaded.versions == [1] * len(reloaded.token_ids)
+    assert reloaded.token_ids == trained.token_ids
+    assert reloaded.logprobs == [pytest.approx(lp, abs=1e-5) for lp in trained.logprobs]
+    assert trained.logprobs != [pytest.approx(lp, abs=1e-3) for lp in before.logprobs]
+
+
+def test_tokenizers_that_work_alike_share_a_fingerprint(tiny_tokenizer):
+    from transformers import AutoTokenizer
+
+    from trainer.model import bundled_tokenizer_dir
+    from trainer.tokenizer import HFChatTokenizer
+
+    again = HFChatTokenizer(AutoTokenizer.from_pretrained(bundled_tokenizer_dir()))
+    again.hf.pad_token = again.hf.eos_token  # as load_model sets it
+    assert again.fingerprint() == tiny_tokenizer.fingerprint()
+    again.hf.chat_template = "{{ messages }}"
+    assert again.fingerprint() != tiny_tokenizer.fingerprint()
