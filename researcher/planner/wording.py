@@ -165,8 +165,11 @@ def _in_steps(reading: Reading) -> bool:
 def decision_rule(reading: Reading, design: Design) -> str:
     """The pre-registered rule in words: how each run is scored, then the rule itself as the
     analysis states it (`analysis.describe_rule`): one place decides what is supported."""
+    rule = describe_rule(design)
+    if reading.outcome != "heldout_accuracy":
+        return rule  # the rule names the outcome and how it is scored
     metric = metric_sentence(reading, steps=design.steps, eval_episodes=design.eval_episodes)
-    return f"{metric[0].upper()}{metric[1:]}. {describe_rule(design)}"
+    return f"{metric[0].upper()}{metric[1:]}. {rule}"
 
 
 def summary_text(reading: Reading) -> str:

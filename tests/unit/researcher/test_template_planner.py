@@ -199,7 +199,7 @@ def test_steps_to_a_threshold_count_in_steps(planner):
     _, design = design_of(planner, read)
 
     assert design.threshold == 0.8
-    assert "reach 0.8" in design.decision_rule
+    assert "reach a training reward of 0.8" in design.decision_rule
     assert design.min_effect == max(1, round(0.1 * design.steps))
 
 
