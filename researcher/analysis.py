@@ -344,7 +344,7 @@ def _learning_words(
         parts.append("The untrained policy was not evaluated (no baseline).")
     parts.extend(f"{name} {v.reason}." for name, v in learned.items())
     if verdict == "not_testable":
-        parts.append(f"The study is {not_testable_words(design, learned)}.")
+        parts.append(f"The study is {not_testable_words(learned, design.steps)}.")
     return " " + " ".join(parts)
 
 

@@ -139,15 +139,17 @@ def no_arm_learned(learned: dict[str, Learning]) -> bool:
     return bool(learned) and all(v.verdict == "did not learn" for v in learned.values())
 
 
-def not_testable_words(design: Design, learned: dict[str, Learning]) -> str:
-    """The study's verdict in words when no arm learned: "not testable: no arm learned in N
-    steps", with the baseline and what would make the question testable."""
-    steps = max((v.steps for v in learned.values()), default=0) or design.steps
+def not_testable_words(learned: dict[str, Learning], steps: int = 0) -> str:
+    """The study's verdict in words when no arm learned — "not testable: no arm learned in N
+    steps", with the baseline and what would make the question testable. `steps`: the
+    design's, when no arm logged a training step."""
+    steps = max((v.steps for v in learned.values()), default=0) or steps
     base = next((v.baseline for v in learned.values() if v.baseline is not None), None)
     beside = (f" — none beat the untrained baseline ({base:.3f} held-out)"
               if base is not None else "")  # fmt: skip
     return (
-        f"not testable: no arm learned in {steps} steps{beside}, so comparing them says "
-        "nothing about the hypothesis. A test needs arms that learn: more training steps, a "
-        "higher learning rate within the safe range, or an easier level of the task"
+        f"not testable: no arm learned{f' in {steps} steps' if steps else ''}{beside}, so "
+        "comparing them says nothing about the hypothesis. A test needs arms that learn: "
+        "more training steps, a higher learning rate within the safe range, or an easier "
+        "level of the task"
     )

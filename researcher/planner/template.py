@@ -20,6 +20,7 @@ from typing import Any
 
 import prompts
 from researcher.errors import EmptyQuestion, ResearcherError
+from researcher.learning import not_testable_words
 from researcher.plan import Analysis, Arm, Decision, Design, Framing, Hypothesis, Reading
 from researcher.planner import budget, design_space, wording
 from researcher.planner.catalogue import TASKS, WORKFLOW_TASK
@@ -248,10 +249,13 @@ class TemplatePlanner:
     ) -> Decision:
         """Apply the decision rule: conclude on a verdict; on "inconclusive", refine (one
         more seed per arm) while rounds remain and the budget left pays for another round
-        (`round_cost_s`, e.g. `budget.round_cost_s(...)`; without it, MIN_ROUND_S)."""
+        (`round_cost_s`, e.g. `budget.round_cost_s(...)`; without it, MIN_ROUND_S); on
+        "not_testable" (no arm learned) conclude so, saying what a test would need."""
         effect = _effect_sentence(analysis)
         read = f" Notes read: {_quote_notes(notes)}." if notes else ""
         wants_stop = any(re.search(r"\b(conclude|stop|enough|wrap up)\b", n.lower()) for n in notes)
+        if analysis.verdict == "not_testable":
+            return not_testable_decision(hypothesis, analysis, read)
         if analysis.verdict != "inconclusive":
             outcome = "supported" if analysis.verdict == "supported" else "refuted"
             return Decision(
@@ -308,6 +312,19 @@ class TemplatePlanner:
         if lr is not None:
             run["lr"] = lr
         return arm.model_copy(update={"run": run})
+
+
+def not_testable_decision(hypothesis: Hypothesis, analysis: Analysis, read: str = "") -> Decision:
+    """Conclude a round in which no arm learned: the comparison cannot test the hypothesis
+    (more seeds would not help), so the conclusion says so — never "inconclusive" — with
+    the untrained baseline and what a test would need."""
+    words = not_testable_words(analysis.learned)
+    return Decision(
+        action="conclude",
+        reason=f"no arm learned, so the comparison cannot test {hypothesis.key}.{read}",
+        conclusion=f"{hypothesis.key} ({hypothesis.statement}) is {words}. "
+        f"{_effect_sentence(analysis)}",
+    )
 
 
 def _effect_sentence(analysis: Analysis) -> str:
