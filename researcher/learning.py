@@ -6,8 +6,12 @@ score on the same held-out items as the arms (the *baseline*: a `RunResult` with
 two signals:
 
 - **held-out gain**: the arm's mean held-out score over seeds minus the baseline's, with a
-  95% Welch t interval (`researcher.intervals`: each seed's and the baseline's variance
-  floored at the binomial variance of their items);
+  95% t interval over the held-out items. Every run and the baseline are scored on the same
+  first N items in the same order, so the interval is paired: per item, the mean over the
+  arm's seeds minus the baseline's outcome (df N − 1); when the lists differ in length (a
+  user workflow's failed rollouts are left out) it is a Welch interval of the pooled items.
+  The seeds are taken as they are — the question is whether *these* runs moved the policy,
+  not what another seed would do — so item sampling is the uncertainty;
 - **training trend**: the slope of training reward over steps within seeds (each seed's
   curve centred on its own mean, one least-squares slope, a t interval with n − seeds − 1
   degrees of freedom). Successive steps of one run are correlated, so this interval is
@@ -34,7 +38,7 @@ import math
 
 import numpy as np
 
-from researcher.intervals import LEVEL, arm_scores, t_interval, welch
+from researcher.intervals import LEVEL, Interval, arm_scores, t_interval
 from researcher.outcomes import heldout_metric, usable
 from researcher.plan import Design, Learning, RunResult
 
@@ -93,6 +97,24 @@ def reward_trend(runs: list[RunResult]) -> tuple[float, tuple[float, float], flo
     return slope, interval, slope * (max(steps) - min(steps)), int(max(steps))
 
 
+def heldout_gain(scored: list[RunResult], baseline: RunResult) -> tuple[float, float, Interval]:
+    """(the arm's held-out mean, the baseline's, the gain's 95% interval) over the items."""
+    base = np.array(baseline.eval_outcomes, dtype=float)
+    n = len(base)
+    per_run = [np.array(r.eval_outcomes, dtype=float) for r in scored]
+    arm_mean = float(np.mean([v.mean() for v in per_run]))
+    gain = arm_mean - float(base.mean())
+    if n >= 2 and all(len(v) == n for v in per_run):
+        diffs = np.mean(per_run, axis=0) - base
+        return arm_mean, float(base.mean()), t_interval(gain, float(np.var(diffs, ddof=1)) / n,
+                                                        n - 1, LEVEL)  # fmt: skip
+    pooled = np.concatenate(per_run)
+    parts = [float(np.var(v, ddof=1)) / len(v) if len(v) > 1 else 0.0 for v in (pooled, base)]
+    var = sum(parts)
+    dfs = [(p**2 / (len(v) - 1)) for p, v in zip(parts, (pooled, base), strict=True) if p > 0]
+    return arm_mean, float(base.mean()), t_interval(gain, var, var**2 / sum(dfs) if dfs else 0, LEVEL)
+
+
 def learned_or_not(design: Design, runs: list[RunResult], baseline: RunResult | None) -> Learning:
     """The learned-or-not verdict of one arm's runs (see the module docstring)."""
     margin = design.min_effect if design.outcome == "heldout_accuracy" else DEFAULT_MARGIN
@@ -107,13 +129,10 @@ def learned_or_not(design: Design, runs: list[RunResult], baseline: RunResult | 
     rising = trend is not None and trend[1][0] > 0
     scored = [r for r in runs if usable(r)]
     if scored and baseline is not None and baseline.eval_outcomes:
-        heldout_design = _heldout_design(design)
-        arm, base = (arm_scores(heldout_design, rs, "wall_s") for rs in (scored, [baseline]))
-        gain = arm.mean - base.mean
-        var, df = welch(arm, base)
-        low, high = t_interval(gain, var, df, LEVEL)
-        fields |= {"heldout": arm.mean, "baseline": base.mean, "gain": gain, "gain_ci": (low, high)}
-        words.insert(0, f"held-out {arm.mean:.3f} vs the untrained baseline {base.mean:.3f}: "
+        heldout, base, (low, high) = heldout_gain(scored, baseline)
+        gain = heldout - base
+        fields |= {"heldout": heldout, "baseline": base, "gain": gain, "gain_ci": (low, high)}
+        words.insert(0, f"held-out {heldout:.3f} vs the untrained baseline {base:.3f}: "
                         f"{gain:+.3f} (95% CI {low:+.3f} to {high:+.3f})")  # fmt: skip
         if low > 0:
             verdict = "learned"
