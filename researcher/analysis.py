@@ -280,7 +280,8 @@ def analyse(
 
     learned = {
         arm.name: learned_or_not(
-            design, [r for r in results if r.arm == arm.name and r.status == "finished"],
+            design,
+            [r for r in results if r.arm == arm.name and r.status == "finished"],
             _baseline_of(arm, baselines),
         )  # fmt: skip
         for arm in design.arms
@@ -291,9 +292,8 @@ def analyse(
     baseline = _baseline_of(_arm(design, control) if control else None, baselines)
     base_mean, base_ci = baseline_summary(design, baseline) if baseline else (None, None)
     means = {name: a.mean for name, a in arms.items()}
-    summary = _summary(
-        design, unit, arms, arm_ci, comparisons, trend, rule_verdict, problems, excluded, margin
-    )  # fmt: skip
+    summary = _summary(design, unit, arms, arm_ci, comparisons, trend, rule_verdict, problems,
+                       excluded, margin, untestable=verdict == "not_testable")  # fmt: skip
     summary += _learning_words(design, baseline, base_mean, base_ci, learned, verdict)
     return Analysis(
         arm_means=means,
@@ -420,6 +420,8 @@ def _summary(
     problems: list[str],
     excluded: list[str],
     margin: float,
+    *,
+    untestable: bool = False,
 ) -> str:
     label = outcome_label(design, unit)
     parts: list[str] = []
@@ -449,14 +451,17 @@ def _summary(
             + (f"; the verdict follows this trend: {trend.verdict}." if trend.verdict else ".")
         )
     rule = rule_words(design, margin)
+    judged = (
+        f"the comparison alone would give {verdict}, but no arm learned (below), so it does "
+        f"not test {design.hypothesis}."
+        if untestable
+        else f"the test of {design.hypothesis} is inconclusive."
+        if verdict == "inconclusive"
+        else f"{design.hypothesis} is {verdict}{_equivalence_words(design, verdict, margin)}."
+    )
     parts.append(
         f"The hypothesis is about {label}, and {direction_words(design)}. By the "
-        f"pre-registered rule ({rule}), "
-        + (
-            f"the test of {design.hypothesis} is inconclusive."
-            if verdict == "inconclusive"
-            else f"{design.hypothesis} is {verdict}{_equivalence_words(design, verdict, margin)}."
-        )
+        f"pre-registered rule ({rule}), {judged}"
     )
     if problems:
         parts.append("No verdict can be drawn because " + "; ".join(problems) + ".")

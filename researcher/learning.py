@@ -112,7 +112,11 @@ def heldout_gain(scored: list[RunResult], baseline: RunResult) -> tuple[float, f
     parts = [float(np.var(v, ddof=1)) / len(v) if len(v) > 1 else 0.0 for v in (pooled, base)]
     var = sum(parts)
     dfs = [(p**2 / (len(v) - 1)) for p, v in zip(parts, (pooled, base), strict=True) if p > 0]
-    return arm_mean, float(base.mean()), t_interval(gain, var, var**2 / sum(dfs) if dfs else 0, LEVEL)
+    return (
+        arm_mean,
+        float(base.mean()),
+        t_interval(gain, var, var**2 / sum(dfs) if dfs else 0, LEVEL),
+    )
 
 
 def learned_or_not(design: Design, runs: list[RunResult], baseline: RunResult | None) -> Learning:

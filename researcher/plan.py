@@ -48,7 +48,6 @@ class Reading(BaseModel):
     summary: str = ""  # one sentence: what is compared, on what, judged how, which way
 
 
-
 class Framing(BaseModel):
     """The question restated as an experiment family the planner knows how to test."""
 

@@ -17,7 +17,9 @@ from researcher.plan import Analysis, Decision, Design, Framing, Hypothesis, Run
 class HypothesisStatus(Hypothesis):
     """A hypothesis with where it stands at report time."""
 
-    status: str = "untested"  # untested | testing | supported | refuted | inconclusive | not_testable
+    status: str = (
+        "untested"  # untested | testing | supported | refuted | inconclusive | not_testable
+    )
     evidence: str | None = None  # the result that decided the status, in words
 
 

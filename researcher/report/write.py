@@ -214,9 +214,12 @@ def _experiments(ctx: ReportContext) -> list[dict[str, Any]]:
                 "rule": rule_words(design, margin),
                 "trend": analysis.trend if analysis else None,
                 "baseline": _baseline_line(analysis) if analysis else None,
-                "baseline_mean": (f"{analysis.baseline:.3f} [{analysis.baseline_ci[0]:.3f}, "
-                                  f"{analysis.baseline_ci[1]:.3f}]")
-                if analysis and analysis.baseline is not None and analysis.baseline_ci else None,
+                "baseline_mean": (
+                    f"{analysis.baseline:.3f} [{analysis.baseline_ci[0]:.3f}, "
+                    f"{analysis.baseline_ci[1]:.3f}]"
+                )
+                if analysis and analysis.baseline is not None and analysis.baseline_ci
+                else None,
                 "baseline_model": analysis.baseline_model if analysis else None,
                 "budget_split": ", ".join(f"{k} {v:.0%}" for k, v in design.budget_split.items())
                 or "—",

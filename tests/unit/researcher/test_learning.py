@@ -29,7 +29,9 @@ def outcomes(accuracy: float, items: int = ITEMS, shift: int = 0) -> list[float]
     return list(np.roll([1.0] * solved + [0.0] * (items - solved), shift))
 
 
-def curve(start: float, end: float, *, noise: float = 0.0, seed: int = 0) -> list[tuple[int, float]]:
+def curve(
+    start: float, end: float, *, noise: float = 0.0, seed: int = 0
+) -> list[tuple[int, float]]:
     rng = np.random.default_rng(seed)
     values = np.linspace(start, end, STEPS) + rng.normal(0, noise, STEPS)
     return [(step, float(v)) for step, v in zip(range(1, STEPS + 1), values, strict=True)]
@@ -96,7 +98,9 @@ def test_held_out_lists_of_different_lengths_are_compared_unpaired():
     runs = [RunResult(arm="a", seed=s, run=f"a{s}", eval_outcomes=outcomes(0.8, items=28 + s))
             for s in (0, 1)]  # fmt: skip
     verdict = learned_or_not(design(), runs, base)
-    assert verdict.verdict == "learned" and 0 < verdict.gain_ci[0] < verdict.gain < verdict.gain_ci[1]
+    assert (
+        verdict.verdict == "learned" and 0 < verdict.gain_ci[0] < verdict.gain < verdict.gain_ci[1]
+    )
 
 
 def test_the_trend_is_within_seeds_so_seeds_at_different_levels_do_not_make_a_slope():
@@ -145,6 +149,7 @@ def test_a_study_in_which_no_arm_learned_is_not_testable_never_inconclusive_or_r
     assert f"not testable: no arm learned in {STEPS} steps" in analysis.summary
     assert "untrained baseline (0.100 held-out)" in analysis.summary
     assert "baseline" not in analysis.arm_means  # the baseline is no arm of the comparison
+    assert "is inconclusive" not in analysis.summary and "does not test H1" in analysis.summary
 
 
 def test_a_study_with_an_arm_that_learned_keeps_the_rule_s_verdict_and_shows_the_baseline():
@@ -222,5 +227,7 @@ def test_a_conclusion_that_does_not_mention_the_baseline_gets_it_first_when_no_a
                                   "conclusion": "Mixing does not help."},
                         budget_s=60, started_at=0.0, finished_at=60.0)  # fmt: skip
     md = write_report(ctx, tmp_path).markdown.read_text()
-    assert "No arm beat the untrained baseline (0.100 held-out, tiny before training). " \
-           "Mixing does not help." in md
+    assert (
+        "No arm beat the untrained baseline (0.100 held-out, tiny before training). "
+        "Mixing does not help." in md
+    )
