@@ -59,6 +59,8 @@ from researcher.outcomes import (
     usable,
 )
 from researcher.plan import Analysis, Arm, Comparison, Design, Learning, RunResult, Trend
+from researcher.sequential import describe as describe_stopping
+from researcher.sequential import spending
 
 __all__ = [
     "analyse",
@@ -105,7 +107,9 @@ def _numeric(level: object) -> bool:
     return isinstance(level, int | float) and not isinstance(level, bool) and math.isfinite(level)
 
 
-def dose_response(design: Design, arms: dict[str, ArmScores], control: str) -> Trend | None:
+def dose_response(
+    design: Design, arms: dict[str, ArmScores], control: str, *, look: int = 1, max_looks: int = 1
+) -> Trend | None:
     """The least-squares slope of the run scores against the arms' numeric levels (log10
     levels when they are all positive and span more than 10×), with its t interval; None
     unless 3+ arms with distinct numeric levels have scores. Its verdict applies the rule
@@ -138,7 +142,8 @@ def dose_response(design: Design, arms: dict[str, ArmScores], control: str) -> T
     verdict = None
     if design.direction in ("greater", "less"):
         if min(len(arms[a].scores) for a in levels) >= 2 and residual_var > 0:
-            verdict, _ = judge(_effective_direction(design), slope * span, change_at,
+            verdict, _ = judge(_effective_direction(design), slope * span,
+                               spending(change_at, look, max_looks),
                                min_effect=design.min_effect, margin=0.0)  # fmt: skip
         else:
             verdict = "inconclusive"
@@ -158,7 +163,13 @@ def _factor(design: Design) -> str:
 
 
 def analyse(
-    design: Design, results: list[RunResult], *, n_boot: int = 0, rng_seed: int = 0
+    design: Design,
+    results: list[RunResult],
+    *,
+    look: int | None = None,
+    max_looks: int | None = None,
+    n_boot: int = 0,
+    rng_seed: int = 0,
 ) -> Analysis:
     """Apply `design`'s pre-registered decision rule to `results` and say what it found.
 
@@ -170,13 +181,18 @@ def analyse(
     has no usable runs, or the scores do not vary (a floor or ceiling). The study's verdict
     is "supported" if any treatment is ("equivalent": if every one is), "refuted" if every
     one is ("equivalent": if any is), else "inconclusive"; with 3+ numeric levels and a
-    greater/less hypothesis it is the dose-response trend's verdict instead. Results with
-    status "baseline" are the untrained policy (`researcher.learning`): each arm gets a
-    learned-or-not verdict against it, and when every arm "did not learn" the study's
-    verdict is "not_testable" whatever the rule gave (the summary says both). `n_boot` and
-    `rng_seed` are accepted for old callers; the intervals are exact t intervals.
+    greater/less hypothesis it is the dose-response trend's verdict instead. This is look
+    `look` of up to `max_looks` (default: the design's; one look of one is the single-look
+    rule): the verdict reads the interval at that look's level (`researcher.sequential`),
+    the reported intervals stay 95%. Results with status "baseline" are the untrained
+    policy (`researcher.learning`): each arm gets a learned-or-not verdict against it, and
+    when every arm "did not learn" the study's verdict is "not_testable" whatever the rule
+    gave (the summary says both). `n_boot` and `rng_seed` are accepted for old callers;
+    the intervals are exact t intervals.
     """
     del n_boot, rng_seed
+    max_looks = max(1, design.max_looks if max_looks is None else max_looks)
+    look = min(max(1, design.look if look is None else look), max_looks)
     baselines = [r for r in results if is_baseline(r)]
     results = [r for r in results if not is_baseline(r)]
     unit = cost_unit(results)
@@ -221,6 +237,7 @@ def analyse(
         var, df = welch(tr, co)
         interval_at = lambda level, d=difference, v=var, f=df: t_interval(d, v, f, level)  # noqa: E731
         low, high = interval_at(LEVEL)
+        interval_at = spending(interval_at, look, max_looks)
         n_seeds = min(len(tr.scores), len(co.scores))
         effect, measure = _effect_size(design, tr, co)
         verdict, decision_ci = "inconclusive", None
@@ -262,7 +279,11 @@ def analyse(
             )  # fmt: skip
         )
 
-    trend = dose_response(design, arms, control) if control in arms else None
+    trend = (
+        dose_response(design, arms, control, look=look, max_looks=max_looks)
+        if control in arms
+        else None
+    )
     verdicts = [c.verdict for c in comparisons]
     if not comparisons or missing:
         verdict = "inconclusive"
@@ -398,6 +419,9 @@ def describe_rule(design: Design) -> str:
             "its fitted change from the control's level to the farthest one judged by the "
             "same rule."
         )
+    if design.max_looks > 1:
+        stopping = describe_stopping(design.max_looks, design.direction)
+        text += f" {stopping} This is look {design.look}."
     return text
 
 

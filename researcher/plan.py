@@ -105,6 +105,10 @@ class Design(BaseModel):
     margin: float | None = None  # the equivalence margin when direction is "equivalent"
     threshold: float | None = None  # learning_speed: steps to reach this training reward
     budget_split: dict[str, float] = Field(default_factory=dict)  # phase -> share of budget
+    # sequential seeds (`researcher.sequential`): this design is look `look` of up to
+    # `max_looks`; its verdict reads the interval at that look's alpha-spending level
+    look: int = Field(default=1, ge=1)
+    max_looks: int = Field(default=1, ge=1)
 
 
 class RunResult(BaseModel):
@@ -132,7 +136,8 @@ class Comparison(BaseModel):
     effect_measure: str = "Cohen's h"  # what effect_size is, in words
     verdict: str | None = None  # this comparison's verdict by the design's rule
     decision_ci: tuple[float, float] | None = None  # the interval the verdict used (90% TOST,
-    # Bonferroni-widened with several treatments), when it differs from the 95% one
+    # Bonferroni-widened with several treatments, at a sequential look's level), when it
+    # differs from the 95% one
 
 
 class Trend(BaseModel):

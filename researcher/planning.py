@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from researcher.errors import ResearcherError
-from researcher.plan import Design, Framing, Hypothesis
+from researcher.plan import Arm, Design, Framing, Hypothesis
 from researcher.planner import make_planner
 from researcher.settings import DEFAULT_MODEL
+from swarm.protocol import RunSettings
 
 ARM_FIELDS = {"name", "role", "description", "tasks", "run", "workflow_params", "level"}
 
@@ -69,6 +70,15 @@ def make_plan(
     return Plan(question, budget_s, framing, hypothesis, design)
 
 
+def _arm_record(arm: Arm) -> dict[str, Any]:
+    """An arm with every run setting it trains with: the gateway's defaults under the arm's
+    own (the seed is each run's, so it is left out)."""
+    record = arm.model_dump(mode="json", include=ARM_FIELDS)
+    defaults = RunSettings().model_dump(mode="json", exclude={"seed"}, exclude_none=True)
+    record["run"] = {**defaults, **record["run"]}
+    return record
+
+
 def plan_record(plan: Plan) -> dict[str, Any]:
     """The `researcher plan --json` object."""
     framing, design = plan.framing, plan.design
@@ -78,7 +88,7 @@ def plan_record(plan: Plan) -> dict[str, Any]:
         "summary": framing.summary, "model": framing.model,
         "model_requested": framing.model_requested, "substitution": framing.substitution,
         "workflow": framing.workflow, "hypothesis": plan.hypothesis.model_dump(mode="json"),
-        "arms": [arm.model_dump(mode="json", include=ARM_FIELDS) for arm in design.arms],
+        "arms": [_arm_record(arm) for arm in design.arms],
         "seeds": design.seeds, "steps": design.steps, "eval_task": design.eval_family,
         "eval_episodes": design.eval_episodes, "outcome": design.outcome,
         "direction": design.direction, "margin": design.margin, "threshold": design.threshold,

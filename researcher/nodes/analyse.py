@@ -1,6 +1,7 @@
 """analyse: each arm's score on the design's outcome (held-out accuracy, learning speed,
 final training reward or cost) with 95% intervals, and the verdict by the design's
-pre-registered rule in its direction."""
+pre-registered rule in its direction, at the design's look of its sequential stopping rule
+(`researcher.sequential`)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ def analyse(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
     ctx = runtime.context
     ctx.tick("analyse")
     results = [RunResult.model_validate(r) for r in state["results"][-1]]
-    analysis = analyse_results(design_of(state), results)
+    design = design_of(state)
+    analysis = analyse_results(design, results, look=design.look, max_looks=design.max_looks)
     with ctx.session() as session:
         crud.upsert_hypothesis(
             session, study_id=ctx.study_id, key=state["hypothesis"],

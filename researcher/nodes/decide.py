@@ -1,19 +1,33 @@
-"""decide: conclude, or refine with a follow-up hypothesis while the budget allows."""
+"""decide: conclude, or refine with a follow-up hypothesis while the budget allows.
+
+A planner whose `decide` takes `round_cost_s` is told what the next round really costs
+(`budget.next_round_cost_s`: every seed again plus one per arm, at this round's steps)
+rather than guessing a flat figure, so budget that pays for another look is spent.
+"""
 
 from __future__ import annotations
+
+import inspect
 
 from langgraph.runtime import Runtime
 
 from experiments_db import crud
 from researcher.context import StudyContext
-from researcher.nodes.common import framing_of, hypothesis_of
+from researcher.nodes.common import design_of, framing_of, hypothesis_of
 from researcher.plan import Analysis
+from researcher.planner import budget
 from researcher.state import StudyState
 
 
 def decide(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
     ctx = runtime.context
     ctx.tick("decide")
+    costed: dict = {}
+    if "round_cost_s" in inspect.signature(ctx.planner.decide).parameters and state.get("design"):
+        design = design_of(state)
+        costed["round_cost_s"] = budget.next_round_cost_s(
+            len(design.arms), len(design.seeds), design.steps, ctx.step_seconds
+        )
     decision = ctx.planner.decide(
         framing_of(state),
         hypothesis_of(state),
@@ -21,6 +35,7 @@ def decide(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
         notes=state.get("notes", []),
         budget_left_s=ctx.budget_left(),
         round=state.get("round", 1),
+        **costed,
     )
     update: dict = {"decision": decision.model_dump(mode="json")}
     if decision.action == "refine" and decision.follow_up is not None:

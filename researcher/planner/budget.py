@@ -36,3 +36,11 @@ def eval_episodes_for(
 def round_cost_s(runs: int, steps: int, step_seconds: float) -> float:
     """What one more round of the same size costs: its training time over the train share."""
     return runs * steps * step_seconds / BUDGET_SPLIT["train"]
+
+
+def next_round_cost_s(arms: int, seeds: int, steps: int, step_seconds: float) -> float:
+    """What the next look of a sequential study costs: a round re-trains every seed of every
+    arm plus one more seed per arm, at this round's steps (a look with fewer steps would not
+    measure the same thing). This, not a flat guess, is what a refine must fit into; the next
+    design is then sized from the budget left, so it gets at least this round's steps."""
+    return round_cost_s(arms * (seeds + 1), steps, step_seconds)

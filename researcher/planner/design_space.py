@@ -120,6 +120,11 @@ def arm_names(factor: str, levels: list[Level]) -> list[str]:
     else:
         label = factor.removeprefix(WORKFLOW_PREFIX)
         names = [_slug(f"{label}-{format_level(level)}") for level in levels]
+        if any(isinstance(level, str) and len(level) > 16 for level in levels):
+            # long texts (prompts) make unreadable names: the control, then v1, v2, ...
+            names = [
+                _slug(f"{label}-{'control' if i == 0 else f'v{i}'}") for i in range(len(levels))
+            ]
     unique: list[str] = []
     for name in names:
         candidate, n = name, 2

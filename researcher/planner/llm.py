@@ -57,7 +57,7 @@ from researcher.planner.catalogue import (
 )
 from researcher.planner.design_space import factor_kind, lora_rank
 from researcher.planner.reader import DEFAULT_MARGIN
-from researcher.planner.template import MAX_ROUNDS, check_question, not_testable_decision
+from researcher.planner.template import MAX_ROUNDS, check_question, look_of, not_testable_decision
 
 T = TypeVar("T")
 _PYTHON_BLOCK = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.DOTALL)
@@ -187,6 +187,10 @@ class LLMPlanner:
 
         def parse(answer: str) -> Design:
             design = Design.model_validate(_json_object(answer))
+            # every round is one look of the sequential rule, whatever the model said
+            design = design.model_copy(
+                update={"look": look_of(hypothesis), "max_looks": MAX_ROUNDS}
+            )
             if reading is not None:
                 design = with_reading(design, reading)
             roles = [arm.role for arm in design.arms]

@@ -991,7 +991,11 @@ def summarise(reading: Reading) -> str:
         on = f"{reading.task} ({TASKS[reading.task].description})"
     judged = _OUTCOME_NOUN[reading.outcome]
     if reading.outcome == "heldout_accuracy":
-        judged = f"held-out {reading.task} accuracy"
+        judged = (
+            "your workflow's mean reward on its test split"
+            if reading.task == WORKFLOW_TASK
+            else f"held-out {reading.task} accuracy"
+        )
     if reading.outcome == "learning_speed":
         judged += (
             f" (steps to a training reward of {reading.threshold:g})"

@@ -155,8 +155,8 @@ class TemplatePlanner:
         if "seeds" in asked:
             n_seeds = int(asked["seeds"])
             applied.append(f"seeds={n_seeds}")
-        if hypothesis.parent is not None:
-            n_seeds += 1  # a follow-up of an inconclusive round: one more seed per arm
+        look = look_of(hypothesis)
+        n_seeds += look - 1  # each follow-up of an inconclusive round: one more seed per arm
         runs = len(arms) * n_seeds
         steps = budget.steps_for(budget_s, runs, step_seconds)
         if reading.steps is not None:
@@ -197,6 +197,8 @@ class TemplatePlanner:
             margin=margin,
             threshold=reading.threshold,
             budget_split=dict(budget.BUDGET_SPLIT),
+            look=look,
+            max_looks=MAX_ROUNDS,
         )
         # the rule in words comes from the analysis that applies it: one place decides it
         rule = wording.decision_rule(reading, design)
@@ -248,9 +250,11 @@ class TemplatePlanner:
         round_cost_s: float | None = None,
     ) -> Decision:
         """Apply the decision rule: conclude on a verdict; on "inconclusive", refine (one
-        more seed per arm) while rounds remain and the budget left pays for another round
-        (`round_cost_s`, e.g. `budget.round_cost_s(...)`; without it, MIN_ROUND_S); on
-        "not_testable" (no arm learned) conclude so, saying what a test would need."""
+        more seed per arm) while rounds remain and the budget left pays for the next round
+        at this round's steps (`round_cost_s`: `budget.next_round_cost_s(...)`, which the
+        decide node passes; without it, MIN_ROUND_S). Refining costs no error rate: every
+        round is judged at its look's alpha-spending level (`researcher.sequential`). On
+        "not_testable" (no arm learned) it concludes so, saying what a test would need."""
         effect = _effect_sentence(analysis)
         read = f" Notes read: {_quote_notes(notes)}." if notes else ""
         wants_stop = any(re.search(r"\b(conclude|stop|enough|wrap up)\b", n.lower()) for n in notes)
@@ -337,6 +341,15 @@ def _effect_sentence(analysis: Analysis) -> str:
         for c in analysis.comparisons
     ]
     return "; ".join(parts) + "."
+
+
+def look_of(hypothesis: Hypothesis) -> int:
+    """Which look at the question a hypothesis's design is: 1 for a first hypothesis; a
+    follow-up (key H2, H3, ... from `_next_key`) is look 2, 3, ... up to MAX_ROUNDS."""
+    if hypothesis.parent is None:
+        return 1
+    match = re.search(r"(\d+)$", hypothesis.key)
+    return min(MAX_ROUNDS, max(2, int(match.group()) if match else 2))
 
 
 def _next_key(key: str) -> str:

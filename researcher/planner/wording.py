@@ -23,7 +23,7 @@ from researcher.planner.design_space import (
 
 
 def outcome_phrase(reading: Reading) -> str:
-    task = "the user's workflow" if reading.task == WORKFLOW_TASK else reading.task
+    task = "your workflow" if reading.task == WORKFLOW_TASK else reading.task
     if reading.outcome == "learning_speed":
         how = (
             f"training steps to reach a training reward of {format_number(reading.threshold)}"
@@ -35,6 +35,8 @@ def outcome_phrase(reading: Reading) -> str:
         return f"final training reward on {task}"
     if reading.outcome == "cost":
         return f"training cost on {task} (wall time per run; tokens generated also reported)"
+    if reading.task == WORKFLOW_TASK:
+        return "held-out mean reward of your workflow (its test split)"
     return f"held-out {task} accuracy"
 
 
@@ -171,7 +173,7 @@ def summary_text(reading: Reading) -> str:
     if reading.summary:
         return reading.summary
     levels = " vs ".join(level_phrase(reading.factor, level) for level in reading.levels)
-    task = "the user's workflow" if reading.task == WORKFLOW_TASK else reading.task
+    task = "your workflow" if reading.task == WORKFLOW_TASK else reading.task
     margin = margin_text(reading)
     claim = {
         "greater": "the question expects it higher",
