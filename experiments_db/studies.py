@@ -20,7 +20,7 @@ from sqlalchemy import JSON, Column, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 STUDY_STATUSES = ("running", "paused", "stopping", "stopped", "finished", "failed")
-HYPOTHESIS_STATUSES = ("open", "testing", "supported", "refuted", "inconclusive")
+HYPOTHESIS_STATUSES = ("open", "testing", "supported", "refuted", "inconclusive", "not_testable")
 EXPERIMENT_STATUSES = (
     "planned",
     "validated",

@@ -6,7 +6,9 @@ speed, final training reward or cost); each arm's mean over seeds gets a 95% t i
 each treatment's difference from the control a Welch t interval, and a design with three
 or more numeric levels a dose-response slope. The design's pre-registered rule — its
 `direction` (greater, less, two-sided, equivalent), `min_effect` and `margin` — turns
-these into a verdict. Also the seed bands of the training curves that the report plots.
+these into a verdict — or "not_testable" when no arm learned (`researcher.learning`: each
+arm's held-out score against the untrained baseline and its training-reward trend). Also
+the seed bands of the training curves that the report plots.
 Pure numpy on plan records: it knows nothing of the gateway, the graph, the database or
 how the report is drawn.
 
@@ -40,6 +42,13 @@ from researcher.intervals import (
     t_interval,
     welch,
 )
+from researcher.learning import (
+    baseline_summary,
+    is_baseline,
+    learned_or_not,
+    no_arm_learned,
+    not_testable_words,
+)
 from researcher.outcomes import (
     cost_unit,
     direction_words,
@@ -49,7 +58,7 @@ from researcher.outcomes import (
     unscored_reason,
     usable,
 )
-from researcher.plan import Analysis, Comparison, Design, RunResult, Trend
+from researcher.plan import Analysis, Arm, Comparison, Design, Learning, RunResult, Trend
 from researcher.sequential import describe as describe_stopping
 from researcher.sequential import spending
 
@@ -175,12 +184,17 @@ def analyse(
     greater/less hypothesis it is the dose-response trend's verdict instead. This is look
     `look` of up to `max_looks` (default: the design's; one look of one is the single-look
     rule): the verdict reads the interval at that look's level (`researcher.sequential`),
-    the reported intervals stay 95%. `n_boot` and `rng_seed` are accepted for old callers;
+    the reported intervals stay 95%. Results with status "baseline" are the untrained
+    policy (`researcher.learning`): each arm gets a learned-or-not verdict against it, and
+    when every arm "did not learn" the study's verdict is "not_testable" whatever the rule
+    gave (the summary says both). `n_boot` and `rng_seed` are accepted for old callers;
     the intervals are exact t intervals.
     """
     del n_boot, rng_seed
     max_looks = max(1, design.max_looks if max_looks is None else max_looks)
     look = min(max(1, design.look if look is None else look), max_looks)
+    baselines = [r for r in results if is_baseline(r)]
+    results = [r for r in results if not is_baseline(r)]
     unit = cost_unit(results)
     arm_names = [a.name for a in design.arms]
     excluded: list[str] = []
@@ -285,20 +299,74 @@ def analyse(
     else:
         verdict = "inconclusive"
 
+    learned = {
+        arm.name: learned_or_not(
+            design,
+            [r for r in results if r.arm == arm.name and r.status == "finished"],
+            _baseline_of(arm, baselines),
+        )  # fmt: skip
+        for arm in design.arms
+    }
+    rule_verdict = verdict
+    if no_arm_learned(learned):
+        verdict = "not_testable"
+    baseline = _baseline_of(_arm(design, control) if control else None, baselines)
+    base_mean, base_ci = baseline_summary(design, baseline) if baseline else (None, None)
     means = {name: a.mean for name, a in arms.items()}
+    summary = _summary(design, unit, arms, arm_ci, comparisons, trend, rule_verdict, problems,
+                       excluded, margin, untestable=verdict == "not_testable")  # fmt: skip
+    summary += _learning_words(design, baseline, base_mean, base_ci, learned, verdict)
     return Analysis(
         arm_means=means,
         arm_ci=arm_ci,
         comparisons=comparisons,
         verdict=verdict,
-        summary=_summary(
-            design, unit, arms, arm_ci, comparisons, trend, verdict, problems, excluded, margin
-        ),  # fmt: skip
+        summary=summary,
         outcome=design.outcome,
         outcome_label=outcome_label(design, unit),
         direction=design.direction,
         trend=trend,
+        baseline=base_mean,
+        baseline_ci=base_ci,
+        baseline_n=len(baseline.eval_outcomes) if baseline else 0,
+        baseline_model=baseline.run if baseline else None,
+        learned=learned,
     )
+
+
+def _arm(design: Design, name: str) -> Arm:
+    return next(a for a in design.arms if a.name == name)
+
+
+def _baseline_of(arm: Arm | None, baselines: list[RunResult]) -> RunResult | None:
+    """The untrained result an arm is compared with: of the arm's own base model when it
+    names one, else the first (the study's model's)."""
+    wanted = arm.run.get("base_model") if arm is not None else None
+    if wanted:
+        return next((b for b in baselines if b.run == wanted), None)
+    return baselines[0] if baselines else None
+
+
+def _learning_words(
+    design: Design,
+    baseline: RunResult | None,
+    mean: float | None,
+    ci: tuple[float, float] | None,
+    learned: dict[str, Learning],
+    verdict: str,
+) -> str:
+    parts = []
+    if baseline is not None and mean is not None and ci is not None:
+        parts.append(
+            f"The untrained {baseline.run} (step 0) scores {mean:.3f} [{ci[0]:.3f}, {ci[1]:.3f}] "
+            f"on the same {len(baseline.eval_outcomes)} held-out {design.eval_family} items."
+        )
+    else:
+        parts.append("The untrained policy was not evaluated (no baseline).")
+    parts.extend(f"{name} {v.reason}." for name, v in learned.items())
+    if verdict == "not_testable":
+        parts.append(f"The study is {not_testable_words(learned, design.steps)}.")
+    return " " + " ".join(parts)
 
 
 def _clipped(design: Design, interval: Interval) -> Interval:
@@ -376,6 +444,8 @@ def _summary(
     problems: list[str],
     excluded: list[str],
     margin: float,
+    *,
+    untestable: bool = False,
 ) -> str:
     label = outcome_label(design, unit)
     parts: list[str] = []
@@ -405,14 +475,17 @@ def _summary(
             + (f"; the verdict follows this trend: {trend.verdict}." if trend.verdict else ".")
         )
     rule = rule_words(design, margin)
+    judged = (
+        f"the comparison alone would give {verdict}, but no arm learned (below), so it does "
+        f"not test {design.hypothesis}."
+        if untestable
+        else f"the test of {design.hypothesis} is inconclusive."
+        if verdict == "inconclusive"
+        else f"{design.hypothesis} is {verdict}{_equivalence_words(design, verdict, margin)}."
+    )
     parts.append(
         f"The hypothesis is about {label}, and {direction_words(design)}. By the "
-        f"pre-registered rule ({rule}), "
-        + (
-            f"the test of {design.hypothesis} is inconclusive."
-            if verdict == "inconclusive"
-            else f"{design.hypothesis} is {verdict}{_equivalence_words(design, verdict, margin)}."
-        )
+        f"pre-registered rule ({rule}), {judged}"
     )
     if problems:
         parts.append("No verdict can be drawn because " + "; ".join(problems) + ".")

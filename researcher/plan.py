@@ -48,7 +48,6 @@ class Reading(BaseModel):
     summary: str = ""  # one sentence: what is compared, on what, judged how, which way
 
 
-
 class Framing(BaseModel):
     """The question restated as an experiment family the planner knows how to test."""
 
@@ -122,7 +121,7 @@ class RunResult(BaseModel):
     eval_outcomes: list[float] = Field(default_factory=list)  # per held-out task: 1.0 or 0.0
     wall_s: float | None = None  # the run's training wall time (outcome "cost")
     tokens: int | None = None  # tokens the run generated in training (outcome "cost")
-    status: str = "finished"  # finished | failed | stopped
+    status: str = "finished"  # finished | failed | stopped | baseline (the untrained policy)
     note: str | None = None  # why it failed or was stopped
 
 
@@ -154,16 +153,40 @@ class Trend(BaseModel):
     verdict: str | None = None
 
 
+class Learning(BaseModel):
+    """Did one arm learn? Its held-out mean against the untrained baseline (with the
+    difference's 95% interval) and the trend of its training reward over steps (the slope
+    with its 95% interval), read together into a verdict (see `researcher.learning`)."""
+
+    verdict: Literal["learned", "did not learn", "unclear"]
+    reason: str  # the verdict with its numbers, in words
+    heldout: float | None = None  # the arm's mean held-out score over seeds
+    baseline: float | None = None  # the untrained policy's held-out score it is compared with
+    gain: float | None = None  # heldout − baseline
+    gain_ci: tuple[float, float] | None = None  # 95% interval of the gain
+    slope: float | None = None  # training reward per step, within seeds
+    slope_ci: tuple[float, float] | None = None  # 95% interval of the slope
+    rise: float | None = None  # the fitted change of training reward over the steps trained
+    steps: int = 0  # the most training steps a seed of the arm logged
+
+
 class Analysis(BaseModel):
     arm_means: dict[str, float]  # arm -> mean score on the design's outcome over seeds
     arm_ci: dict[str, tuple[float, float]]  # arm -> 95% interval
     comparisons: list[Comparison]
-    verdict: Literal["supported", "refuted", "inconclusive"]
+    # "not_testable": no arm learned, so the comparison says nothing about the hypothesis
+    verdict: Literal["supported", "refuted", "inconclusive", "not_testable"]
     summary: str  # one paragraph in words, applying the design's decision rule
     outcome: str = "heldout_accuracy"  # what the arms were scored on (Design.outcome)
     outcome_label: str = "held-out accuracy"  # the outcome in words, with its unit
     direction: str = "greater"  # the hypothesis's direction (Design.direction)
     trend: Trend | None = None  # set for a dose-response design (3+ numeric levels)
+    # the untrained policy (step 0) on the same held-out items: None when not evaluated
+    baseline: float | None = None
+    baseline_ci: tuple[float, float] | None = None  # 95% interval over its items
+    baseline_n: int = 0  # held-out items it was scored on
+    baseline_model: str | None = None  # the base model evaluated
+    learned: dict[str, Learning] = Field(default_factory=dict)  # arm -> did it learn?
 
 
 class Decision(BaseModel):

@@ -2,11 +2,17 @@
 what its training cost (wall time, tokens) for studies judged on cost.
 
 Every run is evaluated on the held-out split whatever the design's outcome (the report
-shows it); the analysis scores the outcome the question asked about.
+shows it); the analysis scores the outcome the question asked about. So is the untrained
+policy (each base model the arms train, on the same first N held-out items, through the
+control arm's workflow wrapper in a user-workflow study): the baseline the analysis asks
+"did it learn?" against, appended to the round's results with status "baseline". Its
+outcomes are kept in an "evaluate/baseline" event, so a resumed study (or a later round
+with the same model, items and workflow) does not evaluate it again.
 """
 
 from __future__ import annotations
 
+import json
 import time
 
 from langgraph.runtime import Runtime
@@ -15,8 +21,9 @@ from experiments_db import crud
 from experiments_db.studies import ClientProcessRow, MetricSnapshotRow
 from researcher.context import StudyContext
 from researcher.evaluate import evaluate_policy
+from researcher.learning import baseline_result
 from researcher.nodes.common import design_of, framing_of, round_experiments, update_experiment
-from researcher.plan import RunResult
+from researcher.plan import Design, Framing, RunResult
 from researcher.state import StudyState
 
 
@@ -54,8 +61,49 @@ def evaluate(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
             result.status, result.note = "failed", "the run made no training step"
         update_experiment(ctx, row.id, result=result.model_dump(mode="json"))
         results.append(result)
+    if any(r.eval_outcomes for r in results):
+        results.extend(baselines(ctx, plan, framing, round_experiments(ctx, state)))
     dumped = [r.model_dump(mode="json") for r in results]
     return {"results": [*state.get("results", []), dumped]}
+
+
+def baselines(ctx: StudyContext, plan: Design, framing: Framing, rows: list) -> list[RunResult]:
+    """The untrained policy of each base model the arms train (the control's first) on the
+    held-out items the arms were scored on; reused from an earlier evaluation of the same
+    model, items and workflow. An evaluation that fails is reported and left out."""
+    arms = sorted(plan.arms, key=lambda a: a.role != "control")
+    control = arms[0].name if arms else None
+    wrapper = next((str(r.workflow_path) for r in rows if r.arm == control and r.workflow_path),
+                   None) if framing.workflow else None  # fmt: skip
+    with ctx.session() as session:
+        done = {
+            json.dumps(e.data["key"], sort_keys=True): e.data["outcomes"]
+            for e in crud.events(session, study_id=ctx.study_id)
+            if e.phase == "evaluate" and e.kind == "baseline" and e.data
+        }  # fmt: skip
+    found = []
+    for model in dict.fromkeys(a.run.get("base_model") or framing.model for a in arms):
+        key = {"model": model, "family": plan.eval_family, "n": plan.eval_episodes,
+               "workflow": framing.workflow, "params": arms[0].workflow_params if arms else {}}  # fmt: skip
+        outcomes = done.get(json.dumps(key, sort_keys=True))
+        if outcomes is None:
+            started = time.monotonic()
+            try:
+                outcomes = evaluate_policy(
+                    ctx.gateway.url, model, family=plan.eval_family, n=plan.eval_episodes,
+                    api_key=ctx.gateway.api_key, **({"workflow": wrapper} if wrapper else {}),
+                )  # fmt: skip
+            except Exception as error:  # noqa: BLE001 — the baseline informs, it must not end the study
+                ctx.event("evaluate", "problem", f"the untrained {model} could not be evaluated "
+                          f"on held-out {plan.eval_family}: {error}")  # fmt: skip
+                continue
+            mean = sum(outcomes) / max(1, len(outcomes))
+            ctx.event("evaluate", "baseline",
+                      f"untrained {model}: held-out {plan.eval_family} {mean:.2f} on "
+                      f"{len(outcomes)} tasks ({time.monotonic() - started:.0f} s)",
+                      data={"key": key, "outcomes": outcomes})  # fmt: skip
+        found.append(baseline_result(model, outcomes))
+    return found
 
 
 def training_cost(snapshots: list[MetricSnapshotRow], launches: list[ClientProcessRow]) -> dict:

@@ -57,7 +57,7 @@ from researcher.planner.catalogue import (
 )
 from researcher.planner.design_space import factor_kind, lora_rank
 from researcher.planner.reader import DEFAULT_MARGIN
-from researcher.planner.template import MAX_ROUNDS, check_question, look_of
+from researcher.planner.template import MAX_ROUNDS, check_question, look_of, not_testable_decision
 
 T = TypeVar("T")
 _PYTHON_BLOCK = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.DOTALL)
@@ -249,6 +249,9 @@ class LLMPlanner:
         budget_left_s: float,
         round: int,
     ) -> Decision:
+        if analysis.verdict == "not_testable":  # no arm learned: nothing for the model to weigh
+            return not_testable_decision(hypothesis, analysis)
+
         def parse(answer: str) -> Decision:
             decision = Decision.model_validate(_json_object(answer))
             if decision.action == "refine":

@@ -20,6 +20,7 @@ from typing import Any
 
 import prompts
 from researcher.errors import EmptyQuestion, ResearcherError
+from researcher.learning import not_testable_words
 from researcher.plan import Analysis, Arm, Decision, Design, Framing, Hypothesis, Reading
 from researcher.planner import budget, design_space, wording
 from researcher.planner.catalogue import TASKS, WORKFLOW_TASK
@@ -252,10 +253,13 @@ class TemplatePlanner:
         more seed per arm) while rounds remain and the budget left pays for the next round
         at this round's steps (`round_cost_s`: `budget.next_round_cost_s(...)`, which the
         decide node passes; without it, MIN_ROUND_S). Refining costs no error rate: every
-        round is judged at its look's alpha-spending level (`researcher.sequential`)."""
+        round is judged at its look's alpha-spending level (`researcher.sequential`). On
+        "not_testable" (no arm learned) it concludes so, saying what a test would need."""
         effect = _effect_sentence(analysis)
         read = f" Notes read: {_quote_notes(notes)}." if notes else ""
         wants_stop = any(re.search(r"\b(conclude|stop|enough|wrap up)\b", n.lower()) for n in notes)
+        if analysis.verdict == "not_testable":
+            return not_testable_decision(hypothesis, analysis, read)
         if analysis.verdict != "inconclusive":
             outcome = "supported" if analysis.verdict == "supported" else "refuted"
             return Decision(
@@ -312,6 +316,19 @@ class TemplatePlanner:
         if lr is not None:
             run["lr"] = lr
         return arm.model_copy(update={"run": run})
+
+
+def not_testable_decision(hypothesis: Hypothesis, analysis: Analysis, read: str = "") -> Decision:
+    """Conclude a round in which no arm learned: the comparison cannot test the hypothesis
+    (more seeds would not help), so the conclusion says so — never "inconclusive" — with
+    the untrained baseline and what a test would need."""
+    words = not_testable_words(analysis.learned)
+    return Decision(
+        action="conclude",
+        reason=f"no arm learned, so the comparison cannot test {hypothesis.key}.{read}",
+        conclusion=f"{hypothesis.key} ({hypothesis.statement}) is {words}. "
+        f"{_effect_sentence(analysis)}",
+    )
 
 
 def _effect_sentence(analysis: Analysis) -> str:

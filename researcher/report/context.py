@@ -17,7 +17,9 @@ from researcher.plan import Analysis, Decision, Design, Framing, Hypothesis, Run
 class HypothesisStatus(Hypothesis):
     """A hypothesis with where it stands at report time."""
 
-    status: str = "untested"  # untested | testing | supported | refuted | inconclusive
+    status: str = (
+        "untested"  # untested | testing | supported | refuted | inconclusive | not_testable
+    )
     evidence: str | None = None  # the result that decided the status, in words
 
 
@@ -83,5 +85,6 @@ class ReportContext(BaseModel):
     disk_budget_bytes: int | None = None
 
     def results_of(self, design: Design) -> list[RunResult]:
+        """The design's arms' runs (not the untrained baseline, status "baseline")."""
         arms = {a.name for a in design.arms}
-        return [r for r in self.results if r.arm in arms]
+        return [r for r in self.results if r.arm in arms and r.status != "baseline"]

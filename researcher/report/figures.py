@@ -142,7 +142,8 @@ def reward_curves(ctx: ReportContext, path: Path) -> Path:
 
 def heldout_accuracy(ctx: ReportContext, path: Path) -> Path:
     """Held-out accuracy per arm: bars at the mean over seeds, 95% CI whiskers, a dot per seed
-    (the whiskers only where the study was judged on held-out accuracy)."""
+    (the whiskers only where the study was judged on held-out accuracy), and the untrained
+    policy's score on the same items as a dashed horizontal line."""
 
     def seeds_of(design: Design | None, results: list[RunResult]) -> dict[str, list[float]]:
         per_seed: dict[str, list[float]] = {}
@@ -159,7 +160,8 @@ def heldout_accuracy(ctx: ReportContext, path: Path) -> Path:
         return f"held-out {metric}{family} (bars: mean, whiskers: 95% CI)"
 
     return _arm_bars(ctx, path, seeds_of, title_of, judged=lambda d: d.outcome == "heldout_accuracy",
-                     unit_range=True, empty="no data: no run finished with held-out outcomes")  # fmt: skip
+                     unit_range=True, empty="no data: no run finished with held-out outcomes",
+                     baseline=True)  # fmt: skip
 
 
 def outcome_scores(ctx: ReportContext, path: Path) -> Path:
@@ -183,7 +185,9 @@ def outcome_scores(ctx: ReportContext, path: Path) -> Path:
                      empty="no data: no run has a score on this outcome")  # fmt: skip
 
 
-def _arm_bars(ctx, path, seeds_of, title_of, *, judged, unit_range: bool, empty: str) -> Path:
+def _arm_bars(
+    ctx, path, seeds_of, title_of, *, judged, unit_range: bool, empty: str, baseline: bool = False
+) -> Path:
     panels = _panels(ctx)
     colours = arm_colours(ctx)
     fig, axes = plt.subplots(
@@ -192,6 +196,7 @@ def _arm_bars(ctx, path, seeds_of, title_of, *, judged, unit_range: bool, empty:
     rng = np.random.default_rng(0)  # dot jitter only
     for ax, (title, design, analysis, results) in zip(axes[:, 0], panels, strict=True):
         per_seed = seeds_of(design, results)
+        untrained = analysis.baseline if baseline and analysis is not None else None
         if analysis is not None and (design is None or not judged(design)):
             analysis = None  # its means and intervals are of another outcome
         arms = [a.name for a in design.arms] if design else sorted(per_seed)
@@ -234,6 +239,10 @@ def _arm_bars(ctx, path, seeds_of, title_of, *, judged, unit_range: bool, empty:
             tops.append(top)
         ax.set_xticks(range(len(arms)), arms)
         ax.set(xlim=(-0.6, len(arms) - 0.4))
+        if untrained is not None:
+            ax.axhline(untrained, color="0.3", linestyle="--", linewidth=1.2, zorder=4,
+                       label=f"untrained baseline {untrained:.2f}")  # fmt: skip
+            ax.legend(fontsize=8, loc="upper right")
         if unit_range:
             ax.set(ylabel=f"held-out {design.metric if design else 'accuracy'}", ylim=(0, 1.12))
         else:

@@ -35,7 +35,7 @@ from researcher.outcomes import (
     unscored_reason,
     usable,
 )
-from researcher.plan import Design, Level, RunResult
+from researcher.plan import Analysis, Design, Level, RunResult
 from researcher.report import figures
 from researcher.report.context import ReportContext
 from researcher.settings import format_size
@@ -103,11 +103,12 @@ def _conclusion(ctx: ReportContext) -> dict[str, Any]:
     ]
     if analysis:
         uncertainty.insert(0, f"Judged on {analysis.outcome_label}")
+        uncertainty.extend(f"{arm}: {v.reason}" for arm, v in analysis.learned.items())
     verdict = analysis.verdict if analysis else None
     if ctx.decision and ctx.decision.conclusion:
-        text, found = ctx.decision.conclusion, True
+        text, found = _beside_baseline(ctx.decision.conclusion, analysis), True
     elif analysis:
-        text, found = analysis.summary, True
+        text, found = _beside_baseline(analysis.summary, analysis), True
     else:
         if ctx.decision:
             why = ctx.decision.reason
@@ -123,10 +124,34 @@ def _conclusion(ctx: ReportContext) -> dict[str, Any]:
     return {
         "text": text,
         "found": found,
-        "verdict": verdict,
+        "verdict": verdict.replace("_", " ") if verdict else None,
+        "verdict_class": verdict,
+        "baseline": _baseline_line(analysis) if analysis else None,
         "uncertainty": uncertainty,
         "reason": ctx.decision.reason if ctx.decision and found else None,
     }
+
+
+def _baseline_line(analysis: Analysis) -> str | None:
+    """The untrained policy's held-out score in words, or None when it was not evaluated."""
+    if analysis.baseline is None:
+        return None
+    low, high = analysis.baseline_ci or (analysis.baseline, analysis.baseline)
+    return (f"{analysis.baseline:.3f} [{low:.3f}, {high:.3f}] held-out, the untrained "
+            f"{analysis.baseline_model or 'base model'} on the same {analysis.baseline_n} items")  # fmt: skip
+
+
+def _beside_baseline(text: str, analysis: Analysis | None) -> str:
+    """The conclusion, opening with the untrained baseline when no arm beat it (and the
+    conclusion's first sentence does not already say so)."""
+    if analysis is None or analysis.baseline is None or not analysis.learned:
+        return text
+    if any(v.verdict == "learned" for v in analysis.learned.values()):
+        return text
+    if "baseline" in re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0]:
+        return text
+    return (f"No arm beat the untrained baseline ({analysis.baseline:.3f} held-out, "
+            f"{analysis.baseline_model or 'the base model'} before training). {text}")  # fmt: skip
 
 
 def _seed_line(design: Design, r: RunResult, unit: str) -> str:
@@ -160,6 +185,7 @@ def _experiments(ctx: ReportContext) -> list[dict[str, Any]]:
             else:
                 mean = "no finished runs"
             heldout = [heldout_metric(r) for r in runs if usable(r)]
+            learning = analysis.learned.get(arm.name) if analysis else None
             arms.append(
                 {
                     "name": arm.name,
@@ -171,6 +197,8 @@ def _experiments(ctx: ReportContext) -> list[dict[str, Any]]:
                     "mean": mean,
                     "heldout": f"{np.mean(heldout):.3f}" if heldout else "—",
                     "seeds": "; ".join(_seed_line(design, r, unit) for r in runs) or "—",
+                    "learned": learning.verdict if learning else "—",
+                    "learned_why": learning.reason if learning else "not analysed",
                 }
             )
         margin = design.margin if design.margin is not None else design.min_effect
@@ -185,6 +213,14 @@ def _experiments(ctx: ReportContext) -> list[dict[str, Any]]:
                 "direction": direction_words(design),
                 "rule": rule_words(design, margin),
                 "trend": analysis.trend if analysis else None,
+                "baseline": _baseline_line(analysis) if analysis else None,
+                "baseline_mean": (
+                    f"{analysis.baseline:.3f} [{analysis.baseline_ci[0]:.3f}, "
+                    f"{analysis.baseline_ci[1]:.3f}]"
+                )
+                if analysis and analysis.baseline is not None and analysis.baseline_ci
+                else None,
+                "baseline_model": analysis.baseline_model if analysis else None,
                 "budget_split": ", ".join(f"{k} {v:.0%}" for k, v in design.budget_split.items())
                 or "—",
             }
@@ -235,7 +271,7 @@ def _view(ctx: ReportContext) -> dict[str, Any]:
         "conclusion": _conclusion(ctx),
         "reading": _reading(ctx),
         "experiments": _experiments(ctx),
-        "failed_runs": [r for r in ctx.results if r.status != "finished"],
+        "failed_runs": [r for r in ctx.results if r.status not in ("finished", "baseline")],
         "events": sorted(ctx.events, key=lambda e: e.at),
         "interventions": sorted(ctx.interventions, key=lambda i: i.at),
         "generated_at": utc(datetime.now(UTC).timestamp()),
@@ -256,7 +292,8 @@ def write_report(ctx: ReportContext, out_dir: Path) -> ReportFiles:
     drawn = [
         (curves, figures.reward_curves(ctx, fig_dir / "reward_curves.png")),
         (
-            "Held-out accuracy per arm (bar: mean over seeds; whiskers: 95% CI; dots: seeds)",
+            "Held-out accuracy per arm (bar: mean over seeds; whiskers: 95% CI; dots: seeds; "
+            "dashed line: the untrained baseline)",
             figures.heldout_accuracy(ctx, fig_dir / "heldout_accuracy.png"),
         ),
     ]

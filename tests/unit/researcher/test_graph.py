@@ -23,6 +23,8 @@ from experiments_db.migrate import upgrade
 from researcher import study as study_module
 from researcher.context import StudyContext
 from researcher.graph import build_graph
+from researcher.nodes.evaluate import baselines
+from researcher.plan import Framing
 from researcher.settings import StudySettings
 from tests.unit.researcher.fakes import (
     BROKEN_WORKFLOW,
@@ -171,8 +173,24 @@ def test_a_clean_study_runs_every_node_in_order_and_finishes_with_a_report(harne
     runs = [e.id for e in harness.experiments().values()]
     assert sorted(harness.gateway.create_calls) == sorted(runs)  # one create_run each
     assert all(harness.gateway.runs[r].status == "finished" for r in runs)
-    assert sorted(harness.evaluated) == sorted(f"{r}/policy" for r in runs)
+    untrained = [harness.study().model]  # the baseline: the base model, once
+    assert sorted(harness.evaluated) == sorted([*(f"{r}/policy" for r in runs), *untrained])
     assert {e.status for e in harness.experiments().values()} == {"finished"}
+    analysis = harness.graph_state(ctx).values["analyses"][-1]
+    assert analysis["baseline"] is not None and set(analysis["learned"]) == {"control", "mixed"}
+
+
+def test_the_untrained_baseline_is_evaluated_once_and_reused_when_evaluate_runs_again(harness):
+    ctx = harness.create()
+    harness.drive()
+    framing = Framing.model_validate(harness.graph_state(ctx).values["framing"])
+    before = len(harness.evaluated)
+
+    again = baselines(ctx, small_design(), framing, [])
+
+    assert len(harness.evaluated) == before  # read back from its event, not evaluated again
+    assert [b.status for b in again] == ["baseline"] and again[0].run == framing.model
+    assert again[0].eval_outcomes
 
 
 def test_each_arm_is_dry_run_once_and_its_client_started_once_in_a_clean_study(harness):

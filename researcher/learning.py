@@ -1,0 +1,178 @@
+"""Did an arm learn? The untrained baseline and each arm's learned-or-not verdict.
+
+Owns two checks a comparison needs before it can mean anything: the untrained policy's
+score on the same held-out items as the arms (the *baseline*: a `RunResult` with status
+"baseline", evaluated once per round by the evaluate node), and per arm a verdict read from
+two signals:
+
+- **held-out gain**: the arm's mean held-out score over seeds minus the baseline's, with a
+  95% t interval over the held-out items. Every run and the baseline are scored on the same
+  first N items in the same order, so the interval is paired: per item, the mean over the
+  arm's seeds minus the baseline's outcome (df N − 1); when the lists differ in length (a
+  user workflow's failed rollouts are left out) it is a Welch interval of the pooled items.
+  The seeds are taken as they are — the question is whether *these* runs moved the policy,
+  not what another seed would do — so item sampling is the uncertainty;
+- **training trend**: the slope of training reward over steps within seeds (each seed's
+  curve centred on its own mean, one least-squares slope, a t interval with n − seeds − 1
+  degrees of freedom). Successive steps of one run are correlated, so this interval is
+  optimistic; it only ever keeps an arm out of "did not learn", never makes it "learned".
+
+The verdict, with `margin` the smallest held-out gain that counts (the design's
+`min_effect` on held-out accuracy, else `DEFAULT_MARGIN`):
+
+- "learned": the gain's interval lies above 0 (without a baseline: the training trend's
+  interval lies above 0);
+- "did not learn": the gain's interval lies below 0 (worse than untrained), or the gain is
+  below `margin` and the training trend is not credibly rising;
+- "unclear": anything else (the gain looks real but its interval reaches 0, the training
+  reward rises but the held-out score does not show it, no baseline and a flat curve, or
+  no finished run).
+
+A study in which every arm "did not learn" is *not testable* (`no_arm_learned`): the
+comparison is between policies that cannot do the task. Pure numpy over plan records.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from researcher.intervals import LEVEL, Interval, arm_scores, t_interval
+from researcher.outcomes import heldout_metric, usable
+from researcher.plan import Design, Learning, RunResult
+
+BASELINE_ARM = "baseline"
+BASELINE_STATUS = "baseline"
+DEFAULT_MARGIN = 0.05  # held-out gain that counts when the design's min_effect is on another scale
+
+
+def is_baseline(result: RunResult) -> bool:
+    return result.status == BASELINE_STATUS
+
+
+def baseline_result(model: str, outcomes: list[float]) -> RunResult:
+    """The untrained `model`'s held-out outcomes as a result the analysis recognises."""
+    return RunResult(arm=BASELINE_ARM, seed=0, run=model, eval_outcomes=list(outcomes),
+                     status=BASELINE_STATUS, note=f"the untrained {model}")  # fmt: skip
+
+
+def _heldout_design(design: Design) -> Design:
+    return design.model_copy(update={"outcome": "heldout_accuracy"})
+
+
+def baseline_summary(design: Design, baseline: RunResult) -> tuple[float, tuple[float, float]]:
+    """The baseline's held-out mean and its 95% interval over its items."""
+    scores = arm_scores(_heldout_design(design), [baseline], "wall_s")
+    low, high = scores.interval()
+    return scores.mean, (max(0.0, low), min(1.0, high)) if _binary(baseline) else (low, high)
+
+
+def _binary(result: RunResult) -> bool:
+    return all(v in (0.0, 1.0) for v in result.eval_outcomes)
+
+
+def reward_trend(runs: list[RunResult]) -> tuple[float, tuple[float, float], float, int] | None:
+    """(slope per step, its 95% interval, the fitted rise over the steps logged, the most
+    steps a run logged) of the runs' training curves, within seeds; None with too few points."""
+    xs, ys, steps, k = [], [], [], 0
+    for r in runs:
+        points = [(float(s), float(v)) for s, v in r.curve if math.isfinite(v)]
+        if len(points) < 2:
+            continue
+        x, y = np.array(points).T
+        xs.append(x - x.mean())
+        ys.append(y - y.mean())
+        steps.extend(x)
+        k += 1
+    if not xs:
+        return None
+    x, y = np.concatenate(xs), np.concatenate(ys)
+    sxx, df = float(np.sum(x * x)), len(x) - k - 1
+    if sxx <= 0 or df < 1:
+        return None
+    slope = float(np.sum(x * y) / sxx)
+    residual_var = float(np.sum((y - slope * x) ** 2)) / df
+    interval = t_interval(slope, residual_var / sxx, df, LEVEL)
+    return slope, interval, slope * (max(steps) - min(steps)), int(max(steps))
+
+
+def heldout_gain(scored: list[RunResult], baseline: RunResult) -> tuple[float, float, Interval]:
+    """(the arm's held-out mean, the baseline's, the gain's 95% interval) over the items."""
+    base = np.array(baseline.eval_outcomes, dtype=float)
+    n = len(base)
+    per_run = [np.array(r.eval_outcomes, dtype=float) for r in scored]
+    arm_mean = float(np.mean([v.mean() for v in per_run]))
+    gain = arm_mean - float(base.mean())
+    if n >= 2 and all(len(v) == n for v in per_run):
+        diffs = np.mean(per_run, axis=0) - base
+        return arm_mean, float(base.mean()), t_interval(gain, float(np.var(diffs, ddof=1)) / n,
+                                                        n - 1, LEVEL)  # fmt: skip
+    pooled = np.concatenate(per_run)
+    parts = [float(np.var(v, ddof=1)) / len(v) if len(v) > 1 else 0.0 for v in (pooled, base)]
+    var = sum(parts)
+    dfs = [(p**2 / (len(v) - 1)) for p, v in zip(parts, (pooled, base), strict=True) if p > 0]
+    return (
+        arm_mean,
+        float(base.mean()),
+        t_interval(gain, var, var**2 / sum(dfs) if dfs else 0, LEVEL),
+    )
+
+
+def learned_or_not(design: Design, runs: list[RunResult], baseline: RunResult | None) -> Learning:
+    """The learned-or-not verdict of one arm's runs (see the module docstring)."""
+    margin = design.min_effect if design.outcome == "heldout_accuracy" else DEFAULT_MARGIN
+    trend = reward_trend(runs)
+    fields: dict = {}
+    words: list[str] = []
+    if trend is not None:
+        slope, (s_low, s_high), rise, steps = trend
+        fields |= {"slope": slope, "slope_ci": (s_low, s_high), "rise": rise, "steps": steps}
+        words.append(f"training reward {rise:+.3f} over {steps} steps (slope {slope:+.4f}/step, "
+                     f"95% CI {s_low:+.4f} to {s_high:+.4f})")  # fmt: skip
+    rising = trend is not None and trend[1][0] > 0
+    scored = [r for r in runs if usable(r)]
+    if scored and baseline is not None and baseline.eval_outcomes:
+        heldout, base, (low, high) = heldout_gain(scored, baseline)
+        gain = heldout - base
+        fields |= {"heldout": heldout, "baseline": base, "gain": gain, "gain_ci": (low, high)}
+        words.insert(0, f"held-out {heldout:.3f} vs the untrained baseline {base:.3f}: "
+                        f"{gain:+.3f} (95% CI {low:+.3f} to {high:+.3f})")  # fmt: skip
+        if low > 0:
+            verdict = "learned"
+        elif high < 0:
+            verdict, words[0] = "did not learn", words[0] + ", below the untrained policy"
+        elif gain < margin and not rising:
+            verdict = "did not learn"
+        else:
+            verdict = "unclear"
+    elif scored or trend is not None:
+        if scored:
+            fields["heldout"] = float(np.mean([heldout_metric(r) for r in scored]))
+        words.insert(0, "no untrained baseline to compare the held-out score with")
+        verdict = "learned" if rising else "unclear"
+    else:
+        verdict = "unclear"
+        words.append("no run finished with a held-out score or a training curve")
+    return Learning(verdict=verdict, reason=f"{verdict}: " + "; ".join(words), **fields)
+
+
+def no_arm_learned(learned: dict[str, Learning]) -> bool:
+    """True when there are arms and every one "did not learn": a comparison not testable."""
+    return bool(learned) and all(v.verdict == "did not learn" for v in learned.values())
+
+
+def not_testable_words(learned: dict[str, Learning], steps: int = 0) -> str:
+    """The study's verdict in words when no arm learned — "not testable: no arm learned in N
+    steps", with the baseline and what would make the question testable. `steps`: the
+    design's, when no arm logged a training step."""
+    steps = max((v.steps for v in learned.values()), default=0) or steps
+    base = next((v.baseline for v in learned.values() if v.baseline is not None), None)
+    beside = (f" — none beat the untrained baseline ({base:.3f} held-out)"
+              if base is not None else "")  # fmt: skip
+    return (
+        f"not testable: no arm learned{f' in {steps} steps' if steps else ''}{beside}, so "
+        "comparing them says nothing about the hypothesis. A test needs arms that learn: "
+        "more training steps, a higher learning rate within the safe range, or an easier "
+        "level of the task"
+    )
