@@ -335,9 +335,9 @@ def _effect_sentence(analysis: Analysis) -> str:
     if not analysis.comparisons:
         return "No comparison could be made (no arm finished with held-out results)."
     parts = [
-        f"{c.treatment} − {c.control} = {c.difference:+.3f} held-out accuracy "
-        f"(95% CI {c.ci_low:+.3f} to {c.ci_high:+.3f}, Cohen's h {c.effect_size:+.2f}, "
-        f"{c.n_seeds} seed(s) per arm)"
+        f"{c.treatment} − {c.control} = {c.difference:+.3f} {analysis.outcome_label} "
+        f"(95% CI {c.ci_low:+.3f} to {c.ci_high:+.3f}, {c.effect_measure} "
+        f"{c.effect_size:+.2f}, {c.n_seeds} seed(s) per arm)"
         for c in analysis.comparisons
     ]
     return "; ".join(parts) + "."
