@@ -16,7 +16,9 @@ from experiments_db import crud
 from experiments_db.db import session_scope
 from experiments_db.studies import EventRow, StudyRow
 from researcher.errors import ResearcherError
+from researcher.plan import Reading
 from researcher.planner import make_planner
+from researcher.planner.wording import reading_rows
 from researcher.settings import DEFAULT_MODEL, parse_budget
 from researcher.web.app import html
 from researcher.web.common import engine_of, form_of, study_or_404
@@ -135,6 +137,18 @@ def waiting_for(events: list[EventRow], interventions) -> EventRow | None:
     return last
 
 
+def reading_of(events: list[EventRow]) -> list[tuple[str, str]] | None:
+    """The question as read (the frame event's reading) as table rows, newest framing."""
+    for event in reversed(events):
+        if (
+            event.phase == "frame"
+            and event.kind == "decision"
+            and (event.data or {}).get("reading")
+        ):
+            return reading_rows(Reading.model_validate(event.data["reading"]))
+    return None
+
+
 def study_view(request: Request, study_id: str) -> dict:
     study = study_or_404(request, study_id)
     with session_scope(engine_of(request)) as session:
@@ -149,11 +163,13 @@ def study_view(request: Request, study_id: str) -> dict:
         report = crud.latest_report(session, study_id=study_id)
     waiting = waiting_for(events, interventions) if study.status in ("running", "paused") else None
     planned = [r for r in experiments if r.status == "planned"]
+    reading = reading_of(events)
     return {
         "study": study, "hypotheses": hypotheses, "experiments": experiments, "last": last,
         "events": list(reversed(events)), "last_event_id": events[-1].id if events else 0,
         "interventions": list(reversed(interventions)), "report": report,
-        "waiting": waiting, "planned": planned, "errors": [], "message": None,
+        "waiting": waiting, "planned": planned, "reading": reading, "errors": [],
+        "message": None,
     }  # fmt: skip
 
 

@@ -17,6 +17,7 @@ from experiments_db.db import session_scope
 from experiments_db.studies import ClientProcessRow, ExperimentRow, StudyRow
 from researcher.cli import app as cli_app
 from researcher.gateway_api import GatewayRefused, GatewayUnavailable
+from researcher.plan import Reading
 from researcher.study import open_db
 from researcher.web.app import make_app as make_web_app
 
@@ -178,6 +179,19 @@ def test_the_studies_page_lists_each_study_with_status_phase_budget_and_finding(
     for text in (STUDY, "does multi-task mixing help?", "running", "monitor", "5m00s / 20m00s",
                  "mixing looks ahead so far", 'action="/studies"'):  # fmt: skip
         assert text in page.text
+
+
+def test_the_study_page_shows_the_question_as_read(client, engine):
+    assert 'id="reading"' not in client.get(f"/studies/{STUDY}").text  # not framed yet
+    reading = Reading(factor="kl_coef", levels=[0.0, 0.5], control=0.0, task="learnable",
+                      outcome="learning_speed", direction="less")  # fmt: skip
+    with session_scope(engine) as session:
+        crud.add_event(session, study_id=STUDY, phase="frame", kind="decision", message="framed",
+                       data={"reading": reading.model_dump(mode="json")})  # fmt: skip
+    page = client.get(f"/studies/{STUDY}").text
+    assert 'id="reading"' in page
+    for text in ("kl_coef", "learnable", "0.5", "less"):
+        assert text in page.split('id="reading"')[1].split("</table>")[0]
 
 
 def test_the_study_page_shows_hypotheses_experiments_events_and_intervention_forms(client):
