@@ -225,7 +225,18 @@ def plan(
     ] = None,  # fmt: skip
     json_: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
 ) -> None:
-    """Read the question and design the study without running anything (no gateway starts)."""
+    """Read the question and design the study without running anything (no gateway starts).
+
+    The reading names one factor (a run setting, sampling setting, task mix, base model or
+    your workflow's PARAMS key), its levels, the task, the outcome and the direction;
+    docs/reading.md lists them all. Examples:
+
+    researcher plan "does a KL penalty of 0.5 slow learning on the easy single-turn task?"
+
+    researcher plan "is LoRA as good as full fine-tuning on the easy task?" --json
+
+    researcher plan "do 3 attempts instead of 1 help my agent?" --workflow my_agent.py
+    """
     from researcher.planning import make_plan, plan_record, served_models
 
     text = question.strip()
