@@ -66,9 +66,6 @@ async def rollout(task, episode):
 def test_a_study_of_the_users_own_workflow_varies_its_params_and_judges_by_its_reward(
     home: Path,  # noqa: F811
 ):
-    # the question is read as factor workflow:system_prompt by the reader of r1-reader and
-    # planned by the template planner of r2-planner: before those are merged it cannot run
-    pytest.importorskip("researcher.planner.reader", reason="needs the question reader (r1)")
     agent = home / "work" / "my_agent.py"
     agent.parent.mkdir()
     agent.write_text(MY_AGENT)

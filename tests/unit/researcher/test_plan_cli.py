@@ -154,7 +154,6 @@ def test_a_bad_budget_is_refused():
 
 
 def test_a_users_workflow_is_read_for_its_params(tmp_path):
-    pytest.importorskip("researcher.user_workflow")
     path = tmp_path / "agent.py"
     path.write_text(
         "PARAMS = {'system_prompt': 'Answer.'}\n"
