@@ -109,6 +109,31 @@ class Design(BaseModel):
     # `max_looks`; its verdict reads the interval at that look's alpha-spending level
     look: int = Field(default=1, ge=1)
     max_looks: int = Field(default=1, ge=1)
+    # the smallest true difference (outcome units) this design detects with 80% power at
+    # its last look, from the pilot's variance (None before a pilot measured it)
+    mde: float | None = None
+    mde_basis: str = ""  # how `mde` was computed, in words
+    pilot: Pilot | None = None
+    parallel_runs: int | None = None  # runs trained at once, as chosen for this machine
+
+
+class Pilot(BaseModel):
+    """What the pilot found before the comparison ran (`researcher.pilot`): the control arm's
+    first seeds at the design's settings. They show whether the task is learnable at these
+    settings, what a step really costs, and how much seeds and held-out items vary — from
+    which the minimum detectable effect is stated before the treatment runs."""
+
+    runs: list[str] = Field(default_factory=list)  # the pilot's gateway runs
+    steps: int = 0  # training steps each pilot run took
+    step_seconds: float | None = None  # measured wall time of one training step
+    learned: Literal["learned", "did not learn", "unclear"] = "unclear"
+    evidence: str = ""  # the learned-or-not reason, in words, with its numbers
+    seed_sd: float | None = None  # seed-to-seed SD of the outcome over the pilot's seeds
+    item_sd: float | None = None  # item-to-item SD of held-out outcomes
+    # settings the question leaves free that were changed because nothing learned:
+    # {"lr": [2e-05, 6e-05]}; never the factor under study
+    retuned: dict[str, list[Any]] = Field(default_factory=dict)
+    kept: bool = True  # the pilot runs count as the control's first seeds (same settings)
 
 
 class RunResult(BaseModel):
@@ -123,6 +148,9 @@ class RunResult(BaseModel):
     tokens: int | None = None  # tokens the run generated in training (outcome "cost")
     status: str = "finished"  # finished | failed | stopped | baseline (the untrained policy)
     note: str | None = None  # why it failed or was stopped
+    # batches the trainer took but trained nothing from (every sample dropped), by reason
+    # ({"zero_variance": 3}): not steps, and the first sign that an arm is not learning
+    dropped_batches: dict[str, int] = Field(default_factory=dict)
 
 
 class Comparison(BaseModel):
@@ -187,6 +215,9 @@ class Analysis(BaseModel):
     baseline_n: int = 0  # held-out items it was scored on
     baseline_model: str | None = None  # the base model evaluated
     learned: dict[str, Learning] = Field(default_factory=dict)  # arm -> did it learn?
+    # the plain-language answer for the top of the report: "Yes: …, because …" / "No: …" /
+    # "Can't tell: …"
+    answer: str = ""
 
 
 class Decision(BaseModel):
