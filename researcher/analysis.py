@@ -419,10 +419,15 @@ def describe_rule(design: Design) -> str:
             "its fitted change from the control's level to the farthest one judged by the "
             "same rule."
         )
-    if design.max_looks > 1:
-        stopping = describe_stopping(design.max_looks, design.direction)
-        text += f" {stopping} This is look {design.look}."
-    return text
+    return text + stopping_words(design)
+
+
+def stopping_words(design: Design) -> str:
+    """The sequential stopping rule and this design's look, in words ("" for one look)."""
+    if design.max_looks <= 1:
+        return ""
+    stopping = describe_stopping(design.max_looks, design.direction, design.seeds_per_look)
+    return f" {stopping} This is look {design.look}."
 
 
 def _equivalence_words(design: Design, verdict: str, margin: float) -> str:

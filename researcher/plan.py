@@ -109,9 +109,12 @@ class Design(BaseModel):
     # `max_looks`; its verdict reads the interval at that look's alpha-spending level
     look: int = Field(default=1, ge=1)
     max_looks: int = Field(default=1, ge=1)
+    seeds_per_look: int = Field(default=1, ge=1)  # seeds per arm each later look adds
     # the smallest true difference (outcome units) this design detects with 80% power at
     # its last look, from the pilot's variance (None before a pilot measured it)
     mde: float | None = None
+    # "pilot": the control arm's first seeds, checking the settings before the comparison
+    phase: Literal["pilot", "main"] = "main"
     mde_basis: str = ""  # how `mde` was computed, in words
     pilot: Pilot | None = None
     parallel_runs: int | None = None  # runs trained at once, as chosen for this machine
@@ -134,6 +137,8 @@ class Pilot(BaseModel):
     # {"lr": [2e-05, 6e-05]}; never the factor under study
     retuned: dict[str, list[Any]] = Field(default_factory=dict)
     kept: bool = True  # the pilot runs count as the control's first seeds (same settings)
+    # the budget the pilot used per run: training, held-out evaluation and start-up
+    run_seconds: float | None = None
 
 
 class RunResult(BaseModel):

@@ -62,7 +62,7 @@ def spending(
     return lambda level: interval_at(1 - (1 - level) * share)
 
 
-def describe(max_looks: int, direction: str) -> str:
+def describe(max_looks: int, direction: str, seeds_per_look: int = 1) -> str:
     """The rule in words for the decision rule and the report."""
     if max_looks <= 1:
         return "One look: the verdict is read once, when the planned seeds have finished."
@@ -70,8 +70,10 @@ def describe(max_looks: int, direction: str) -> str:
                        for k in range(1, max_looks + 1))  # fmt: skip
     interval = "90% TOST interval" if direction == "equivalent" else "95% interval"
     return (
-        f"Sequential seeds: an inconclusive round is followed by another with one more seed "
-        f"per arm, up to {max_looks} looks, stopping at the first verdict. To keep the chance "
+        f"Sequential seeds: an inconclusive look is followed by another that adds "
+        f"{'one more seed' if seeds_per_look == 1 else f'{seeds_per_look} more seeds'} per "
+        f"arm (the earlier seeds' runs are kept), up to {max_looks} looks, stopping at the "
+        f"first verdict. To keep the chance "
         f"of a false verdict over all looks within that of one look, the verdict reads the "
         f"{interval} widened by Kim–DeMets power (ρ = 2, O'Brien–Fleming-like) alpha spending "
         f"over up to {max_looks} looks: levels {levels} at looks 1–{max_looks}, before any "

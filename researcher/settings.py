@@ -136,6 +136,9 @@ class StudySettings(BaseModel):
     embedded_model: str = DEFAULT_MODEL  # what the embedded gateway serves
     seeds: int = Field(default=2, ge=1, le=10)
     ask: bool = False  # wait for a human to approve each design
+    # train the control's first seeds before the comparison: check the task is learnable,
+    # measure a run's cost and the seeds' variation (`researcher.pilot`)
+    pilot: bool = True
     api_key: str | None = None  # the --gateway's admin key; never written to settings.json
     parallel_runs: int = Field(default=1, ge=1)  # runs training at once (1 on a small box)
     clients_per_run: int = Field(default=1, ge=1)

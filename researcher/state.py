@@ -33,4 +33,7 @@ class StudyState(TypedDict, total=False):
     analyses: list[dict[str, Any]]  # per round: plan.Analysis
     decision: dict[str, Any]  # plan.Decision of the last round
     rejected: bool  # a human rejected the design (--ask)
+    planned: dict[str, Any]  # plan.Design the pilot round checks before it runs
+    pilot: dict[str, Any]  # plan.Pilot: what the pilot found
+    pilot_used_s: float  # the study's budget used when the pilot started
     outcome: str  # "concluded" | "rejected" | "no valid workflow" | "budget"

@@ -1,7 +1,8 @@
 """analyse: each arm's score on the design's outcome (held-out accuracy, learning speed,
 final training reward or cost) with 95% intervals, and the verdict by the design's
 pre-registered rule in its direction, at the design's look of its sequential stopping rule
-(`researcher.sequential`)."""
+(`researcher.sequential`). After a pilot round it summarises the pilot instead
+(`researcher.pilot`): the comparison is sized from that, and nothing is concluded."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from experiments_db import crud
 from researcher.analysis import analyse as analyse_results
 from researcher.context import StudyContext
 from researcher.nodes.common import design_of
-from researcher.plan import RunResult
+from researcher.pilot import summarise_pilot
+from researcher.plan import Design, RunResult
 from researcher.state import StudyState
 
 
@@ -20,6 +22,8 @@ def analyse(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
     ctx.tick("analyse")
     results = [RunResult.model_validate(r) for r in state["results"][-1]]
     design = design_of(state)
+    if design.phase == "pilot":
+        return _pilot(ctx, state, results)
     analysis = analyse_results(design, results, look=design.look, max_looks=design.max_looks)
     with ctx.session() as session:
         crud.upsert_hypothesis(
@@ -31,3 +35,15 @@ def analyse(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
         "analyse", "result", f"{state['hypothesis']} {analysis.verdict}", reason=analysis.summary
     )
     return {"analyses": [*state.get("analyses", []), analysis.model_dump(mode="json")]}
+
+
+def _pilot(ctx: StudyContext, state: StudyState, results: list[RunResult]) -> dict:
+    planned = Design.model_validate(state["planned"])
+    runs = sum(1 for r in results if r.status != "baseline")
+    used = ctx.study().budget_used_s - state.get("pilot_used_s", ctx.study().budget_used_s)
+    pilot = summarise_pilot(planned, results, used / runs if runs and used > 0 else None)
+    cost = f"; a run cost {pilot.run_seconds:.0f} s" if pilot.run_seconds else ""
+    spread = f"; seed-to-seed SD {pilot.seed_sd:.3f}" if pilot.seed_sd is not None else ""
+    ctx.event("analyse", "result", f"pilot: the control {pilot.learned}{cost}{spread}",
+              reason=pilot.evidence)  # fmt: skip
+    return {"pilot": pilot.model_dump(mode="json")}

@@ -1,8 +1,10 @@
 """decide: conclude, or refine with a follow-up hypothesis while the budget allows.
 
-A planner whose `decide` takes `round_cost_s` is told what the next round really costs
-(`budget.next_round_cost_s`: every seed again plus one per arm, at this round's steps)
-rather than guessing a flat figure, so budget that pays for another look is spent.
+A planner whose `decide` takes `round_cost_s` is told what the next look really costs (the
+seeds it adds, at the run cost the pilot measured) rather than guessing a flat figure, so
+budget that pays for another look is spent; one that takes `design` gets the round's design
+(its look and number of looks). After a pilot round nothing is decided: the comparison is
+designed next.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from langgraph.runtime import Runtime
 from experiments_db import crud
 from researcher.context import StudyContext
 from researcher.nodes.common import design_of, framing_of, hypothesis_of
-from researcher.plan import Analysis
+from researcher.plan import Analysis, Decision, Design
 from researcher.planner import budget
 from researcher.state import StudyState
 
@@ -22,12 +24,15 @@ from researcher.state import StudyState
 def decide(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
     ctx = runtime.context
     ctx.tick("decide")
+    design = design_of(state) if state.get("design") else None
+    if design is not None and design.phase == "pilot":
+        return after_pilot(ctx, state)
     costed: dict = {}
-    if "round_cost_s" in inspect.signature(ctx.planner.decide).parameters and state.get("design"):
-        design = design_of(state)
-        costed["round_cost_s"] = budget.next_round_cost_s(
-            len(design.arms), len(design.seeds), design.steps, ctx.step_seconds
-        )
+    accepts = inspect.signature(ctx.planner.decide).parameters
+    if "round_cost_s" in accepts and design is not None:
+        costed["round_cost_s"] = next_look_cost_s(design, ctx.step_seconds)
+    if "design" in accepts and design is not None:
+        costed["design"] = design
     decision = ctx.planner.decide(
         framing_of(state),
         hypothesis_of(state),
@@ -57,3 +62,19 @@ def decide(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
         update["outcome"] = "concluded"
         ctx.event("decide", "decision", f"conclude: {decision.conclusion}", reason=decision.reason)
     return update
+
+
+def next_look_cost_s(design: Design, step_seconds: float) -> float:
+    """What the next look costs: the seeds it adds per arm, at a run's cost as the pilot
+    measured it (training, evaluation and start-up), else as the budget estimates it."""
+    if design.pilot is not None and design.pilot.run_seconds:
+        return len(design.arms) * design.seeds_per_look * design.pilot.run_seconds
+    return budget.next_round_cost_s(len(design.arms), len(design.seeds), design.steps,
+                                    step_seconds, design.seeds_per_look)  # fmt: skip
+
+
+def after_pilot(ctx: StudyContext, state: StudyState) -> dict:
+    """After the pilot the comparison runs (the design node sizes it); nothing is concluded."""
+    decision = Decision(action="refine", reason="the pilot is done: the comparison runs next")
+    ctx.event("decide", "decision", "pilot done: design the comparison from what it measured")
+    return {"decision": decision.model_dump(mode="json"), "round": state.get("round", 1) + 1}

@@ -1,15 +1,35 @@
-"""design: arms × seeds, steps from the budget, a pre-registered decision rule."""
+"""design: the round's arms × seeds — a pilot, the comparison sized from it, or its next look.
+
+Three kinds of round (`researcher.pilot` for the first two):
+
+- the **pilot** (first round, when `settings.pilot` and the planner's design compares a
+  treatment with a control): the control arm's first seeds at the design's settings; the
+  planner's design waits in `state["planned"]`;
+- the **comparison** after a pilot: the planned design, retuned if the pilot's control did
+  not learn (never the factor), its looks sized from the budget left at the cost the pilot
+  measured, and its minimum detectable effect stated — all before a treatment run starts;
+- a **next look** after an inconclusive one (the planner refined): the same arms, steps and
+  items with more seeds per arm. Runs of earlier rounds with the same arm settings, steps
+  and seed are reused, not trained again: a look adds seeds.
+
+Without a pilot (disabled, a resumed old study) the planner's design is the comparison.
+"""
 
 from __future__ import annotations
 
+import json
 import time
 
 from langgraph.runtime import Runtime
 
 from experiments_db import crud
 from experiments_db.studies import ExperimentRow
+from researcher import pilot as piloting
+from researcher.analysis import stopping_words
 from researcher.context import StudyContext
-from researcher.nodes.common import experiment_id, framing_of, hypothesis_of
+from researcher.nodes.common import design_of, experiment_id, framing_of, hypothesis_of
+from researcher.outcomes import outcome_label
+from researcher.plan import Design, Pilot
 from researcher.state import StudyState
 
 
@@ -17,48 +37,29 @@ def design(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
     ctx = runtime.context
     ctx.tick("design")
     hypothesis = hypothesis_of(state)
-    plan = ctx.planner.design(
-        framing_of(state),
-        hypothesis,
-        budget_s=ctx.budget_left(),
-        seeds=ctx.settings.seeds,
-        step_seconds=ctx.step_seconds,
-        notes=state.get("notes", []),
-    )
+    previous = design_of(state) if state.get("design") else None
+    update: dict = {}
+    if previous is not None and previous.phase == "pilot":
+        plan = _after_pilot(ctx, state, Design.model_validate(state["planned"]))
+    elif previous is not None and previous.hypothesis != hypothesis.key:
+        plan = next_look(previous, hypothesis.key)
+    else:
+        plan = ctx.planner.design(
+            framing_of(state),
+            hypothesis,
+            budget_s=ctx.budget_left(),
+            seeds=ctx.settings.seeds,
+            step_seconds=ctx.step_seconds,
+            notes=state.get("notes", []),
+        )
+        if ctx.settings.pilot and _comparative(plan):
+            update = {"planned": plan.model_dump(), "pilot_used_s": ctx.study().budget_used_s}
+            plan = piloting.pilot_design(plan)
+    plan = plan.model_copy(update={"parallel_runs": ctx.settings.parallel_runs})
     round_ = state.get("round", 1)
-    ids = []
-    now = time.time()
-    with ctx.session() as session:
-        crud.upsert_hypothesis(session, study_id=ctx.study_id, key=hypothesis.key, status="testing")
-        for arm in plan.arms:
-            for seed in plan.seeds:
-                ident = experiment_id(ctx.study_id, round_, arm.name, seed)
-                ids.append(ident)
-                if crud.get_experiment(session, experiment_id=ident) is None:
-                    crud.upsert_experiment(
-                        session,
-                        experiment=ExperimentRow(
-                            id=ident,
-                            study_id=ctx.study_id,
-                            hypothesis_key=hypothesis.key,
-                            arm=arm.name,
-                            role=arm.role,
-                            seed=seed,
-                            config={"arm": arm.model_dump(), "steps": plan.steps, "round": round_},
-                            status="planned",
-                            created_at=now,
-                            updated_at=now,
-                        ),
-                    )
-    arms = ", ".join(f"{a.name} ({a.role})" for a in plan.arms)
-    ctx.event(
-        "design",
-        "decision",
-        f"round {round_}: {arms}; seeds {plan.seeds}; {plan.steps} steps per run; "
-        f"judged on {plan.eval_episodes} held-out {plan.eval_family} tasks",
-        reason=f"decision rule: {plan.decision_rule}",
-    )
-    return {
+    ids, reused = _experiments(ctx, plan, hypothesis.key, round_)
+    _announce(ctx, plan, round_, reused)
+    return update | {
         "design": plan.model_dump(),
         "designs": [*state.get("designs", []), plan.model_dump()],
         "experiments": ids,
@@ -68,3 +69,132 @@ def design(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
         "actions": [],
         "progress": {},
     }
+
+
+def _comparative(plan: Design) -> bool:
+    roles = [arm.role for arm in plan.arms]
+    return "control" in roles and "treatment" in roles
+
+
+def _after_pilot(ctx: StudyContext, state: StudyState, planned: Design) -> Design:
+    """The planned comparison, retuned and sized by what the pilot found."""
+    pilot = Pilot.model_validate(state["pilot"])
+    reading = framing_of(state).reading
+    plan, changed = piloting.retune(reading, planned, pilot, ctx.budget_left())
+    if changed:
+        pilot = pilot.model_copy(update={"retuned": changed, "kept": False})
+    control = next(a for a in plan.arms if a.role == "control")
+    have = len(pilot.runs) if pilot.kept and control == _pilot_control(planned) else 0
+    first = max(piloting.PILOT_SEEDS, len(planned.seeds))
+    looks = piloting.size_looks(len(plan.arms), have, ctx.budget_left() * 0.95,
+                                pilot.run_seconds, first=first)  # fmt: skip
+    treatments = sum(1 for a in plan.arms if a.role == "treatment")
+    sd = piloting.outcome_sd(pilot, plan)
+    mde = (
+        piloting.minimum_detectable_effect(
+            sd, looks.seeds_at(looks.max_looks), plan.direction, look=looks.max_looks,
+            max_looks=looks.max_looks, comparisons=treatments, min_effect=plan.min_effect,
+        )
+        if sd is not None
+        else None
+    )  # fmt: skip
+    sized = plan.model_copy(
+        update={
+            "seeds": list(range(looks.first)),
+            "look": 1,
+            "max_looks": looks.max_looks,
+            "seeds_per_look": looks.step,
+            "pilot": pilot,
+            "mde": mde,
+        }
+    )
+    basis = piloting.mde_words(mde, pilot, looks, sized, outcome_label(sized))
+    rule = _with_stopping_rule(plan.decision_rule, planned, sized)
+    return sized.model_copy(update={"mde_basis": basis, "decision_rule": rule})
+
+
+def _pilot_control(planned: Design):
+    return next(a for a in planned.arms if a.role == "control")
+
+
+def next_look(previous: Design, key: str) -> Design:
+    """`previous` one look on: the same arms, steps and items, more seeds per arm."""
+    seeds = list(range(len(previous.seeds) + previous.seeds_per_look))
+    nxt = previous.model_copy(update={"hypothesis": key, "seeds": seeds,
+                                      "look": previous.look + 1,
+                                      "max_looks": max(previous.max_looks, previous.look + 1)})  # fmt: skip
+    return nxt.model_copy(
+        update={"decision_rule": _with_stopping_rule(previous.decision_rule, previous, nxt)}
+    )
+
+
+def _with_stopping_rule(rule: str, old: Design, new: Design) -> str:
+    """The decision rule in words with the stopping rule and look of `new` in place of
+    `old`'s (both in the analysis's own words, `stopping_words`)."""
+    before, after = stopping_words(old), stopping_words(new)
+    if before and before in rule:
+        return rule.replace(before, after)
+    return rule + after if after not in rule else rule
+
+
+def _experiments(ctx: StudyContext, plan: Design, key: str, round_: int) -> tuple[list[str], int]:
+    """The round's experiment ids and how many were reused: an earlier round's finished,
+    evaluated run of the same arm settings, steps and seed is reused; the rest are created
+    (planned)."""
+    now = time.time()
+    ids: list[str] = []
+    reused_count = 0
+    with ctx.session() as session:
+        crud.upsert_hypothesis(session, study_id=ctx.study_id, key=key, status="testing")
+        earlier = {
+            _identity(row.arm, row.seed, row.config): row.id
+            for row in crud.experiments(session, study_id=ctx.study_id)
+            if row.status == "finished" and row.result is not None and row.config
+        }
+        for arm in plan.arms:
+            config = {"arm": arm.model_dump(), "steps": plan.steps, "round": round_}
+            for seed in plan.seeds:
+                reused = earlier.get(_identity(arm.name, seed, config))
+                if reused is not None:
+                    ids.append(reused)
+                    reused_count += 1
+                    continue
+                ident = experiment_id(ctx.study_id, round_, arm.name, seed)
+                ids.append(ident)
+                if crud.get_experiment(session, experiment_id=ident) is None:
+                    crud.upsert_experiment(
+                        session,
+                        experiment=ExperimentRow(
+                            id=ident, study_id=ctx.study_id, hypothesis_key=key, arm=arm.name,
+                            role=arm.role, seed=seed, config=config, status="planned",
+                            created_at=now, updated_at=now,
+                        ),
+                    )  # fmt: skip
+    return ids, reused_count
+
+
+def _identity(arm: str, seed: int, config: dict) -> str:
+    settings = dict(config.get("arm") or {})
+    settings.pop("description", None)
+    settings.pop("role", None)
+    return json.dumps([arm, seed, config.get("steps"), settings], sort_keys=True, default=str)
+
+
+def _announce(ctx: StudyContext, plan: Design, round_: int, reused: int) -> None:
+    arms = ", ".join(f"{a.name} ({a.role})" for a in plan.arms)
+    kind = "pilot" if plan.phase == "pilot" else f"look {plan.look} of {plan.max_looks}"
+    kept = f"; {reused} run(s) reused from earlier rounds" if reused else ""
+    message = (
+        f"round {round_} ({kind}): {arms}; seeds {plan.seeds}; {plan.steps} steps per run; "
+        f"judged on {plan.eval_episodes} held-out {plan.eval_family} tasks{kept}"
+    )
+    if plan.phase == "main" and plan.pilot is not None:
+        p = plan.pilot
+        retuned = "; ".join(f"{k} {v[0]:g} → {v[1]:g}" for k, v in p.retuned.items())
+        message += (
+            f". Pilot: the control {p.learned}"
+            + (f" (retuned: {retuned})" if retuned else "")
+            + (f"; a run costs about {p.run_seconds:.0f} s" if p.run_seconds else "")
+            + f". {plan.mde_basis}"
+        )
+    ctx.event("design", "decision", message, reason=f"decision rule: {plan.decision_rule}")

@@ -38,9 +38,11 @@ def round_cost_s(runs: int, steps: int, step_seconds: float) -> float:
     return runs * steps * step_seconds / BUDGET_SPLIT["train"]
 
 
-def next_round_cost_s(arms: int, seeds: int, steps: int, step_seconds: float) -> float:
-    """What the next look of a sequential study costs: a round re-trains every seed of every
-    arm plus one more seed per arm, at this round's steps (a look with fewer steps would not
-    measure the same thing). This, not a flat guess, is what a refine must fit into; the next
-    design is then sized from the budget left, so it gets at least this round's steps."""
-    return round_cost_s(arms * (seeds + 1), steps, step_seconds)
+def next_round_cost_s(
+    arms: int, seeds: int, steps: int, step_seconds: float, seeds_per_look: int = 1
+) -> float:
+    """What the next look of a sequential study costs: the `seeds_per_look` seeds it adds per
+    arm at this round's steps — earlier looks' runs are kept, not trained again (a look with
+    fewer steps would not measure the same thing). `seeds` is accepted for old callers."""
+    del seeds
+    return round_cost_s(arms * seeds_per_look, steps, step_seconds)

@@ -248,13 +248,15 @@ class TemplatePlanner:
         budget_left_s: float,
         round: int,
         round_cost_s: float | None = None,
+        design: Design | None = None,
     ) -> Decision:
-        """Apply the decision rule: conclude on a verdict; on "inconclusive", refine (one
-        more seed per arm) while rounds remain and the budget left pays for the next round
-        at this round's steps (`round_cost_s`: `budget.next_round_cost_s(...)`, which the
-        decide node passes; without it, MIN_ROUND_S). Refining costs no error rate: every
-        round is judged at its look's alpha-spending level (`researcher.sequential`). On
-        "not_testable" (no arm learned) it concludes so, saying what a test would need."""
+        """Apply the decision rule: conclude on a verdict; on "inconclusive", refine (more
+        seeds per arm: the next look) while looks remain (`design.look` < `design.max_looks`;
+        without a design, rounds < MAX_ROUNDS) and the budget left pays for the next look
+        (`round_cost_s`, which the decide node passes; without it, MIN_ROUND_S). Refining
+        costs no error rate: every look is judged at its alpha-spending level
+        (`researcher.sequential`). On "not_testable" (no arm learned) it concludes so,
+        saying what a test would need."""
         effect = _effect_sentence(analysis)
         read = f" Notes read: {_quote_notes(notes)}." if notes else ""
         wants_stop = any(re.search(r"\b(conclude|stop|enough|wrap up)\b", n.lower()) for n in notes)
@@ -268,13 +270,16 @@ class TemplatePlanner:
                 conclusion=f"{hypothesis.key} ({hypothesis.statement}) is {outcome}: {effect}",
             )
         cost = MIN_ROUND_S if round_cost_s is None else round_cost_s
-        if round >= MAX_ROUNDS or budget_left_s < cost or wants_stop:
+        look, looks = (design.look, design.max_looks) if design else (round, MAX_ROUNDS)
+        adds = design.seeds_per_look if design else 1
+        more = "one more seed" if adds == 1 else f"{adds} more seeds"
+        if look >= looks or budget_left_s < cost or wants_stop:
             why = (
-                f"round {round} is the last allowed ({MAX_ROUNDS})"
-                if round >= MAX_ROUNDS
+                f"look {look} is the last the design allows ({looks})"
+                if look >= looks
                 else "a note asks to conclude"
                 if wants_stop
-                else f"{budget_left_s:.0f} s of budget left, a round needs about {cost:.0f} s"
+                else f"{budget_left_s:.0f} s of budget left, the next look needs about {cost:.0f} s"
             )
             return Decision(
                 action="conclude",
@@ -287,13 +292,13 @@ class TemplatePlanner:
             statement=hypothesis.statement,
             prediction=hypothesis.prediction,
             refuted_if=hypothesis.refuted_if
-            + " (retested with one more seed per arm after an inconclusive round)",
+            + f" (retested with {more} per arm after an inconclusive look)",
             parent=hypothesis.key,
         )
         return Decision(
             action="refine",
-            reason=f"inconclusive after round {round} and {budget_left_s:.0f} s left (a round "
-            f"needs about {cost:.0f} s): retest with one more seed per arm. {effect}{read}",
+            reason=f"inconclusive at look {look} of {looks} and {budget_left_s:.0f} s left (the "
+            f"next look needs about {cost:.0f} s): retest with {more} per arm. {effect}{read}",
             follow_up=follow_up,
         )
 

@@ -66,8 +66,9 @@ class Harness:
         return [1.0, 0.0] * (n // 2) if "control" in model else [1.0] * n
 
     def create(self, **settings) -> StudyContext:
+        # the pilot round has its own tests (test_pilot_graph.py); these follow one round
         settings = {"question": QUESTION, "budget_s": 3600.0, "gateway": self.gateway.url,
-                    "seeds": 1, **settings}  # fmt: skip
+                    "seeds": 1, "pilot": False, **settings}  # fmt: skip
         row = study_module.create_study(self.engine, StudySettings(**settings))
         self.ctx = self.context(row.id)
         return self.ctx

@@ -9,14 +9,12 @@ variance, t interval, `spending`, `judge`); one test checks that `analyse` agree
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 
 from researcher.analysis import analyse, describe_rule
 from researcher.intervals import ArmScores, judge, t_interval, welch
-from researcher.plan import Arm, Design, Hypothesis, RunResult
+from researcher.plan import Arm, Design, Hypothesis, Pilot, RunResult
 from researcher.planner import budget
 from researcher.sequential import describe, look_level, spending, spent_share
 
@@ -211,16 +209,17 @@ def test_template_designs_carry_their_look():
     assert "99.44%, 98.33%, 97.22%" in designs[0].decision_rule
 
 
-def test_the_next_round_costs_every_seed_again_plus_one():
+def test_the_next_look_costs_only_the_seeds_it_adds():
+    # earlier looks' runs are kept: a look adds `seeds_per_look` runs per arm, nothing else
     cost = budget.next_round_cost_s(arms=2, seeds=2, steps=10, step_seconds=7.0)
-    assert cost == pytest.approx(2 * 3 * 10 * 7.0 / budget.BUDGET_SPLIT["train"])
-    assert math.isclose(cost, budget.round_cost_s(6, 10, 7.0))
+    assert cost == pytest.approx(2 * 1 * 10 * 7.0 / budget.BUDGET_SPLIT["train"])
+    assert budget.next_round_cost_s(2, 2, 10, 7.0, seeds_per_look=3) == pytest.approx(3 * cost)
 
 
 def test_the_decide_node_prices_the_next_look_from_the_design():
     from types import SimpleNamespace
 
-    from researcher.nodes.decide import decide
+    from researcher.nodes.decide import decide, next_look_cost_s
     from researcher.plan import Analysis, Framing, Reading
     from researcher.planner.template import TemplatePlanner
 
@@ -228,18 +227,27 @@ def test_the_decide_node_prices_the_next_look_from_the_design():
     framing = Framing(question="q", family="kl_coef", summary="s", model="m", planner="template",
                       served_models=["m"], reading=reading)  # fmt: skip
     h1 = Hypothesis(key="H1", statement="s", prediction="p", refuted_if="r")
-    design = _design().model_copy(update={"seeds": [0, 1], "steps": 10})
+    design = _design(max_looks=3).model_copy(update={"seeds": [0, 1], "steps": 10})
     analysis = Analysis(arm_means={}, arm_ci={}, comparisons=[], verdict="inconclusive",
                         summary="")  # fmt: skip
     events: list[tuple] = []
     ctx = SimpleNamespace(
-        planner=TemplatePlanner(), step_seconds=5.0, budget_left=lambda: 400.0,
+        planner=TemplatePlanner(), step_seconds=5.0, budget_left=lambda: 120.0,
         tick=lambda *a, **k: None, event=lambda *a, **k: events.append((a, k)),
     )  # fmt: skip
     state = {"framing": framing.model_dump(), "hypotheses": [h1.model_dump()], "hypothesis": "H1",
              "analyses": [analysis.model_dump()], "design": design.model_dump(), "round": 1}  # fmt: skip
     update = decide(state, SimpleNamespace(context=ctx))
-    cost = budget.next_round_cost_s(2, 2, 10, 5.0)  # 2 arms x 3 seeds x 10 steps x 5 s / 0.7
-    assert round(cost) == 429  # not the flat 600 s guessed before
+    cost = budget.next_round_cost_s(2, 2, 10, 5.0)  # 2 arms x 1 new seed x 10 steps x 5 s / 0.7
+    assert round(cost) == 143  # not the flat 600 s guessed before
     assert update["outcome"] == "concluded"
-    assert "400 s of budget left, a round needs about 429 s" in update["decision"]["reason"]
+    assert "120 s of budget left, the next look needs about 143 s" in update["decision"]["reason"]
+    # with the run cost a pilot measured, the next look is priced at that cost
+    measured = design.model_copy(update={"pilot": Pilot(run_seconds=50.0)})
+    assert next_look_cost_s(measured, 5.0) == 100.0  # 2 arms x 1 new seed x 50 s
+    decision = TemplatePlanner().decide(
+        framing, h1, analysis, notes=[], budget_left_s=120.0, round=2, round_cost_s=100.0,
+        design=measured,
+    )  # fmt: skip
+    assert decision.action == "refine"
+    assert "the next look needs about 100 s" in decision.reason

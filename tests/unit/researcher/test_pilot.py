@@ -1,0 +1,153 @@
+"""The pilot and the sizing it feeds: what the control's first seeds show, what a retune may
+change (never the factor), how the budget left becomes looks, and that the stated minimum
+detectable effect is detected with the stated power — checked by simulating studies at that
+effect (and at half of it, so the check can fail) and judging them as `analyse` does."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from researcher.analysis import analyse
+from researcher.pilot import (
+    LR_CEILING,
+    POWER,
+    Looks,
+    minimum_detectable_effect,
+    outcome_sd,
+    pilot_design,
+    retune,
+    size_looks,
+    summarise_pilot,
+)
+from researcher.plan import Arm, Design, Pilot, Reading, RunResult
+
+
+def _design(outcome: str = "final_train_reward", direction: str = "greater", **run) -> Design:
+    arms = [
+        Arm(name="control", role="control", description="", tasks={"learnable": 1.0},
+            run={"lr": 2e-5, "max_steps": 10, **run}),
+        Arm(name="treatment", role="treatment", description="", tasks={"learnable": 1.0},
+            run={"lr": 2e-5, "kl_coef": 0.5, "max_steps": 10, **run}),
+    ]  # fmt: skip
+    return Design(hypothesis="H1", arms=arms, seeds=[0, 1], steps=10, eval_family="learnable",
+                  eval_episodes=20, decision_rule="rule", min_effect=0.05, outcome=outcome,
+                  direction=direction, margin=0.1 if direction == "equivalent" else None,
+                  look=1, max_looks=3)  # fmt: skip
+
+
+def _run(seed: int, rewards: list[float], heldout: list[float], wall_s: float = 50.0) -> RunResult:
+    return RunResult(arm="control", seed=seed, run=f"c{seed}", wall_s=wall_s, eval_outcomes=heldout,
+                     curve=[(i + 1, r) for i, r in enumerate(rewards)])  # fmt: skip
+
+
+def _baseline(heldout: list[float]) -> RunResult:
+    return RunResult(arm="baseline", seed=0, run="m", eval_outcomes=heldout, status="baseline")
+
+
+def test_the_pilot_is_the_control_arm_alone_at_the_designs_settings():
+    main = _design()
+    pilot = pilot_design(main)
+    assert [a.name for a in pilot.arms] == ["control"] and pilot.arms[0] == main.arms[0]
+    assert pilot.seeds == [0, 1] and pilot.steps == main.steps and pilot.phase == "pilot"
+    assert (pilot.look, pilot.max_looks) == (1, 1)
+    assert "decides nothing about the hypothesis" in pilot.decision_rule
+
+
+def test_a_control_that_learned_is_kept_with_its_cost_and_spread():
+    rising = [0.2, 0.4, 0.6, 0.8, 0.9]
+    heldout = [1.0] * 16 + [0.0] * 4
+    results = [_run(0, rising, heldout), _run(1, [r - 0.1 for r in rising], heldout),
+               _baseline([1.0] * 4 + [0.0] * 16)]  # fmt: skip
+    pilot = summarise_pilot(_design(), results, run_seconds=80.0)
+    assert pilot.learned == "learned" and pilot.kept
+    assert pilot.runs == ["c0", "c1"] and pilot.steps == 5
+    assert pilot.step_seconds == pytest.approx(10.0) and pilot.run_seconds == 80.0
+    assert pilot.seed_sd == pytest.approx(np.std([0.9, 0.8], ddof=1))  # final training reward
+    assert pilot.item_sd == pytest.approx(np.std(heldout, ddof=1))
+    assert "held-out 0.800 vs the untrained baseline 0.200" in pilot.evidence
+
+
+def test_a_control_that_did_not_learn_is_not_kept():
+    flat = [0.1, 0.1, 0.1, 0.1]
+    results = [_run(0, flat, [0.0] * 20), _run(1, flat, [0.0] * 20), _baseline([0.0] * 20)]
+    pilot = summarise_pilot(_design(), results, run_seconds=60.0)
+    assert pilot.learned == "did not learn" and not pilot.kept
+
+
+def test_a_retune_raises_the_learning_rate_within_its_ceiling_and_never_touches_the_factor():
+    main = _design()
+    stuck = Pilot(learned="did not learn", run_seconds=60.0, runs=["c0", "c1"])
+    kl = Reading(factor="kl_coef", levels=[0.0, 0.5], control=0.0, task="learnable")
+    retuned, changed = retune(kl, main, stuck, budget_left_s=1000)
+    assert changed == {"lr": [2e-5, 6e-5]}
+    assert [a.run["lr"] for a in retuned.arms] == [6e-5, 6e-5]
+    assert [a.run["kl_coef"] for a in retuned.arms if "kl_coef" in a.run] == [0.5]  # the factor
+    near = _design(lr=8e-5)
+    assert retune(kl, near, stuck, 1000)[1] == {"lr": [8e-5, LR_CEILING]}
+    # the learning rate is the factor: the steps are doubled instead, when the budget allows
+    lr = Reading(factor="lr", levels=[1e-5, 4e-5], control=1e-5, task="learnable")
+    by_lr = _design().model_copy(update={"arms": [
+        a.model_copy(update={"run": {**a.run, "lr": lr_}}) for a, lr_ in zip(main.arms, (1e-5, 4e-5))
+    ]})  # fmt: skip
+    retuned, changed = retune(lr, by_lr, stuck, budget_left_s=1000)
+    assert changed == {"steps": [10, 20]} and retuned.steps == 20
+    assert [a.run["lr"] for a in retuned.arms] == [1e-5, 4e-5]
+    assert retune(lr, by_lr, stuck, budget_left_s=100) == (by_lr, {})  # no room: unchanged
+    # a control that learned is left alone
+    assert retune(kl, main, stuck.model_copy(update={"learned": "learned"}), 1000) == (main, {})
+
+
+def test_the_budget_left_becomes_looks_of_at_least_one_seed_per_arm():
+    # 2 arms, the pilot's 2 control runs kept: look 1 needs 2 treatment runs (200 s)
+    assert size_looks(2, 2, budget_left_s=250, run_seconds=100) == Looks(2, 1, 1)
+    assert size_looks(2, 2, budget_left_s=400, run_seconds=100) == Looks(2, 1, 2)
+    assert size_looks(2, 2, budget_left_s=600, run_seconds=100) == Looks(2, 1, 3)
+    assert size_looks(2, 2, budget_left_s=1800, run_seconds=100) == Looks(2, 4, 3)
+    assert size_looks(2, 0, budget_left_s=600, run_seconds=100) == Looks(2, 1, 2)
+    assert size_looks(2, 2, budget_left_s=600, run_seconds=None) == Looks(2, 1, 1)
+    assert Looks(2, 4, 3).seeds_at(3) == 10
+
+
+def test_held_out_spread_is_at_least_what_the_items_give():
+    design = _design(outcome="heldout_accuracy")
+    pilot = Pilot(seed_sd=0.01, item_sd=0.5)
+    assert outcome_sd(pilot, design) == pytest.approx(0.5 / np.sqrt(20))
+    assert outcome_sd(pilot, _design()) == 0.01
+
+
+def _supported_rate(effect: float, sd: float, seeds: int, looks: int, direction: str,
+                    studies: int = 2000, seed: int = 0) -> float:  # fmt: skip
+    """Share of simulated single-look-at-the-end judgements that say "supported"."""
+    rng = np.random.default_rng(seed)
+    design = _design(direction=direction).model_copy(
+        update={"look": looks, "max_looks": looks, "min_effect": 0.0}
+    )
+    hits = 0
+    for _ in range(studies):
+        treatment = rng.normal(effect, sd, seeds)
+        control = rng.normal(0.0, sd, seeds)
+        results = [
+            RunResult(arm=arm, seed=i, run=f"{arm}{i}", curve=[(10, float(v))])
+            for arm, values in (("treatment", treatment), ("control", control))
+            for i, v in enumerate(values)
+        ]
+        hits += analyse(design, results).verdict == "supported"
+    return hits / studies
+
+
+@pytest.mark.parametrize(("seeds", "looks"), [(4, 1), (4, 3), (3, 2), (2, 1)])
+def test_the_minimum_detectable_effect_is_detected_with_the_stated_power(seeds, looks):
+    sd = 0.1
+    mde = minimum_detectable_effect(sd, seeds, "greater", look=looks, max_looks=looks)
+    rate = _supported_rate(mde, sd, seeds, looks, "greater", studies=800)
+    assert abs(rate - POWER) < 0.05  # 800 studies: a Monte-Carlo SE of 0.014
+    assert _supported_rate(mde / 2, sd, seeds, looks, "greater", studies=600, seed=1) < 0.5
+
+
+def test_the_minimum_detectable_effect_grows_with_fewer_seeds_and_more_looks():
+    one = minimum_detectable_effect(0.1, 4, "greater")
+    assert minimum_detectable_effect(0.1, 3, "greater") > one
+    assert minimum_detectable_effect(0.1, 4, "greater", look=3, max_looks=3) > one
+    assert minimum_detectable_effect(0.1, 1, "greater") is None
+    assert minimum_detectable_effect(0.1, 4, "equivalent") > 0
