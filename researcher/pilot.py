@@ -38,6 +38,7 @@ from researcher.sequential import SINGLE_LOOK_LEVEL, spent_share
 
 PILOT_SEEDS = 2  # the fewest seeds that show seed-to-seed variation
 MAX_LOOKS = 3  # the most looks of the sequential rule
+MAX_SEEDS = 10  # the most seeds per arm a study sizes itself to (as `researcher start --seeds`)
 POWER = 0.8
 SIMULATED_STUDIES = 20_000  # simulated comparisons behind a minimum detectable effect
 LR_CEILING = 1e-4  # a retune never raises the learning rate above this (full fine-tuning)
@@ -133,16 +134,19 @@ def size_looks(
 ) -> Looks:
     """Seeds per look from the budget left: look 1 has `first` seeds per arm (`have` runs
     already exist: the pilot's kept control seeds); the runs the rest of the budget buys
-    go to up to MAX_LOOKS − 1 later looks, at least one seed per arm each. Without a
-    measured cost: one look."""
+    go to up to MAX_LOOKS − 1 later looks, at least one seed per arm each, up to MAX_SEEDS
+    per arm in all. Without a measured cost: one look."""
     if not run_seconds or run_seconds <= 0:
         return Looks(first, 1, 1)
     affordable = int(budget_left_s // run_seconds)
     spare = affordable - (arms * first - have)
     if spare < arms:
         return Looks(first, 1, 1)
-    later = min(MAX_LOOKS - 1, spare // arms)
-    return Looks(first, max(1, spare // (arms * later)), 1 + later)
+    later = min(MAX_LOOKS - 1, spare // arms, MAX_SEEDS - first)
+    if later < 1:
+        return Looks(first, 1, 1)
+    step = min(spare // (arms * later), (MAX_SEEDS - first) // later)
+    return Looks(first, max(1, step), 1 + later)
 
 
 def minimum_detectable_effect(

@@ -12,6 +12,7 @@ from experiments_db import crud
 from researcher.analysis import analyse as analyse_results
 from researcher.context import StudyContext
 from researcher.nodes.common import design_of
+from researcher.nodes.design import LEARNED_WORDS
 from researcher.pilot import summarise_pilot
 from researcher.plan import Design, RunResult
 from researcher.state import StudyState
@@ -44,6 +45,6 @@ def _pilot(ctx: StudyContext, state: StudyState, results: list[RunResult]) -> di
     pilot = summarise_pilot(planned, results, used / runs if runs and used > 0 else None)
     cost = f"; a run cost {pilot.run_seconds:.0f} s" if pilot.run_seconds else ""
     spread = f"; seed-to-seed SD {pilot.seed_sd:.3f}" if pilot.seed_sd is not None else ""
-    ctx.event("analyse", "result", f"pilot: the control {pilot.learned}{cost}{spread}",
+    ctx.event("analyse", "result", f"pilot: {LEARNED_WORDS[pilot.learned]}{cost}{spread}",
               reason=pilot.evidence)  # fmt: skip
     return {"pilot": pilot.model_dump(mode="json")}

@@ -71,6 +71,13 @@ def design(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
     }
 
 
+LEARNED_WORDS = {
+    "learned": "the control learned",
+    "did not learn": "the control did not learn",
+    "unclear": "unclear whether the control learned",
+}
+
+
 def _comparative(plan: Design) -> bool:
     roles = [arm.role for arm in plan.arms]
     return "control" in roles and "treatment" in roles
@@ -192,7 +199,7 @@ def _announce(ctx: StudyContext, plan: Design, round_: int, reused: int) -> None
         p = plan.pilot
         retuned = "; ".join(f"{k} {v[0]:g} → {v[1]:g}" for k, v in p.retuned.items())
         message += (
-            f". Pilot: the control {p.learned}"
+            f". Pilot: {LEARNED_WORDS[p.learned]}"
             + (f" (retuned: {retuned})" if retuned else "")
             + (f"; a run costs about {p.run_seconds:.0f} s" if p.run_seconds else "")
             + f". {plan.mde_basis}"

@@ -104,6 +104,7 @@ def test_the_budget_left_becomes_looks_of_at_least_one_seed_per_arm():
     assert size_looks(2, 2, budget_left_s=400, run_seconds=100) == Looks(2, 1, 2)
     assert size_looks(2, 2, budget_left_s=600, run_seconds=100) == Looks(2, 1, 3)
     assert size_looks(2, 2, budget_left_s=1800, run_seconds=100) == Looks(2, 4, 3)
+    assert size_looks(2, 2, budget_left_s=1e6, run_seconds=1) == Looks(2, 4, 3)  # 10 seeds at most
     assert size_looks(2, 0, budget_left_s=600, run_seconds=100) == Looks(2, 1, 2)
     assert size_looks(2, 2, budget_left_s=600, run_seconds=None) == Looks(2, 1, 1)
     assert Looks(2, 4, 3).seeds_at(3) == 10

@@ -1,0 +1,92 @@
+"""The pilot round in the study graph (scripted planner, fake gateway and launcher, as in
+test_graph.py): the control's first seeds train first; when they learned they are the
+comparison's control seeds (never trained twice) and the comparison is sized and its
+minimum detectable effect stated before a treatment run starts; when they did not learn the
+learning rate is retuned and the control trains again at the new setting."""
+
+from __future__ import annotations
+
+import pytest
+
+from researcher.plan import Design
+from tests.unit.researcher.fakes import small_design
+from tests.unit.researcher.test_graph import Harness, _blank_figure
+
+
+def _two_seed_design() -> Design:
+    return small_design().model_copy(update={"seeds": [0, 1], "eval_episodes": 16})
+
+
+@pytest.fixture
+def harness(tmp_path, monkeypatch) -> Harness:
+    monkeypatch.setenv("SWARMRL_HOME", str(tmp_path))
+    monkeypatch.delenv("SWARMRL_DB_URL", raising=False)
+    monkeypatch.setattr("researcher.report.figures.reward_curves", _blank_figure)
+    monkeypatch.setattr("researcher.report.figures.heldout_accuracy", _blank_figure)
+    h = Harness(tmp_path, monkeypatch)
+    h.planner.plan = _two_seed_design()
+    return h
+
+
+def _scores(harness: Harness, *, trained: list[float], untrained: list[float]) -> None:
+    """Every trained policy scores `trained` on the held-out items, the base model `untrained`."""
+
+    def evaluate(url, model, *, family, n, api_key=None):
+        harness.evaluated.append(model)
+        return list(trained if "/" in model else untrained)[:n]
+
+    harness.monkeypatch.setattr("researcher.nodes.evaluate.evaluate_policy", evaluate)
+
+
+def _events(harness: Harness, phase: str) -> list[str]:
+    return [e.message for e in harness.events() if e.phase == phase]
+
+
+def test_a_control_that_learns_in_the_pilot_becomes_the_comparisons_control(harness):
+    _scores(harness, trained=[1.0, 1.0, 1.0, 0.0] * 4, untrained=[0.0] * 16)
+    harness.create(pilot=True, seeds=2)
+    assert harness.drive() == 0
+
+    created = harness.gateway.created
+    pilot, comparison = created[:2], created[2:]
+    assert all("-r1-control-" in name for name in pilot)  # the pilot: the control alone
+    assert sorted(n.rsplit("-", 1)[-1] for n in comparison) == ["s0", "s1"]
+    assert all("-r2-mixed-" in name for name in comparison)  # only the treatment trains next
+    designs = _events(harness, "design")
+    assert "(pilot)" in designs[0] and "look 1 of" in designs[1]
+    assert "2 run(s) reused from earlier rounds" in designs[1]
+    assert "Pilot: the control learned" in designs[1]
+    assert "detects" in designs[1] or "confirm" in designs[1]  # the minimum detectable effect
+    assert any(m.startswith("pilot: the control learned") for m in _events(harness, "analyse"))
+    state = harness.graph_state(harness.ctx).values
+    final = Design.model_validate(state["design"])
+    assert final.pilot is not None and final.pilot.kept and final.mde is not None
+    # the analysis compares both arms over both seeds, the pilot's runs included
+    results = state["results"][-1]
+    assert sorted((r["arm"], r["seed"]) for r in results if r["status"] != "baseline") == [
+        ("control", 0), ("control", 1), ("mixed", 0), ("mixed", 1)]
+
+
+def test_a_control_that_does_not_learn_is_retuned_and_trains_again(harness):
+    _scores(harness, trained=[0.0] * 16, untrained=[1.0] * 16)  # worse than untrained
+    harness.create(pilot=True, seeds=2)
+    assert harness.drive() == 0
+
+    created = harness.gateway.created
+    assert all("-r1-control-" in name for name in created[:2])
+    later = created[2:]
+    assert sum("-r2-control-" in n for n in later) == 2  # the control again, retuned
+    assert sum("-r2-mixed-" in n for n in later) == 2
+    lrs = {harness.gateway.runs[n].settings["lr"] for n in later}
+    assert lrs == {3e-5}  # 1e-5 × 3 for both arms: the factor (the task mix) is untouched
+    assert {harness.gateway.runs[n].settings["lr"] for n in created[:2]} == {1e-5}
+    designs = _events(harness, "design")
+    assert "Pilot: the control did not learn (retuned: lr 1e-05 → 3e-05)" in designs[1]
+
+
+def test_without_a_pilot_the_planners_design_runs_as_it_is(harness):
+    _scores(harness, trained=[1.0] * 16, untrained=[0.0] * 16)
+    harness.create(pilot=False, seeds=2)
+    assert harness.drive() == 0
+    assert len(harness.gateway.created) == 4
+    assert "(look 1 of" in _events(harness, "design")[0]
