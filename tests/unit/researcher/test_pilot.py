@@ -88,7 +88,7 @@ def test_a_retune_raises_the_learning_rate_within_its_ceiling_and_never_touches_
     # the learning rate is the factor: the steps are doubled instead, when the budget allows
     lr = Reading(factor="lr", levels=[1e-5, 4e-5], control=1e-5, task="learnable")
     by_lr = _design().model_copy(update={"arms": [
-        a.model_copy(update={"run": {**a.run, "lr": lr_}}) for a, lr_ in zip(main.arms, (1e-5, 4e-5))
+        a.model_copy(update={"run": {**a.run, "lr": lr_}}) for a, lr_ in zip(main.arms, (1e-5, 4e-5), strict=True)
     ]})  # fmt: skip
     retuned, changed = retune(lr, by_lr, stuck, budget_left_s=1000)
     assert changed == {"steps": [10, 20]} and retuned.steps == 20
