@@ -104,15 +104,26 @@ def retune(
         return main, {}
     factor = reading.factor if reading is not None else ""
     lrs = {arm.run.get("lr") for arm in main.arms}
-    if factor != "lr" and len(lrs) == 1 and isinstance(old := lrs.pop(), float) and old < LR_CEILING:
+    if (
+        factor != "lr"
+        and len(lrs) == 1
+        and isinstance(old := lrs.pop(), float)
+        and old < LR_CEILING
+    ):
         new = min(LR_CEILING, float(f"{old * LR_RETUNE_FACTOR:.3g}"))
         arms = [a.model_copy(update={"run": {**a.run, "lr": new}}) for a in main.arms]
         return main.model_copy(update={"arms": arms}), {"lr": [old, new]}
     steps = main.steps * STEPS_RETUNE_FACTOR
     runs = len(main.arms) * len(main.seeds)
-    if factor != "max_steps" and pilot.run_seconds and runs * pilot.run_seconds * 2 <= budget_left_s:
+    if (
+        factor != "max_steps"
+        and pilot.run_seconds
+        and runs * pilot.run_seconds * 2 <= budget_left_s
+    ):
         arms = [a.model_copy(update={"run": {**a.run, "max_steps": steps}}) for a in main.arms]
-        return main.model_copy(update={"arms": arms, "steps": steps}), {"steps": [main.steps, steps]}
+        return main.model_copy(update={"arms": arms, "steps": steps}), {
+            "steps": [main.steps, steps]
+        }
     return main, {}
 
 
@@ -208,7 +219,9 @@ def outcome_sd(pilot: Pilot, design: Design) -> float | None:
 def mde_words(mde: float | None, pilot: Pilot, looks: Looks, design: Design, label: str) -> str:
     """How `mde` was computed, in words, for the design event and the report."""
     if mde is None:
-        return "no minimum detectable effect: the pilot gave no seed-to-seed variation to size it with"
+        return (
+            "no minimum detectable effect: the pilot gave no seed-to-seed variation to size it with"
+        )
     n = looks.seeds_at(looks.max_looks)
     what = ("the smallest equivalence margin it can confirm when there is no difference"
             if design.direction == "equivalent" else "the smallest true difference it detects")  # fmt: skip

@@ -64,7 +64,11 @@ def test_a_control_that_learns_in_the_pilot_becomes_the_comparisons_control(harn
     # the analysis compares both arms over both seeds, the pilot's runs included
     results = state["results"][-1]
     assert sorted((r["arm"], r["seed"]) for r in results if r["status"] != "baseline") == [
-        ("control", 0), ("control", 1), ("mixed", 0), ("mixed", 1)]
+        ("control", 0),
+        ("control", 1),
+        ("mixed", 0),
+        ("mixed", 1),
+    ]
 
 
 def test_a_control_that_does_not_learn_is_retuned_and_trains_again(harness):
