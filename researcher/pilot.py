@@ -47,8 +47,10 @@ STEPS_RETUNE_FACTOR = 2
 
 
 def pilot_design(main: Design, seeds: int = PILOT_SEEDS) -> Design:
-    """The control arm alone, its first `seeds` seeds, at the main design's settings."""
+    """The control arm alone, its first `seeds` seeds (no more than the design has), at the
+    main design's settings."""
     control = [arm for arm in main.arms if arm.role == "control"][:1]
+    seeds = max(1, min(seeds, len(main.seeds)))
     return main.model_copy(
         update={
             "arms": control,

@@ -92,7 +92,7 @@ def _after_pilot(ctx: StudyContext, state: StudyState, planned: Design) -> Desig
         pilot = pilot.model_copy(update={"retuned": changed, "kept": False})
     control = next(a for a in plan.arms if a.role == "control")
     have = len(pilot.runs) if pilot.kept and control == _pilot_control(planned) else 0
-    first = max(piloting.PILOT_SEEDS, len(planned.seeds))
+    first = len(planned.seeds)
     looks = piloting.size_looks(len(plan.arms), have, ctx.budget_left() * 0.95,
                                 pilot.run_seconds, first=first)  # fmt: skip
     treatments = sum(1 for a in plan.arms if a.role == "treatment")

@@ -158,7 +158,9 @@ class TemplatePlanner:
         look = look_of(hypothesis)
         n_seeds += look - 1  # each follow-up of an inconclusive round: one more seed per arm
         runs = len(arms) * n_seeds
-        steps = budget.steps_for(budget_s, runs, step_seconds)
+        # room for one more look (its seeds added to these, `researcher.pilot`): a study that
+        # can look again is one that can still decide when the first look cannot
+        steps = budget.steps_for(budget_s, runs + len(arms) * (look == 1), step_seconds)
         if reading.steps is not None:
             steps = budget.clamp(reading.steps, budget.MIN_STEPS, budget.MAX_STEPS)
             applied.append(f"steps={steps} as the question asks")

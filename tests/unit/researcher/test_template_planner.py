@@ -5,6 +5,8 @@ honestly, refuses what it cannot read, and applies the decision rule."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from researcher.errors import EmptyQuestion, UnmappableQuestion
@@ -229,7 +231,7 @@ def test_steps_the_question_fixes_win_over_the_budget_and_notes_win_over_both(pl
     assert noted.steps == 40
 
 
-@pytest.mark.parametrize(("budget_s", "steps"), [(1200, 17), (120, 2), (10, 2), (6 * 3600, 200)])
+@pytest.mark.parametrize(("budget_s", "steps"), [(1200, 11), (120, 2), (10, 2), (6 * 3600, 200)])
 def test_steps_are_sized_from_the_budget(planner, budget_s, steps):
     _, design = design_of(planner, reading("kl_coef", [0.0, 0.5]), budget_s=budget_s)
     assert design.steps == steps
@@ -294,13 +296,26 @@ def test_the_done_when_questions_are_read_and_designed(
     assert design.eval_family == task
 
 
-def test_the_default_study_is_arithmetic_alone_vs_mixed_with_calculator(planner):
-    framing = planner.frame(MIXING, served_models=SERVED)
+def _makefile_question() -> str:
+    from pathlib import Path
+
+    makefile = (Path(__file__).resolve().parents[3] / "Makefile").read_text()
+    return re.search(r"^QUESTION \?= (.+)$", makefile, re.M).group(1).strip()
+
+
+def test_the_default_study_compares_two_learning_rates_on_the_easy_task(planner):
+    # `make demo`'s question: a task the bundled model learns in minutes, two levels that
+    # both learn at different speeds, so the 20-minute study can reach a verdict
+    framing = planner.frame(_makefile_question(), served_models=SERVED)
     assert framing.substitution is None and framing.model == SMOL
+    reading = framing.reading
+    assert (reading.factor, reading.levels, reading.control) == ("lr", [1e-5, 4e-5], 1e-5)
+    assert (reading.task, reading.outcome, reading.direction) == (
+        "learnable", "learning_speed", "greater")  # fmt: skip
     [h1] = planner.hypotheses(framing, notes=[])
     design = planner.design(framing, h1, budget_s=1200, seeds=2, step_seconds=12, notes=[])
-    assert [a.name for a in design.arms] == ["arithmetic-only", "arithmetic+calculator"]
-    assert design.eval_family == "arithmetic" and design.steps == 17
+    assert [a.run["lr"] for a in design.arms] == [1e-5, 4e-5]
+    assert design.eval_family == "learnable" and design.steps == 11
 
 
 @pytest.mark.parametrize("question", ["What is the meaning of life?", "Which GPU should I buy?"])
