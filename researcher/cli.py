@@ -157,6 +157,15 @@ def start(
         str,
         typer.Option(help="Disk the study folder may use (checkpoints above all): 2GB, 500MB."),
     ] = "2GB",
+    pilot: Annotated[
+        bool,
+        typer.Option(
+            help="Train the control's first seeds before the comparison: check the task is "
+            "learnable at these settings (else retune what the question leaves free), measure "
+            "a run's cost and the seeds' spread, size the looks and state the minimum "
+            "detectable effect from them.",
+        ),
+    ] = True,  # fmt: skip
 ) -> None:
     """Start a study and follow it until it ends (Ctrl-C stops it and writes a report)."""
     from researcher.study import create_study, drive
@@ -173,7 +182,8 @@ def start(
     settings = StudySettings(question=question.strip(), budget_s=budget_s, gateway=gateway,
                              planner=planner, model=model, seeds=seeds, ask=ask, api_key=api_key,
                              launcher=launcher.value, disk_budget_bytes=disk_budget_bytes,
-                             workflow=str(user_workflow.path) if user_workflow else None)  # fmt: skip
+                             workflow=str(user_workflow.path) if user_workflow else None,
+                             pilot=pilot)  # fmt: skip
     try:
         from researcher.planner import make_planner
 
@@ -237,7 +247,7 @@ def plan(
 
     researcher plan "do 3 attempts instead of 1 help my agent?" --workflow my_agent.py
     """
-    from researcher.planning import make_plan, plan_record, served_models
+    from researcher.planning import make_plan, pilot_record, plan_record, served_models
 
     text = question.strip()
     try:
@@ -271,6 +281,12 @@ def plan(
     console.print(f"{len(design.seeds)} seed(s) per arm, {design.steps} steps per run, judged on "
                   f"{design.eval_episodes} held-out {design.eval_family} tasks")  # fmt: skip
     console.print(f"[bold]decision rule[/bold]: {design.decision_rule}")
+    if (pilot := pilot_record(design)) is not None:
+        console.print(
+            f"[bold]pilot[/bold]: {pilot['arm']} trains {pilot['seeds']} seed(s) first; what it "
+            "measures (did it learn, a run's cost, the seeds' spread) sizes the looks and the "
+            "minimum detectable effect before any treatment run"
+        )
 
 
 def _show_reading(framing) -> None:

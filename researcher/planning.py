@@ -5,7 +5,7 @@ without starting one), `make_plan` (frame → hypotheses → design, exactly as 
 round would, budget and seeds included) and `plan_record`, the `researcher plan --json`
 object — a contract other tools read: question, planner, reading, model, model_requested,
 substitution, arms (name, role, tasks, run, workflow_params), seeds, steps, eval_task,
-eval_episodes, decision_rule (more keys may be added, none renamed). Knows nothing of the
+eval_episodes, decision_rule, max_looks, pilot (more keys may be added, none renamed). Knows nothing of the
 command line.
 """
 
@@ -93,5 +93,18 @@ def plan_record(plan: Plan) -> dict[str, Any]:
         "eval_episodes": design.eval_episodes, "outcome": design.outcome,
         "direction": design.direction, "margin": design.margin, "threshold": design.threshold,
         "min_effect": design.min_effect, "decision_rule": design.decision_rule,
-        "budget_s": plan.budget_s,
+        "budget_s": plan.budget_s, "max_looks": design.max_looks,
+        "pilot": pilot_record(design),
     }  # fmt: skip
+
+
+def pilot_record(design: Design) -> dict[str, Any] | None:
+    """The pilot a study of `design` runs first (`researcher.pilot`): the control arm, its
+    seeds and steps; None when the design compares nothing."""
+    from researcher.pilot import pilot_design
+
+    roles = [arm.role for arm in design.arms]
+    if "control" not in roles or "treatment" not in roles:
+        return None
+    pilot = pilot_design(design)
+    return {"arm": pilot.arms[0].name, "seeds": len(pilot.seeds), "steps": pilot.steps}
