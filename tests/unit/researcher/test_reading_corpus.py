@@ -115,6 +115,14 @@ CORPUS: list[Q] = [
     ),
     # -- README, docs and the old planner's family examples ---------------------------------
     Q("does multi-task mixing help?", "task_mix", [ARITH, MIX], "arithmetic", H, G),
+    Q(  # `make demo`'s question
+        "does raising the learning rate from 1e-5 to 4e-5 speed up learning on the easy task?",
+        "lr",
+        [1e-5, 4e-5],
+        "learnable",
+        LS,
+        G,
+    ),
     Q(
         "does mixing calculator into arithmetic training help?",
         "task_mix",
