@@ -123,10 +123,15 @@ def t_interval(centre: float, var: float, df: float, level: float) -> Interval:
 
 
 def item_variance(result: RunResult) -> float:
-    """The binomial variance of one seed's held-out mean, its proportion shrunk by half an
-    item either way so a seed that solved all or none still counts as uncertain."""
-    n = len(result.eval_outcomes)
-    p = (sum(result.eval_outcomes) + 0.5) / (n + 1)
+    """The variance of one seed's held-out mean from its items alone. Scored 1/0: binomial,
+    the proportion shrunk by half an item either way so a seed that solved all or none still
+    counts as uncertain. Any other scores (a user workflow's own rewards, e.g. 0.0–1.1):
+    their sample variance over the items, divided by their number."""
+    outcomes = result.eval_outcomes
+    n = len(outcomes)
+    if n > 1 and any(v not in (0.0, 1.0) for v in outcomes):
+        return float(np.var(outcomes, ddof=1)) / n
+    p = (sum(outcomes) + 0.5) / (n + 1)
     return p * (1 - p) / n
 
 

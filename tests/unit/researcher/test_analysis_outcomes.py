@@ -362,3 +362,13 @@ def test_a_steep_dose_response_is_found():
         studies=POWER_STUDIES,
     )
     assert rate >= 0.8
+
+
+def test_continuous_held_out_rewards_vary_by_their_own_spread_not_a_binomial_one():
+    from researcher.intervals import item_variance
+
+    steady = RunResult(arm="a", seed=0, run="r", eval_outcomes=[0.60, 0.61, 0.59, 0.60] * 4)
+    assert item_variance(steady) == pytest.approx(np.var(steady.eval_outcomes, ddof=1) / 16)
+    assert item_variance(steady) < 1e-4  # a binomial 0.6 would say 0.015
+    solved = RunResult(arm="a", seed=0, run="r", eval_outcomes=[1.0] * 16)
+    assert item_variance(solved) > 0  # all solved still counts as uncertain
