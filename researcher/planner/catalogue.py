@@ -711,7 +711,7 @@ EQUIVALENT_WORDS = (
 GREATER_WORDS = (
     r"help\w*|improv\w*|better|boost\w*|speeds? up|faster|quicker|sooner|outperform\w*|"
     r"beats?|benefit\w*|gains?|higher (?:\w+ )?(?:accuracy|rewards?|scores?)|more accurate|"
-    r"(?:increas|rais)\w* (?:the )?(?:\w+ ){0,2}(?:accuracy|rewards?|scores?)|"
+    r"(?:increas|rais)\w* (?:the )?(?:[\w'’]+ ){0,2}(?:accuracy|rewards?|scores?)|"
     r"stronger|superior|worth it|more (?:\w+ )?efficient"
 )
 LESS_WORDS = (
