@@ -12,6 +12,17 @@ and counters — one transaction. While running it closes open groups older than
 `min_group_size`; a drop is recorded at once). It checkpoints every `checkpoint_every`
 steps and ends the run at `max_steps` (final checkpoint).
 
+A step is an update: a batch from which no policy trained any sample (every group's rewards
+equal, every sample stale, ...) is no step — the run's step stays, no checkpoint is due,
+`max_steps` comes no nearer. Its samples are recorded as dropped with their reasons, and
+the batch itself is counted by the reason that dropped most of its samples (the trainer's
+counts over all policies; "no_samples" when it held none): two run-wide metrics at the
+run's current step (the last update's number, 0 before the first) — `batches/dropped` and
+`batches/dropped/<reason>`, the run's running totals — and `Run.batches_dropped` /
+`Run.dropped_in_a_row`. After `max_dropped_batches` such batches in a row the run is
+stopped (`RunLifecycle.stop_untrainable`) with the reason. A batch where at least one policy
+trained a sample is a step for every policy (the others' versions stay).
+
 With a task mix, a batch is `batch_groups` groups apportioned by the effective mix (each
 family within one group of its exact share, `task_mix.quotas`). While a family has fewer
 complete groups than its quota the step waits — for at most `group_timeout_s` after the
@@ -45,7 +56,7 @@ import anyio
 from experiments_db.models import MetricRow
 from gateway.buffer import BufferedGroup, FinishedEpisode
 from gateway.run import Run
-from gateway.run_store import RunStore
+from gateway.run_store import DROPPED_BATCHES, RunStore
 from gateway.task_mix import quotas, shares, short_families
 from trainer.config import TrainSettings
 from trainer.errors import PolicyHostLost
@@ -54,6 +65,7 @@ from trainer.types import EpisodeSamples, Group, StepResult
 log = logging.getLogger(__name__)
 
 PARTIAL_GROUP = "partial_group"  # the drop reason of groups closed below min_group_size
+NO_SAMPLES = "no_samples"  # why a batch trained nothing when it held no sample to train
 UNVERSIONED = "unversioned"  # the code version of episodes whose client gave none
 
 
@@ -65,6 +77,8 @@ class RunLifecycle(Protocol):
     async def finish(self, run: Run) -> None: ...
 
     async def fail(self, run: Run, error: str) -> None: ...
+
+    async def stop_untrainable(self, run: Run, reason: str) -> None: ...
 
 
 def policy_groups(batch: Sequence[BufferedGroup], policy: str) -> list[Group]:
@@ -222,10 +236,14 @@ class TrainingLoop:
                     async with run.lock:
                         if run.is_terminal:
                             break  # ended while this step waited: its training state is gone
-                        await self.step(batch)
+                        stepped = await self.step(batch)
                     every = run.settings.checkpoint_every
-                    if every and run.step % every == 0 and not run.max_steps_reached:
+                    due = stepped and every and run.step % every == 0
+                    if due and not run.max_steps_reached:
                         await self.lifecycle.checkpoint(run)
+                    reason = run.no_learning_signal
+                    if not stepped and reason is not None:
+                        await self.lifecycle.stop_untrainable(run, reason)
                     continue
                 await self.sleep()
         except PolicyHostLost as error:  # the run manager's host watcher restores the run
@@ -317,8 +335,9 @@ class TrainingLoop:
             ", ".join(f"{g.group_id} ({len(g.episodes)}/{settings.group_size})" for g in dropped),
         )
 
-    async def step(self, batch: list[BufferedGroup]) -> None:
-        """One optimizer step per policy on `batch`, then its record."""
+    async def step(self, batch: list[BufferedGroup]) -> bool:
+        """One optimizer step per policy on `batch`, then its record; False (and the
+        batch recorded as dropped, no step) when no policy trained any of its samples."""
         run = self.run
         settings = run.train_settings()
         names = list(run.policies)
@@ -328,6 +347,9 @@ class TrainingLoop:
             *(run.policies[p].trainer.train_step(policy_groups(batch, p), settings) for p in names)
         )
         results = dict(zip(names, outputs, strict=True))
+        if not any(result.samples_trained for result in results.values()):
+            await self.record_dropped_batch(batch, results, settings, before)
+            return False
         step = run.step + 1
         values = step_metrics(batch, results)
         values[(None, "groups/partial_dropped")] = float(self.partial_groups_dropped)
@@ -370,10 +392,66 @@ class TrainingLoop:
         )
         run.step = step
         run.last_metrics = values
+        run.dropped_in_a_row = {}
         self.partial_groups_dropped = 0
         log.info(
             "run %s step %d: %s",
             run.name,
             step,
             ", ".join(f"{p or 'run'}/{n}={v:.4g}" for (p, n), v in values.items()),
+        )
+        return True
+
+    async def record_dropped_batch(
+        self,
+        batch: list[BufferedGroup],
+        results: dict[str, StepResult],
+        settings: TrainSettings,
+        before: dict[str, int],
+    ) -> None:
+        """A batch no policy trained from: its samples dropped with their reasons, and the
+        batch counted by its main reason, at the run's current step (no step taken)."""
+        run = self.run
+        dropped: dict[str, int] = {}
+        for result in results.values():
+            for reason, count in result.samples_dropped.items():
+                dropped[reason] = dropped.get(reason, 0) + count
+        reason = min(dropped, key=lambda r: (-dropped[r], r)) if any(dropped.values()) else NO_SAMPLES
+        outcomes: dict[int, str | None] = {}
+        for policy, result in results.items():
+            outcomes.update(sample_outcomes(batch, policy, result, settings, before[policy]))
+        totals = run.batches_dropped | {reason: run.batches_dropped.get(reason, 0) + 1}
+        now = time.time()
+        metrics = [
+            MetricRow(run=run.name, step=run.step, name=name, value=float(value), time=now)
+            for name, value in (
+                (DROPPED_BATCHES, sum(totals.values())),
+                (f"{DROPPED_BATCHES}/{reason}", totals[reason]),
+            )
+        ]
+        await anyio.to_thread.run_sync(
+            lambda: self.store.record_step(
+                run.name,
+                step=run.step,
+                versions={p: r.version for p, r in results.items()},
+                metrics=metrics,
+                sample_outcomes=outcomes,
+                episode_ids=[e.episode_id for g in batch for e in g.episodes],
+                counters={
+                    "samples_buffered": -sum(e.sample_count for g in batch for e in g.episodes),
+                    "samples_dropped": sum(dropped.values()),
+                },
+            )
+        )
+        run.batches_dropped = totals
+        run.dropped_in_a_row = run.dropped_in_a_row | {
+            reason: run.dropped_in_a_row.get(reason, 0) + 1
+        }
+        log.info(
+            "run %s: a batch of %d group(s) trained nothing (%s; %d in a row), still at step %d",
+            run.name,
+            len(batch),
+            ", ".join(f"{r} {n}" for r, n in sorted(dropped.items())) or NO_SAMPLES,
+            sum(run.dropped_in_a_row.values()),
+            run.step,
         )

@@ -287,10 +287,11 @@ class FakePolicyTrainer:
                         dropped["stale"] += 1
                     else:
                         trained += 1
-        self.engine.weights_version += 1
+        if trained:  # as the real trainer: no update, no new weights version
+            self.engine.weights_version += 1
         return StepResult(
             version=self.engine.weights_version,
-            metrics={"loss": 0.5 / self.engine.weights_version, "kl": 0.0, "grad_norm": 1.0}
+            metrics={"loss": 0.5 / max(1, self.engine.weights_version), "kl": 0.0, "grad_norm": 1.0}
             | self.extra_metrics,
             samples_trained=trained,
             samples_dropped={reason: n for reason, n in dropped.items() if n},
