@@ -86,9 +86,7 @@ class Run:
         if limit is None or in_a_row < limit:
             return None
         reasons = ", ".join(f"{r} {n}" for r, n in sorted(self.dropped_in_a_row.items()))
-        return (
-            f"no learning signal: {in_a_row} consecutive batches trained nothing ({reasons})"
-        )
+        return f"no learning signal: {in_a_row} consecutive batches trained nothing ({reasons})"
 
     def model_of(self, policy: str) -> str:
         return served_name(self.name, policy)

@@ -95,9 +95,7 @@ class RunStore:
         streak since the step that made the run's step `step`), read back from their
         metrics (a restart's rewind removed those of the steps it undid)."""
         with session_scope(self._db) as session:
-            rows = crud.list_metrics(
-                session, run_id=run_id, name_prefix=DROPPED_BATCHES + "/"
-            )
+            rows = crud.list_metrics(session, run_id=run_id, name_prefix=DROPPED_BATCHES + "/")
         totals: dict[str, int] = {}
         in_a_row: dict[str, int] = {}
         for row in rows:

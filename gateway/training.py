@@ -416,7 +416,9 @@ class TrainingLoop:
         for result in results.values():
             for reason, count in result.samples_dropped.items():
                 dropped[reason] = dropped.get(reason, 0) + count
-        reason = min(dropped, key=lambda r: (-dropped[r], r)) if any(dropped.values()) else NO_SAMPLES
+        reason = (
+            min(dropped, key=lambda r: (-dropped[r], r)) if any(dropped.values()) else NO_SAMPLES
+        )
         outcomes: dict[int, str | None] = {}
         for policy, result in results.items():
             outcomes.update(sample_outcomes(batch, policy, result, settings, before[policy]))

@@ -276,8 +276,14 @@ class FakePolicyTrainer:
             raise TrainerExploded("optimizer blew up: loss is nan")
         dropped = {"zero_variance": 0, "stale": 0}
         trained = 0
+        everyone = [episode.reward for group in groups for episode in group.episodes]
         for group in groups:
-            rewards = [episode.reward for episode in group.episodes]
+            # as the real trainer: reinforce's baseline (and zero-variance check) is batch-wide
+            rewards = (
+                everyone
+                if settings.algorithm == "reinforce"
+                else [episode.reward for episode in group.episodes]
+            )
             flat = len(rewards) < 2 or max(rewards) == min(rewards)
             for episode in group.episodes:
                 for sample in episode.samples:

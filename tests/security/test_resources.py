@@ -54,7 +54,12 @@ def runs_dir(client) -> Path:
     return client.app.state.gateway.settings.runs_dir
 
 
-ONE_EPISODE_STEPS = {"group_size": 1, "batch_groups": 1, "algorithm": "reinforce"}
+ONE_EPISODE_STEPS = {
+    "group_size": 1,
+    "batch_groups": 1,
+    "algorithm": "reinforce",
+    "zero_variance_groups": "keep",
+}
 
 
 def test_a_run_keeps_its_newest_checkpoints_and_its_best_and_removes_the_rest(trainer_client):

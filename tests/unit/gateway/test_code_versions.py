@@ -22,7 +22,7 @@ def play(client, reward: float, client_id: str | None = None) -> None:
 
 
 def test_each_step_reports_rewards_and_episodes_per_code_version(trainer_client):
-    create_run(trainer_client, group_size=1, batch_groups=5)
+    create_run(trainer_client, group_size=1, zero_variance_groups="keep", batch_groups=5)
     old, new = register(trainer_client, "v1"), register(trainer_client, "v2")
     play(trainer_client, 1.0, old)
     play(trainer_client, 0.5, old)

@@ -91,6 +91,7 @@ def test_a_batch_takes_each_familys_share_and_waits_for_a_short_family(trainer_c
     create_run(
         trainer_client,
         group_size=1,
+        zero_variance_groups="keep",
         batch_groups=4,
         task_mix={"a": 3, "b": 1},
         group_timeout_s=LONG_S,
@@ -113,7 +114,12 @@ def test_a_batch_takes_each_familys_share_and_waits_for_a_short_family(trainer_c
 
 def test_a_short_family_is_waited_for_at_most_group_timeout_s(trainer_client, factory):
     create_run(
-        trainer_client, group_size=1, batch_groups=2, task_mix={"a": 1, "b": 1}, group_timeout_s=1.0
+        trainer_client,
+        group_size=1,
+        zero_variance_groups="keep",
+        batch_groups=2,
+        task_mix={"a": 1, "b": 1},
+        group_timeout_s=1.0,
     )
     play(trainer_client, "a")
     play(trainer_client, "a")
@@ -145,6 +151,7 @@ def test_a_finished_group_still_counts_until_a_step_takes_it(trainer_client):
     create_run(
         trainer_client,
         group_size=1,
+        zero_variance_groups="keep",
         batch_groups=2,
         task_mix={"a": 1, "b": 1},
         group_timeout_s=LONG_S,
@@ -192,6 +199,7 @@ def test_the_schedule_moves_the_mix_step_by_step(trainer_client):
     create_run(
         trainer_client,
         group_size=1,
+        zero_variance_groups="keep",
         batch_groups=1,
         task_mix={"a": 1},
         task_mix_schedule={"to": {"b": 1}, "steps": 2},
@@ -220,7 +228,12 @@ def test_a_schedule_needs_a_task_mix(trainer_client):
 
 def test_a_patched_mix_applies_from_the_next_step(trainer_client):
     create_run(
-        trainer_client, group_size=1, batch_groups=1, task_mix={"a": 1}, group_timeout_s=LONG_S
+        trainer_client,
+        group_size=1,
+        zero_variance_groups="keep",
+        batch_groups=1,
+        task_mix={"a": 1},
+        group_timeout_s=LONG_S,
     )
     play(trainer_client, "a")
     eventually(step_reached(trainer_client, 1))
@@ -235,7 +248,12 @@ def test_a_patched_mix_applies_from_the_next_step(trainer_client):
 
 def test_a_patched_schedule_starts_at_the_current_step(trainer_client):
     create_run(
-        trainer_client, group_size=1, batch_groups=1, task_mix={"a": 1}, group_timeout_s=LONG_S
+        trainer_client,
+        group_size=1,
+        zero_variance_groups="keep",
+        batch_groups=1,
+        task_mix={"a": 1},
+        group_timeout_s=LONG_S,
     )
     play(trainer_client, "a")
     eventually(step_reached(trainer_client, 1))
