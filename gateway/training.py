@@ -422,6 +422,8 @@ class TrainingLoop:
         outcomes: dict[int, str | None] = {}
         for policy, result in results.items():
             outcomes.update(sample_outcomes(batch, policy, result, settings, before[policy]))
+        # nothing trained: a row whose own reason the trainer does not say takes the batch's
+        outcomes = {row_id: why or reason for row_id, why in outcomes.items()}
         totals = run.batches_dropped | {reason: run.batches_dropped.get(reason, 0) + 1}
         now = time.time()
         metrics = [
