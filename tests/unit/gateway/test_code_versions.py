@@ -3,7 +3,14 @@ and every step reports `code/<version>/reward/mean` and `code/<version>/episodes
 
 from __future__ import annotations
 
-from tests.unit.gateway.conftest import create_run, eventually, finish, open_episode, run_state
+from tests.unit.gateway.conftest import (
+    chat_as,
+    create_run,
+    eventually,
+    finish,
+    open_episode,
+    run_state,
+)
 
 
 def register(client, code_version: str | None) -> str:
@@ -17,6 +24,7 @@ def register(client, code_version: str | None) -> str:
 
 def play(client, reward: float, client_id: str | None = None) -> None:
     episode = open_episode(client, **({"client_id": client_id} if client_id else {}))
+    chat_as(client, episode)  # a sample to train: a batch that trains nothing is no step
     response = finish(client, episode, reward)
     assert response.status_code == 200, response.text
 

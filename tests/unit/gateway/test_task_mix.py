@@ -11,6 +11,7 @@ import pytest
 from gateway.task_mix import effective_mix, quotas, select, short_families
 from tests.unit.gateway.conftest import (
     assert_openai_error,
+    chat_as,
     create_run,
     eventually,
     finish,
@@ -57,6 +58,7 @@ def test_select_takes_each_familys_oldest_quota_then_fills_with_the_oldest_rest(
 
 def play(client, family: str, reward: float = 1.0, **fields) -> dict:
     episode = open_episode(client, task_family=family, **fields)
+    chat_as(client, episode)  # a sample to train: a batch that trains nothing is no step
     response = finish(client, episode, reward)
     assert response.status_code == 200, response.text
     return episode
