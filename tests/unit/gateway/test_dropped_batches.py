@@ -10,6 +10,7 @@ from tests.fakes import FakePolicyFactory
 from tests.unit.gateway.conftest import (
     Start,
     assert_openai_error,
+    bearer,
     chat_as,
     create_run,
     eventually,
@@ -167,3 +168,40 @@ def test_a_patched_max_dropped_batches_applies_at_the_next_batch(trainer_client)
     play_group(trainer_client, "flat-2", [1.0, 1.0])
     eventually(lambda: run_state(trainer_client)["status"] == "stopped")
     assert "2 consecutive batches" in run_state(trainer_client)["error"]
+
+
+# -- the real trainer on a tiny random model ----------------------------------------------------
+
+
+def test_a_two_policy_tiny_run_with_equal_rewards_stays_at_step_0_and_stops(
+    make_client, tiny_factory
+):
+    """The bug this fixes: such a run used to end "finished" at max_steps with both
+    policies at version 0."""
+    client = make_client(policy_factory=tiny_factory)
+    create_run(client, policies={"a": {"base_model": "tiny"}, "b": {"base_model": "tiny"}},
+               group_size=2, batch_groups=1, max_steps=1, max_dropped_batches=2)  # fmt: skip
+    for group in ("g1", "g2"):
+        for _ in range(2):
+            episode = open_episode(client, group_id=group)
+            for model in ("r/a", "r/b"):
+                reply = client.post(
+                    "/v1/chat/completions",
+                    headers=bearer(episode["api_key"]),
+                    json={
+                        "model": model,
+                        "messages": [{"role": "user", "content": "hi"}],
+                        "max_tokens": 4,
+                    },  # fmt: skip
+                )
+                assert reply.status_code == 200, reply.text
+            assert finish(client, episode, {"a": 0.0, "b": 0.0}).status_code == 200
+    eventually(lambda: run_state(client)["status"] == "stopped", 120)
+    state = run_state(client)
+    assert state["step"] == 0
+    assert {name: p["version"] for name, p in state["policies"].items()} == {"a": 0, "b": 0}
+    assert state["batches_dropped"] == {"zero_variance": 2}
+    assert state["error"] == (
+        "no learning signal: 2 consecutive batches trained nothing (zero_variance 2)"
+    )
+    assert (state["samples_trained"], state["samples_dropped"]) == (0, 8)
