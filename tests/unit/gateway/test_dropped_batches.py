@@ -65,6 +65,8 @@ def test_batches_with_equal_rewards_are_not_steps_and_stop_the_run_after_max_dro
     assert len(factory.trainers["r/policy"].steps) == 3
     listed = {run["name"]: run for run in trainer_client.get("/runs").json()}
     assert listed["r"]["batches_dropped"] == {"zero_variance": 3}
+    prometheus = trainer_client.get("/metrics").text
+    assert 'swarmrl_run_batches_dropped_total{reason="zero_variance",run="r"} 3.0' in prometheus
 
 
 def test_only_real_updates_count_toward_max_steps_and_an_update_ends_the_streak(
