@@ -1,6 +1,7 @@
 """One training run as the gateway holds it in memory while it serves.
 
-Owns: `Run` — the run's settings, status and step, its live policies, its group buffer,
+Owns: `Run` — the run's settings, status and step (its optimizer updates), the batches
+that trained nothing (by reason, and the current streak of them), its live policies, its group buffer,
 its open (in-flight) episodes by task family and group, the effective task mix at the
 current step, the event that wakes its training loop, and the lock that keeps one
 training step or checkpoint at a time. Counters live in the database (bumped in the transaction that
@@ -54,6 +55,9 @@ class Run:
     task: asyncio.Task[None] | None = None
     watcher: asyncio.Task[None] | None = None  # awaits a remote policy host's death
     last_metrics: dict[tuple[str | None, str], float] = field(default_factory=dict)
+    # batches no policy trained a sample from (no step), by reason: all, and since the last step
+    batches_dropped: dict[str, int] = field(default_factory=dict)
+    dropped_in_a_row: dict[str, int] = field(default_factory=dict)
     # open episode id (or a reservation while one is created) → (task family, group key)
     in_flight: dict[str, tuple[str, str]] = field(default_factory=dict)
     _mix_set: tuple[object, object] | None = field(default=None, repr=False)
@@ -71,6 +75,18 @@ class Run:
     @property
     def max_steps_reached(self) -> bool:
         return self.settings.max_steps is not None and self.step >= self.settings.max_steps
+
+    @property
+    def no_learning_signal(self) -> str | None:
+        """Why the run should stop, once `max_dropped_batches` batches in a row trained
+        nothing ("no learning signal: 50 consecutive batches trained nothing
+        (zero_variance 50)"); None until then."""
+        limit = self.settings.max_dropped_batches
+        in_a_row = sum(self.dropped_in_a_row.values())
+        if limit is None or in_a_row < limit:
+            return None
+        reasons = ", ".join(f"{r} {n}" for r, n in sorted(self.dropped_in_a_row.items()))
+        return f"no learning signal: {in_a_row} consecutive batches trained nothing ({reasons})"
 
     def model_of(self, policy: str) -> str:
         return served_name(self.name, policy)

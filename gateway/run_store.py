@@ -20,6 +20,9 @@ from experiments_db.models import CheckpointRow, EpisodeRow, MetricRow, PolicyRo
 from gateway.errors import Conflict
 
 BEST_METRIC = "reward/mean"  # the metric checkpoint retention keeps the best of
+# run-wide metrics of a batch that trained nothing, recorded at the run's step then:
+# `batches/dropped` (the run's total so far) and `batches/dropped/<reason>` (its reason's)
+DROPPED_BATCHES = "batches/dropped"
 
 
 class RunStore:
@@ -86,6 +89,21 @@ class RunStore:
     ) -> list[MetricRow]:
         with session_scope(self._db) as session:
             return crud.list_metrics(session, run_id=run_id, since_step=since_step, name=name)
+
+    def dropped_batches(self, run_id: str, step: int) -> tuple[dict[str, int], dict[str, int]]:
+        """(batches that trained nothing by reason, those of them recorded at `step`: the
+        streak since the step that made the run's step `step`), read back from their
+        metrics (a restart's rewind removed those of the steps it undid)."""
+        with session_scope(self._db) as session:
+            rows = crud.list_metrics(session, run_id=run_id, name_prefix=DROPPED_BATCHES + "/")
+        totals: dict[str, int] = {}
+        in_a_row: dict[str, int] = {}
+        for row in rows:
+            reason = row.name.removeprefix(DROPPED_BATCHES + "/")
+            totals[reason] = max(totals.get(reason, 0), int(row.value))
+            if row.step == step:
+                in_a_row[reason] = in_a_row.get(reason, 0) + 1
+        return totals, in_a_row
 
     def checkpoint(self, run_id: str, step: int) -> CheckpointRow | None:
         with session_scope(self._db) as session:

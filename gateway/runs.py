@@ -7,6 +7,9 @@ and the status transitions:
 
     starting → running ⇄ paused → stopped | finished (max_steps) | failed (an error)
 
+(stopped: on request, or by the training loop after `max_dropped_batches` batches in a row
+trained nothing — its `error` says so.)
+
 `POST /runs` waits until every policy is created (the factory loads weights off the event
 loop) and answers "running"; a factory error leaves the run "failed" with its `error`.
 Stopping, finishing and failing abort the run's open episodes and free the run's training
@@ -165,6 +168,8 @@ class RunManager:
             },
             created_at=run.created_at,
             error=run.error,
+            batches_dropped=dict(run.batches_dropped),
+            batches_dropped_in_a_row=sum(run.dropped_in_a_row.values()),
             **counters.model_dump(),
         )
 
@@ -313,6 +318,7 @@ class RunManager:
             )
             self._runs[run.name] = run
             self._stored_versions[run.name] = {p.name: p.version for p in policies}
+            await self._load_dropped_batches(run)
             if run.is_terminal:
                 await self._serve_restored(run)
                 continue
@@ -335,6 +341,7 @@ class RunManager:
         step = latest.step if latest is not None else 0
         deltas = await anyio.to_thread.run_sync(self._store.rewind, run.name, step)
         run.step = step
+        await self._load_dropped_batches(run)
         buffered = await anyio.to_thread.run_sync(self._buffered_episodes, run)
         for episode in buffered:
             run.buffer.add(episode, run.settings.group_size)
@@ -358,6 +365,11 @@ class RunManager:
         )
         await self._set_status(run, "paused" if run.status == "paused" else "running")
         self._start_training(run)
+
+    async def _load_dropped_batches(self, run: Run) -> None:
+        run.batches_dropped, run.dropped_in_a_row = await anyio.to_thread.run_sync(
+            self._store.dropped_batches, run.name, run.step
+        )
 
     def _start_training(self, run: Run) -> None:
         """The run's training loop and, for policies in other processes, their watcher."""
@@ -557,6 +569,12 @@ class RunManager:
 
     async def fail(self, run: Run, error: str) -> None:
         await self._end(run, "failed", reason="run failed", error=error)
+
+    async def stop_untrainable(self, run: Run, reason: str) -> None:
+        """`max_dropped_batches` batches in a row trained nothing: the run is stopped, as
+        on request, with `reason` as its `error`."""
+        log.warning("run %s: %s", run.name, reason)
+        await self._end(run, "stopped", reason="run stopped", error=reason)
 
     # -- checkpoints and metrics -----------------------------------------------------------
 

@@ -3,7 +3,8 @@
 Owns: one `CollectorRegistry` per app (never the global one, so many apps can live in one
 process), a counter of HTTP requests by method, route template and status, and a collector
 that reads each run's state when scraped: status, step, policy versions, the last step's
-reward mean, episode and sample counters, the number of active clients, and the
+reward mean, episode and sample counters, the batches that trained nothing by reason
+(no steps: `batches_dropped`), the number of active clients, and the
 token-drift repairs (and drifts left unrepaired) of episode-bound chat calls per served
 model. The run counters come from the database, so `render` runs in a worker thread.
 Knows nothing about torch.
@@ -61,8 +62,15 @@ class GatewayCollector(Collector):
         samples = CounterMetricFamily(
             "swarmrl_run_samples", "Samples consumed by training.", labels=["run", "outcome"]
         )
+        dropped_batches = CounterMetricFamily(
+            "swarmrl_run_batches_dropped",
+            "Batches no policy trained a sample from (no step), by reason.",
+            labels=["run", "reason"],
+        )
         for run in self._runs.runs():
             step.add_metric([run.name], run.step)
+            for reason, count in run.batches_dropped.items():
+                dropped_batches.add_metric([run.name, reason], count)
             for name in RUN_STATUSES:
                 status.add_metric([run.name, name], 1.0 if run.status == name else 0.0)
             for policy, value in run.policy_versions().items():
@@ -81,6 +89,7 @@ class GatewayCollector(Collector):
         clients = GaugeMetricFamily("swarmrl_clients_active", "Registered, unexpired clients.")
         clients.add_metric([], self._clients.active_count)
         yield from (step, status, version, reward, episodes, buffered, samples, clients)
+        yield dropped_batches
         if self._drift is not None:
             yield from self._drift_metrics(self._drift.totals())
 

@@ -12,6 +12,17 @@ and counters — one transaction. While running it closes open groups older than
 `min_group_size`; a drop is recorded at once). It checkpoints every `checkpoint_every`
 steps and ends the run at `max_steps` (final checkpoint).
 
+A step is an update: a batch from which no policy trained any sample (every group's rewards
+equal, every sample stale, ...) is no step — the run's step stays, no checkpoint is due,
+`max_steps` comes no nearer. Its samples are recorded as dropped with their reasons, and
+the batch itself is counted by the reason that dropped most of its samples (the trainer's
+counts over all policies; "no_samples" when it held none): two run-wide metrics at the
+run's current step (the last update's number, 0 before the first) — `batches/dropped` and
+`batches/dropped/<reason>`, the run's running totals — and `Run.batches_dropped` /
+`Run.dropped_in_a_row`. After `max_dropped_batches` such batches in a row the run is
+stopped (`RunLifecycle.stop_untrainable`) with the reason. A batch where at least one policy
+trained a sample is a step for every policy (the others' versions stay).
+
 With a task mix, a batch is `batch_groups` groups apportioned by the effective mix (each
 family within one group of its exact share, `task_mix.quotas`). While a family has fewer
 complete groups than its quota the step waits — for at most `group_timeout_s` after the
@@ -25,17 +36,16 @@ is NaN or infinite (a NaN loss, say: the trainer then skips its weight update) n
 the run: it is left out of the step's record with a warning, and the step's
 `metrics/non_finite` counts them.
 
-Row statuses follow the trainer's documented rules (zero-variance groups, samples more
-than `max_staleness` versions old) for the reasons the trainer reports; the counters are
-the trainer's own counts. Knows nothing about HTTP or torch.
+The step's numbers come from `gateway.step_metrics`. Row statuses follow the trainer's
+documented rules (zero-variance groups, samples more than `max_staleness` versions old)
+for the reasons the trainer reports; the counters are the trainer's own counts. Knows
+nothing about HTTP or torch.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import math
-import statistics
 import time
 from collections.abc import Sequence
 from typing import Protocol
@@ -43,9 +53,10 @@ from typing import Protocol
 import anyio
 
 from experiments_db.models import MetricRow
-from gateway.buffer import BufferedGroup, FinishedEpisode
+from gateway.buffer import BufferedGroup
 from gateway.run import Run
-from gateway.run_store import RunStore
+from gateway.run_store import DROPPED_BATCHES, RunStore
+from gateway.step_metrics import NO_SAMPLES, drop_non_finite, dropped_batch_reason, step_metrics
 from gateway.task_mix import quotas, shares, short_families
 from trainer.config import TrainSettings
 from trainer.errors import PolicyHostLost
@@ -54,7 +65,6 @@ from trainer.types import EpisodeSamples, Group, StepResult
 log = logging.getLogger(__name__)
 
 PARTIAL_GROUP = "partial_group"  # the drop reason of groups closed below min_group_size
-UNVERSIONED = "unversioned"  # the code version of episodes whose client gave none
 
 
 class RunLifecycle(Protocol):
@@ -65,6 +75,8 @@ class RunLifecycle(Protocol):
     async def finish(self, run: Run) -> None: ...
 
     async def fail(self, run: Run, error: str) -> None: ...
+
+    async def stop_untrainable(self, run: Run, reason: str) -> None: ...
 
 
 def policy_groups(batch: Sequence[BufferedGroup], policy: str) -> list[Group]:
@@ -126,80 +138,6 @@ def sample_outcomes(
     return outcomes
 
 
-def step_metrics(
-    batch: Sequence[BufferedGroup], results: dict[str, StepResult]
-) -> dict[tuple[str | None, str], float]:
-    """(policy, name) → value: the trainer's metrics, reward mean/std when it gave none,
-    sample counts, run-wide means of the episodes' own metrics, and run-wide sums of the
-    episodes' token-drift repairs and unrepaired drifts."""
-    episodes = [episode for group in batch for episode in group.episodes]
-    values: dict[tuple[str | None, str], float] = {}
-    for policy, result in results.items():
-        rewards = [episode.rewards[policy] for episode in episodes]
-        values.update({(policy, name): float(v) for name, v in result.metrics.items()})
-        values.setdefault((policy, "reward/mean"), statistics.fmean(rewards))
-        values.setdefault((policy, "reward/std"), statistics.pstdev(rewards))
-        values[(policy, "samples/trained")] = float(result.samples_trained)
-        for reason, count in result.samples_dropped.items():
-            values[(policy, f"samples/dropped/{reason}")] = float(count)
-    values[(None, "episodes")] = float(len(episodes))
-    values[(None, "groups")] = float(len(batch))
-    values[(None, "groups/partial")] = float(sum(group.partial for group in batch))
-    for status in ("repaired", "unrepaired"):
-        values[(None, f"drift/{status}")] = float(sum(e.drift.get(status, 0) for e in episodes))
-    reported: dict[str, list[float]] = {}
-    for episode in episodes:
-        for name, value in episode.metrics.items():
-            reported.setdefault(name, []).append(value)
-    for name, series in reported.items():
-        values[(None, f"episode/{name}")] = statistics.fmean(series)
-    values.update(breakdown_metrics(batch))
-    return values
-
-
-NON_FINITE_METRIC = "metrics/non_finite"
-
-
-def drop_non_finite(
-    values: dict[tuple[str | None, str], float],
-) -> tuple[dict[tuple[str | None, str], float], list[str]]:
-    """(the finite values plus `metrics/non_finite`, the names of the ones left out)."""
-    kept = {key: value for key, value in values.items() if math.isfinite(value)}
-    left_out = [f"{p or 'run'}/{n}={v}" for (p, n), v in values.items() if (p, n) not in kept]
-    kept[(None, NON_FINITE_METRIC)] = float(len(left_out))
-    return kept, left_out
-
-
-def _episode_reward(episode: FinishedEpisode) -> float:
-    """One number per episode for run-wide breakdowns: the mean over its policies."""
-    return statistics.fmean(episode.rewards.values()) if episode.rewards else 0.0
-
-
-def breakdown_metrics(batch: Sequence[BufferedGroup]) -> dict[tuple[str | None, str], float]:
-    """Run-wide `family/<name>/reward/mean` and `family/<name>/groups` (when any episode
-    names a task family), and `code/<version>/reward/mean` and `code/<version>/episodes`
-    (episodes whose client gave no code version count as "unversioned"); an episode's
-    reward is the mean of its policies' rewards."""
-    values: dict[tuple[str | None, str], float] = {}
-    episodes = [episode for group in batch for episode in group.episodes]
-    if any(episode.task_family is not None for episode in episodes):
-        by_family: dict[str, list[BufferedGroup]] = {}
-        for group in batch:
-            by_family.setdefault(group.family, []).append(group)
-        for family, groups in by_family.items():
-            rewards = [_episode_reward(e) for g in groups for e in g.episodes]
-            values[(None, f"family/{family}/reward/mean")] = statistics.fmean(rewards)
-            values[(None, f"family/{family}/groups")] = float(len(groups))
-    by_code: dict[str, list[float]] = {}
-    for episode in episodes:
-        version = episode.code_version or UNVERSIONED
-        by_code.setdefault(version, []).append(_episode_reward(episode))
-    for version, rewards in by_code.items():
-        values[(None, f"code/{version}/reward/mean")] = statistics.fmean(rewards)
-        values[(None, f"code/{version}/episodes")] = float(len(rewards))
-    return values
-
-
 class TrainingLoop:
     def __init__(self, run: Run, store: RunStore, lifecycle: RunLifecycle):
         self.run = run
@@ -222,10 +160,14 @@ class TrainingLoop:
                     async with run.lock:
                         if run.is_terminal:
                             break  # ended while this step waited: its training state is gone
-                        await self.step(batch)
+                        stepped = await self.step(batch)
                     every = run.settings.checkpoint_every
-                    if every and run.step % every == 0 and not run.max_steps_reached:
+                    due = stepped and every and run.step % every == 0
+                    if due and not run.max_steps_reached:
                         await self.lifecycle.checkpoint(run)
+                    reason = run.no_learning_signal
+                    if not stepped and reason is not None:
+                        await self.lifecycle.stop_untrainable(run, reason)
                     continue
                 await self.sleep()
         except PolicyHostLost as error:  # the run manager's host watcher restores the run
@@ -317,8 +259,9 @@ class TrainingLoop:
             ", ".join(f"{g.group_id} ({len(g.episodes)}/{settings.group_size})" for g in dropped),
         )
 
-    async def step(self, batch: list[BufferedGroup]) -> None:
-        """One optimizer step per policy on `batch`, then its record."""
+    async def step(self, batch: list[BufferedGroup]) -> bool:
+        """One optimizer step per policy on `batch`, then its record; False (and the
+        batch recorded as dropped, no step) when no policy trained any of its samples."""
         run = self.run
         settings = run.train_settings()
         names = list(run.policies)
@@ -328,6 +271,9 @@ class TrainingLoop:
             *(run.policies[p].trainer.train_step(policy_groups(batch, p), settings) for p in names)
         )
         results = dict(zip(names, outputs, strict=True))
+        if not any(result.samples_trained for result in results.values()):
+            await self.record_dropped_batch(batch, results, settings, before)
+            return False
         step = run.step + 1
         values = step_metrics(batch, results)
         values[(None, "groups/partial_dropped")] = float(self.partial_groups_dropped)
@@ -370,10 +316,64 @@ class TrainingLoop:
         )
         run.step = step
         run.last_metrics = values
+        run.dropped_in_a_row = {}
         self.partial_groups_dropped = 0
         log.info(
             "run %s step %d: %s",
             run.name,
             step,
             ", ".join(f"{p or 'run'}/{n}={v:.4g}" for (p, n), v in values.items()),
+        )
+        return True
+
+    async def record_dropped_batch(
+        self,
+        batch: list[BufferedGroup],
+        results: dict[str, StepResult],
+        settings: TrainSettings,
+        before: dict[str, int],
+    ) -> None:
+        """A batch no policy trained from: its samples dropped with their reasons, and the
+        batch counted by its main reason, at the run's current step (no step taken)."""
+        run = self.run
+        reason, dropped = dropped_batch_reason(results)
+        outcomes: dict[int, str | None] = {}
+        for policy, result in results.items():
+            outcomes.update(sample_outcomes(batch, policy, result, settings, before[policy]))
+        # nothing trained: a row whose own reason the trainer does not say takes the batch's
+        outcomes = {row_id: why or reason for row_id, why in outcomes.items()}
+        totals = run.batches_dropped | {reason: run.batches_dropped.get(reason, 0) + 1}
+        now = time.time()
+        metrics = [
+            MetricRow(run=run.name, step=run.step, name=name, value=float(value), time=now)
+            for name, value in (
+                (DROPPED_BATCHES, sum(totals.values())),
+                (f"{DROPPED_BATCHES}/{reason}", totals[reason]),
+            )
+        ]
+        await anyio.to_thread.run_sync(
+            lambda: self.store.record_step(
+                run.name,
+                step=run.step,
+                versions={p: r.version for p, r in results.items()},
+                metrics=metrics,
+                sample_outcomes=outcomes,
+                episode_ids=[e.episode_id for g in batch for e in g.episodes],
+                counters={
+                    "samples_buffered": -sum(e.sample_count for g in batch for e in g.episodes),
+                    "samples_dropped": sum(dropped.values()),
+                },
+            )
+        )
+        run.batches_dropped = totals
+        run.dropped_in_a_row = run.dropped_in_a_row | {
+            reason: run.dropped_in_a_row.get(reason, 0) + 1
+        }
+        log.info(
+            "run %s: a batch of %d group(s) trained nothing (%s; %d in a row), still at step %d",
+            run.name,
+            len(batch),
+            ", ".join(f"{r} {n}" for r, n in sorted(dropped.items())) or NO_SAMPLES,
+            sum(run.dropped_in_a_row.values()),
+            run.step,
         )

@@ -28,6 +28,11 @@ The verdict, with `margin` the smallest held-out gain that counts (the design's
   reward rises but the held-out score does not show it, no baseline and a flat curve, or
   no finished run).
 
+Batches the gateway took but trained nothing from (`RunResult.dropped_batches`: every
+sample dropped, e.g. all of a group's rewards equal) are no steps; the reason says how many
+there were ("12 of 30 batches trained nothing: zero_variance 12"), and an arm whose runs
+took only such batches (no step at all) "did not learn", whatever else is known.
+
 A study in which every arm "did not learn" is *not testable* (`no_arm_learned`): the
 comparison is between policies that cannot do the task. Pure numpy over plan records.
 """
@@ -119,9 +124,41 @@ def heldout_gain(scored: list[RunResult], baseline: RunResult) -> tuple[float, f
     )
 
 
+def dropped_words(runs: list[RunResult]) -> tuple[str | None, bool]:
+    """("12 of 30 batches trained nothing: zero_variance 12" over the arm's runs, or None
+    when none was dropped; True when the runs took no step at all, only dropped batches).
+    A run's steps are the last step of its training curve."""
+    dropped: dict[str, int] = {}
+    for r in runs:
+        for reason, count in r.dropped_batches.items():
+            dropped[reason] = dropped.get(reason, 0) + count
+    total = sum(dropped.values())
+    if not total:
+        return None, False
+    steps = sum(max((step for step, _ in r.curve), default=0) for r in runs)
+    reasons = ", ".join(
+        f"{reason} {n}" for reason, n in sorted(dropped.items(), key=lambda i: -i[1])
+    )
+    return f"{total} of {total + steps} batches trained nothing: {reasons}", steps == 0
+
+
 def learned_or_not(design: Design, runs: list[RunResult], baseline: RunResult | None) -> Learning:
     """The learned-or-not verdict of one arm's runs (see the module docstring)."""
     margin = design.min_effect if design.outcome == "heldout_accuracy" else DEFAULT_MARGIN
+    dropped, nothing_trained = dropped_words(runs)
+    if nothing_trained:
+        return Learning(
+            verdict="did not learn", reason=f"did not learn: no training step, {dropped}"
+        )
+    learning = _learned_or_not(design, runs, baseline, margin)
+    if dropped is not None:
+        learning.reason += f"; {dropped}"
+    return learning
+
+
+def _learned_or_not(
+    design: Design, runs: list[RunResult], baseline: RunResult | None, margin: float
+) -> Learning:
     trend = reward_trend(runs)
     fields: dict = {}
     words: list[str] = []

@@ -357,7 +357,10 @@ class RunSettings(BaseModel):
     # back-pressure: new groups wait (429 buffer_full) while the run holds this many
     # complete, open and in-flight groups (None: 4 × batch_groups)
     max_buffered_groups: MaxBufferedGroups | None = None
-    max_steps: StepCount | None = None
+    max_steps: StepCount | None = None  # updates: a batch that trained nothing is no step
+    # a run whose last this-many batches in a row trained nothing (every sample dropped:
+    # zero variance, stale, ...) ends "stopped", its `error` saying why (None: never)
+    max_dropped_batches: StepCount | None = 50
     checkpoint_every: StepCount | None = None  # steps; None: only on request and at the end
     seed: Seed = 0
     # checkpoints kept: the newest keep_checkpoints plus the best by reward/mean, only the
@@ -438,6 +441,7 @@ class RunPatch(BaseModel):
     task_mix_schedule: TaskMixSchedule | None = None
     max_buffered_groups: MaxBufferedGroups | None = None
     max_steps: StepCount | None = None
+    max_dropped_batches: StepCount | None = None
     checkpoint_every: StepCount | None = None
     keep_checkpoints: KeepCheckpoints | None = None
 
@@ -490,11 +494,17 @@ class RunPublic(RunCounters):
     id: str  # equals the run's name
     name: str
     status: RunStatus
-    step: int
+    step: int  # optimizer updates: batches from which at least one policy trained a sample
     settings: RunSettings
     policies: dict[str, PolicyPublic]
     created_at: float
-    error: str | None = None  # why the run failed, when it did
+    # why the run failed, paused for disk, or stopped itself (max_dropped_batches)
+    error: str | None = None
+    # batches the trainer took but no policy trained any sample from (no step), by the
+    # reason that dropped most of their samples ("zero_variance", "stale", ...); the run's
+    # current streak of them (reset by each step; max_dropped_batches ends the run)
+    batches_dropped: dict[str, int] = Field(default_factory=dict)
+    batches_dropped_in_a_row: int = 0
 
 
 class MetricPoint(BaseModel):

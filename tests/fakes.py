@@ -276,8 +276,14 @@ class FakePolicyTrainer:
             raise TrainerExploded("optimizer blew up: loss is nan")
         dropped = {"zero_variance": 0, "stale": 0}
         trained = 0
+        everyone = [episode.reward for group in groups for episode in group.episodes]
         for group in groups:
-            rewards = [episode.reward for episode in group.episodes]
+            # as the real trainer: reinforce's baseline (and zero-variance check) is batch-wide
+            rewards = (
+                everyone
+                if settings.algorithm == "reinforce"
+                else [episode.reward for episode in group.episodes]
+            )
             flat = len(rewards) < 2 or max(rewards) == min(rewards)
             for episode in group.episodes:
                 for sample in episode.samples:
@@ -287,10 +293,11 @@ class FakePolicyTrainer:
                         dropped["stale"] += 1
                     else:
                         trained += 1
-        self.engine.weights_version += 1
+        if trained:  # as the real trainer: no update, no new weights version
+            self.engine.weights_version += 1
         return StepResult(
             version=self.engine.weights_version,
-            metrics={"loss": 0.5 / self.engine.weights_version, "kl": 0.0, "grad_norm": 1.0}
+            metrics={"loss": 0.5 / max(1, self.engine.weights_version), "kl": 0.0, "grad_norm": 1.0}
             | self.extra_metrics,
             samples_trained=trained,
             samples_dropped={reason: n for reason, n in dropped.items() if n},

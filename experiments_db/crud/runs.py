@@ -67,14 +67,22 @@ def insert_metrics(session: Session, *, metrics: Sequence[MetricRow]) -> None:
 
 
 def list_metrics(
-    session: Session, *, run_id: str, since_step: int | None = None, name: str | None = None
+    session: Session,
+    *,
+    run_id: str,
+    since_step: int | None = None,
+    name: str | None = None,
+    name_prefix: str | None = None,
 ) -> list[MetricRow]:
-    """Metrics of a run with `step > since_step` (all when None), by step then insertion."""
+    """Metrics of a run with `step > since_step` (all when None), by step then insertion;
+    only those called `name`, or whose name starts with `name_prefix`, when given."""
     query = select(MetricRow).where(MetricRow.run == run_id)
     if since_step is not None:
         query = query.where(MetricRow.step > since_step)
     if name is not None:
         query = query.where(MetricRow.name == name)
+    if name_prefix is not None:
+        query = query.where(MetricRow.name.startswith(name_prefix, autoescape=True))
     return list(session.exec(query.order_by(MetricRow.step, MetricRow.id)).all())
 
 

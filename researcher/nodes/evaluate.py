@@ -7,7 +7,9 @@ policy (each base model the arms train, on the same first N held-out items, thro
 control arm's workflow wrapper in a user-workflow study): the baseline the analysis asks
 "did it learn?" against, appended to the round's results with status "baseline". Its
 outcomes are kept in an "evaluate/baseline" event, so a resumed study (or a later round
-with the same model, items and workflow) does not evaluate it again.
+with the same model, items and workflow) does not evaluate it again. Each result carries
+its run's `batches_dropped` from the gateway (batches that trained nothing, by reason:
+the first sign of an arm that is not learning), {} from a gateway that does not count them.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from langgraph.runtime import Runtime
 from experiments_db import crud
 from experiments_db.studies import ClientProcessRow, MetricSnapshotRow
 from researcher.context import StudyContext
+from researcher.errors import ResearcherError
 from researcher.evaluate import evaluate_policy
 from researcher.learning import baseline_result
 from researcher.nodes.common import design_of, framing_of, round_experiments, update_experiment
@@ -42,7 +45,8 @@ def evaluate(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
         rewards = [s for s in snapshots if s.name == "reward/mean"]
         curve = [(s.step, s.value) for s in rewards]
         result = RunResult(arm=row.arm, seed=row.seed, run=row.id, curve=curve, status=row.status,
-                           note=row.error, **training_cost(snapshots, launches))  # fmt: skip
+                           note=row.error, dropped_batches=dropped_batches(ctx, row.run_name),
+                           **training_cost(snapshots, launches))  # fmt: skip
         if row.status in ("finished", "stopped") and row.run_name and curve:
             started = time.monotonic()
             result.eval_outcomes = evaluate_policy(
@@ -104,6 +108,19 @@ def baselines(ctx: StudyContext, plan: Design, framing: Framing, rows: list) -> 
                       data={"key": key, "outcomes": outcomes})  # fmt: skip
         found.append(baseline_result(model, outcomes))
     return found
+
+
+def dropped_batches(ctx: StudyContext, run_name: str | None) -> dict[str, int]:
+    """The gateway's count of the run's batches that trained nothing, by reason; {} when
+    the run never started, or the gateway does not say (an older one) or cannot answer."""
+    if not run_name:
+        return {}
+    try:
+        counts = ctx.gateway.get_run(run_name).get("batches_dropped") or {}
+    except ResearcherError as error:  # the count informs; it must not end the evaluation
+        ctx.event("evaluate", "problem", f"{run_name}: dropped batches unknown: {error}")
+        return {}
+    return {str(reason): int(n) for reason, n in counts.items() if n}
 
 
 def training_cost(snapshots: list[MetricSnapshotRow], launches: list[ClientProcessRow]) -> dict:

@@ -71,7 +71,11 @@ def e2e_gateway(tiny_gateway):
 
 def test_the_served_model_and_each_policy_live_in_actors_not_in_the_gateway(tiny_gateway):
     gw = tiny_gateway
-    response = httpx.post(f"{gw.url}/runs", json={"name": "placed", "group_size": 1}, timeout=120)
+    response = httpx.post(
+        f"{gw.url}/runs",
+        json={"name": "placed", "group_size": 1, "zero_variance_groups": "keep"},
+        timeout=120,
+    )
     assert response.status_code == 201, response.text
     placed = dict(actor_pids(gw))
     assert {"tiny", "placed/policy"} <= set(placed)
@@ -130,7 +134,11 @@ def pid_alive(pid: int) -> bool:
 def test_actors_die_with_a_killed_gateway(tmp_path, ray_cluster):
     gw = start_ray_gateway(tmp_path, ray_cluster)
     try:
-        response = httpx.post(f"{gw.url}/runs", json={"name": "r", "group_size": 1}, timeout=120)
+        response = httpx.post(
+            f"{gw.url}/runs",
+            json={"name": "r", "group_size": 1, "zero_variance_groups": "keep"},
+            timeout=120,
+        )
         assert response.status_code == 201, response.text
         actors = [pid for _, pid in actor_pids(gw)]
         assert len(actors) == 2 and all(pid_alive(pid) for pid in actors)

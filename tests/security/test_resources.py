@@ -15,6 +15,7 @@ from pathlib import Path
 from tests.fakes import FakePolicyFactory
 from tests.unit.gateway.conftest import (  # noqa: F401 - fixtures
     assert_openai_error,
+    chat_as,
     create_run,
     eventually,
     factory,
@@ -37,6 +38,7 @@ def soon(predicate, timeout_s: float = 30.0):
 
 def play(client, reward: float) -> None:
     episode = open_episode(client)
+    chat_as(client, episode)  # a sample to train (a batch that trains nothing is no step)
     assert finish(client, episode, reward).status_code == 200
 
 
@@ -54,7 +56,12 @@ def runs_dir(client) -> Path:
     return client.app.state.gateway.settings.runs_dir
 
 
-ONE_EPISODE_STEPS = {"group_size": 1, "batch_groups": 1, "algorithm": "reinforce"}
+ONE_EPISODE_STEPS = {
+    "group_size": 1,
+    "batch_groups": 1,
+    "algorithm": "reinforce",
+    "zero_variance_groups": "keep",
+}
 
 
 def test_a_run_keeps_its_newest_checkpoints_and_its_best_and_removes_the_rest(trainer_client):

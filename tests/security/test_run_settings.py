@@ -17,6 +17,7 @@ from swarm.protocol import REWARD_LIMIT, RunPatch, RunSettings
 from tests.fakes import FakePolicyFactory
 from tests.unit.gateway.conftest import (
     assert_openai_error,
+    chat_as,
     create_run,
     eventually,
     finish,
@@ -126,6 +127,7 @@ def test_every_documented_setting_is_still_accepted_on_create_and_patch(trainer_
         "task_mix_schedule": {"to": {"m": 1.0}, "steps": 4},
         "max_buffered_groups": 20,
         "max_steps": 9,
+        "max_dropped_batches": 7,
         "checkpoint_every": 3,
         "keep_checkpoints": 4,
     }
@@ -212,6 +214,7 @@ def test_extreme_but_allowed_rewards_train_without_failing_the_run(trainer_clien
     create_run(trainer_client, group_size=2, batch_groups=1)
     for reward in (REWARD_LIMIT, -REWARD_LIMIT):
         episode = open_episode(trainer_client, group_id="g")
+        chat_as(trainer_client, episode)  # a sample to train (no sample trained: no step)
         assert finish(trainer_client, episode, reward=reward).status_code == 200
     state = eventually(lambda: (s := run_state(trainer_client))["step"] == 1 and s)
     assert state["status"] == "running"
@@ -228,6 +231,7 @@ def test_a_nan_metric_from_the_trainer_is_left_out_and_counted_and_the_run_goes_
     for step in (1, 2):
         for reward in (0.0, 1.0):
             episode = open_episode(trainer_client, group_id=f"g{step}")
+            chat_as(trainer_client, episode)  # a sample to train (no sample trained: no step)
             assert finish(trainer_client, episode, reward=reward).status_code == 200
         eventually(lambda step=step: run_state(trainer_client)["step"] == step)
     assert run_state(trainer_client)["status"] == "running"

@@ -103,6 +103,19 @@ def factory() -> FakePolicyFactory:
 
 
 @pytest.fixture
+def tiny_factory():
+    """Real policies: the tiny random model, float32 throughout (a gateway that trains)."""
+    from trainer.config import EngineConfig
+    from trainer.policy import TorchPolicyFactory
+
+    return TorchPolicyFactory(
+        EngineConfig(max_batch=8, initial_cache_tokens=64),
+        engine_dtype="float32",
+        compute_dtype="float32",
+    )
+
+
+@pytest.fixture
 def trainer_client(make_client: ClientFactory, factory: FakePolicyFactory) -> TestClient:
     """A gateway that can train (fake policies)."""
     return make_client(policy_factory=factory, client_reap_interval_s=0.05)

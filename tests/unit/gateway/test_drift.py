@@ -245,7 +245,7 @@ def test_a_runs_step_metrics_sum_its_episodes_drift_and_samples_carry_what_they_
     factory = ScriptedPolicyFactory(tok, [paris_in_pieces(tok), madrid(tok), madrid(tok)])
     served = ServedModel(BASE, tok, ScriptedEngine(tok))
     with TestClient(make_app([served], recorder, settings, policy_factory=factory)) as client:
-        create_run(client, group_size=1, batch_groups=1, max_steps=1)
+        create_run(client, group_size=1, zero_variance_groups="keep", batch_groups=1, max_steps=1)
         episode = open_episode(client, run="r")
         reply = chat(client, episode, [QUESTION], model="r/policy")
         chat(client, episode, follow_up(reply), model="r/policy")  # repaired

@@ -127,17 +127,6 @@ def test_an_ended_trainer_trains_and_saves_nothing():
 # -- a real gateway, a tiny model --------------------------------------------------------------
 
 
-@pytest.fixture
-def tiny_factory():
-    from trainer.policy import TorchPolicyFactory
-
-    return TorchPolicyFactory(
-        EngineConfig(max_batch=8, initial_cache_tokens=64),
-        engine_dtype="float32",
-        compute_dtype="float32",
-    )
-
-
 TINY_RUN = {
     "policies": {"policy": {"base_model": "tiny"}},
     "group_size": 2,

@@ -87,7 +87,7 @@ def test_min_group_size_is_checked_against_group_size_on_patch_too(trainer_clien
 
 
 def test_a_run_with_groups_of_one_keeps_the_default_min_group_size(trainer_client):
-    run = create_run(trainer_client, group_size=1)
+    run = create_run(trainer_client, group_size=1, zero_variance_groups="keep")
     assert run["settings"]["min_group_size"] == 2  # groups of one are never partial
     assert trainer_client.patch("/runs/r", json={"lr": 2e-5}).status_code == 200
 

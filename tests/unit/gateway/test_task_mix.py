@@ -11,6 +11,7 @@ import pytest
 from gateway.task_mix import effective_mix, quotas, select, short_families
 from tests.unit.gateway.conftest import (
     assert_openai_error,
+    chat_as,
     create_run,
     eventually,
     finish,
@@ -57,6 +58,7 @@ def test_select_takes_each_familys_oldest_quota_then_fills_with_the_oldest_rest(
 
 def play(client, family: str, reward: float = 1.0, **fields) -> dict:
     episode = open_episode(client, task_family=family, **fields)
+    chat_as(client, episode)  # a sample to train: a batch that trains nothing is no step
     response = finish(client, episode, reward)
     assert response.status_code == 200, response.text
     return episode
@@ -91,6 +93,7 @@ def test_a_batch_takes_each_familys_share_and_waits_for_a_short_family(trainer_c
     create_run(
         trainer_client,
         group_size=1,
+        zero_variance_groups="keep",
         batch_groups=4,
         task_mix={"a": 3, "b": 1},
         group_timeout_s=LONG_S,
@@ -113,7 +116,12 @@ def test_a_batch_takes_each_familys_share_and_waits_for_a_short_family(trainer_c
 
 def test_a_short_family_is_waited_for_at_most_group_timeout_s(trainer_client, factory):
     create_run(
-        trainer_client, group_size=1, batch_groups=2, task_mix={"a": 1, "b": 1}, group_timeout_s=1.0
+        trainer_client,
+        group_size=1,
+        zero_variance_groups="keep",
+        batch_groups=2,
+        task_mix={"a": 1, "b": 1},
+        group_timeout_s=1.0,
     )
     play(trainer_client, "a")
     play(trainer_client, "a")
@@ -145,6 +153,7 @@ def test_a_finished_group_still_counts_until_a_step_takes_it(trainer_client):
     create_run(
         trainer_client,
         group_size=1,
+        zero_variance_groups="keep",
         batch_groups=2,
         task_mix={"a": 1, "b": 1},
         group_timeout_s=LONG_S,
@@ -192,6 +201,7 @@ def test_the_schedule_moves_the_mix_step_by_step(trainer_client):
     create_run(
         trainer_client,
         group_size=1,
+        zero_variance_groups="keep",
         batch_groups=1,
         task_mix={"a": 1},
         task_mix_schedule={"to": {"b": 1}, "steps": 2},
@@ -220,7 +230,12 @@ def test_a_schedule_needs_a_task_mix(trainer_client):
 
 def test_a_patched_mix_applies_from_the_next_step(trainer_client):
     create_run(
-        trainer_client, group_size=1, batch_groups=1, task_mix={"a": 1}, group_timeout_s=LONG_S
+        trainer_client,
+        group_size=1,
+        zero_variance_groups="keep",
+        batch_groups=1,
+        task_mix={"a": 1},
+        group_timeout_s=LONG_S,
     )
     play(trainer_client, "a")
     eventually(step_reached(trainer_client, 1))
@@ -235,7 +250,12 @@ def test_a_patched_mix_applies_from_the_next_step(trainer_client):
 
 def test_a_patched_schedule_starts_at_the_current_step(trainer_client):
     create_run(
-        trainer_client, group_size=1, batch_groups=1, task_mix={"a": 1}, group_timeout_s=LONG_S
+        trainer_client,
+        group_size=1,
+        zero_variance_groups="keep",
+        batch_groups=1,
+        task_mix={"a": 1},
+        group_timeout_s=LONG_S,
     )
     play(trainer_client, "a")
     eventually(step_reached(trainer_client, 1))

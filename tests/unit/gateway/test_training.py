@@ -105,7 +105,7 @@ def test_step_metrics_are_recorded_and_read_since_a_step(trainer_client):
 
 
 def test_a_paused_run_buffers_finished_episodes_and_steps_when_resumed(trainer_client, factory):
-    create_run(trainer_client, group_size=1, batch_groups=1)
+    create_run(trainer_client, group_size=1, zero_variance_groups="keep", batch_groups=1)
     opened = open_episode(trainer_client)
     chat_as(trainer_client, opened)
     trainer_client.post("/runs/r/pause")
@@ -119,7 +119,7 @@ def test_a_paused_run_buffers_finished_episodes_and_steps_when_resumed(trainer_c
 
 
 def test_a_patch_applies_from_the_next_step(trainer_client, factory):
-    create_run(trainer_client, group_size=1, batch_groups=1, lr=1e-5)
+    create_run(trainer_client, group_size=1, zero_variance_groups="keep", batch_groups=1, lr=1e-5)
     play(trainer_client, None, 1.0)
     eventually(step_reached(trainer_client, 1))
     trainer_client.patch("/runs/r", json={"lr": 5e-5, "batch_groups": 2})
@@ -132,7 +132,9 @@ def test_a_patch_applies_from_the_next_step(trainer_client, factory):
 
 
 def test_max_steps_finishes_the_run_with_a_final_checkpoint(trainer_client, factory, settings):
-    create_run(trainer_client, group_size=1, batch_groups=1, max_steps=2)
+    create_run(
+        trainer_client, group_size=1, zero_variance_groups="keep", batch_groups=1, max_steps=2
+    )
     play(trainer_client, None, 1.0)
     keep_open = open_episode(trainer_client)
     play(trainer_client, None, 1.0)
@@ -148,7 +150,13 @@ def test_max_steps_finishes_the_run_with_a_final_checkpoint(trainer_client, fact
 
 
 def test_checkpoint_every_saves_periodically(trainer_client, factory):
-    create_run(trainer_client, group_size=1, batch_groups=1, checkpoint_every=2)
+    create_run(
+        trainer_client,
+        group_size=1,
+        zero_variance_groups="keep",
+        batch_groups=1,
+        checkpoint_every=2,
+    )
     for step in range(1, 5):
         play(trainer_client, None, 1.0)
         eventually(step_reached(trainer_client, step))
@@ -159,7 +167,13 @@ def test_checkpoint_every_saves_periodically(trainer_client, factory):
 def test_the_checkpoint_endpoint_saves_every_policy_under_the_documented_path(
     trainer_client, factory, settings
 ):
-    create_run(trainer_client, policies={"a": {}, "b": {}}, group_size=1, batch_groups=1)
+    create_run(
+        trainer_client,
+        policies={"a": {}, "b": {}},
+        group_size=1,
+        zero_variance_groups="keep",
+        batch_groups=1,
+    )
     play(trainer_client, None, 1.0)
     eventually(step_reached(trainer_client, 1))
     response = trainer_client.post("/runs/r/checkpoints")
@@ -176,7 +190,7 @@ def test_the_checkpoint_endpoint_saves_every_policy_under_the_documented_path(
 
 
 def test_a_trainer_exception_fails_the_run_and_the_gateway_keeps_serving(trainer_client, factory):
-    create_run(trainer_client, group_size=1, batch_groups=1)
+    create_run(trainer_client, group_size=1, zero_variance_groups="keep", batch_groups=1)
     factory.trainers["r/policy"].explode = True
     still_open = open_episode(trainer_client)
     play(trainer_client, None, 1.0)
@@ -194,16 +208,16 @@ def test_zero_variance_and_stale_drops_are_counted(trainer_client, factory):
     create_run(trainer_client, group_size=2, batch_groups=1, max_staleness=0)
     play(trainer_client, "flat", 1.0)  # equal rewards: zero variance
     play(trainer_client, "flat", 1.0)
-    eventually(step_reached(trainer_client, 1))
+    eventually(lambda: run_state(trainer_client)["batches_dropped"] == {"zero_variance": 1})
     state = run_state(trainer_client)
-    assert (state["samples_trained"], state["samples_dropped"]) == (0, 2)
+    assert (state["samples_trained"], state["samples_dropped"], state["step"]) == (0, 2, 0)
 
     stale = open_episode(trainer_client, group_id="mixed")
-    chat_as(trainer_client, stale)  # sampled at version 1 ...
-    factory.trainers["r/policy"].engine.weights_version = 2
-    finish(trainer_client, stale, 0.0)  # ... trained against version 2 with max_staleness 0
+    chat_as(trainer_client, stale)  # sampled at version 0 ...
+    factory.trainers["r/policy"].engine.weights_version = 1
+    finish(trainer_client, stale, 0.0)  # ... trained against version 1 with max_staleness 0
     play(trainer_client, "mixed", 1.0)
-    eventually(step_reached(trainer_client, 2))
+    eventually(step_reached(trainer_client, 1))
     state = run_state(trainer_client)
     assert (state["samples_trained"], state["samples_dropped"], state["samples_buffered"]) == (
         1,
@@ -214,18 +228,18 @@ def test_zero_variance_and_stale_drops_are_counted(trainer_client, factory):
     with session_scope(db) as session:
         rows = crud.list_samples(session, run_id="r")
     assert [(r.status, r.drop_reason, r.step_trained) for r in rows] == [
-        ("dropped", "zero_variance", 1),
-        ("dropped", "zero_variance", 1),
-        ("dropped", "stale", 2),
-        ("trained", None, 2),
+        ("dropped", "zero_variance", 0),  # no step: recorded at the run's step then
+        ("dropped", "zero_variance", 0),
+        ("dropped", "stale", 1),
+        ("trained", None, 1),
     ]
-    points = trainer_client.get("/runs/r/metrics", params={"since": 1}).json()
+    points = trainer_client.get("/runs/r/metrics", params={"since": 0}).json()
     by_name = {p["name"]: p["value"] for p in points}
     assert by_name["samples/dropped/stale"] == 1.0 and by_name["samples/trained"] == 1.0
 
 
 def test_consumed_episodes_record_their_step(trainer_client):
-    create_run(trainer_client, group_size=1, batch_groups=1)
+    create_run(trainer_client, group_size=1, zero_variance_groups="keep", batch_groups=1)
     episode = play(trainer_client, None, 1.0)
     eventually(step_reached(trainer_client, 1))
     db = trainer_client.app.state.gateway.recorder.db
