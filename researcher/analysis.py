@@ -302,7 +302,9 @@ def analyse(
     learned = {
         arm.name: learned_or_not(
             design,
-            [r for r in results if r.arm == arm.name and r.status == "finished"],
+            # a run that took no step but dropped batches is evidence of not learning
+            [r for r in results if r.arm == arm.name
+             and (r.status == "finished" or r.dropped_batches)],  # fmt: skip
             _baseline_of(arm, baselines),
         )  # fmt: skip
         for arm in design.arms

@@ -32,6 +32,7 @@ from researcher.state import StudyState
 # written (float32 weights + AdamW moments); below this disk budget runs checkpoint only at
 # the end (an export: 0.27 GB of bf16 weights), so a gateway restart starts them over
 PERIODIC_CHECKPOINT_MIN_DISK = 8 * 10**9
+MAX_DROPPED_BATCHES = 20
 
 
 def run_body(state: StudyState, row: ExperimentRow, disk_budget: int | None = None) -> dict:
@@ -50,6 +51,9 @@ def run_body(state: StudyState, row: ExperimentRow, disk_budget: int | None = No
     if disk_budget is None or disk_budget >= PERIODIC_CHECKPOINT_MIN_DISK:
         body.setdefault("checkpoint_every", max(1, steps // 4))  # a restart loses little
     body.setdefault("keep_checkpoints", 1)  # the newest (+ the best): the study's disk budget
+    # a run whose batches keep training nothing (every group's rewards equal) is not learning:
+    # it stops itself and says so, rather than spend its share of the budget
+    body.setdefault("max_dropped_batches", MAX_DROPPED_BATCHES)
     return body
 
 
