@@ -79,9 +79,20 @@ def unscored_reason(design: Design, result: RunResult, unit: str = "wall_s") -> 
         return "no held-out outcomes"
     if design.outcome in ("learning_speed", "final_train_reward") and not _curve(result):
         return "no training curve"
+    if design.outcome == "learning_speed" and design.threshold is None:
+        planned = _planned_steps(design, result)
+        last = _curve(result)[-1][0]
+        if last < planned - max(1, planned // 10):
+            # the area would carry its last value over the steps it never took
+            return f"stopped at step {last} of {planned}: too short a curve to score learning speed"
     if design.outcome == "cost" and getattr(result, unit) is None:
         return "no wall time recorded" if unit == "wall_s" else "no token count recorded"
     return None
+
+
+def _planned_steps(design: Design, result: RunResult) -> int:
+    arm = next((a for a in design.arms if a.name == result.arm), None)
+    return int((arm.run.get("max_steps") if arm else None) or design.steps)
 
 
 def run_score(design: Design, result: RunResult, unit: str = "wall_s") -> float:

@@ -372,3 +372,18 @@ def test_continuous_held_out_rewards_vary_by_their_own_spread_not_a_binomial_one
     assert item_variance(steady) < 1e-4  # a binomial 0.6 would say 0.015
     solved = RunResult(arm="a", seed=0, run="r", eval_outcomes=[1.0] * 16)
     assert item_variance(solved) > 0  # all solved still counts as uncertain
+
+
+def test_a_run_cut_short_is_not_scored_on_learning_speed():
+    from researcher.outcomes import unscored_reason
+
+    arms = [Arm(name=n, role=r, description="", tasks={"learnable": 1.0})
+            for n, r in (("c", "control"), ("t", "treatment"))]  # fmt: skip
+    design = Design(hypothesis="H1", arms=arms, seeds=[0], steps=20, eval_family="learnable",
+                    eval_episodes=8, decision_rule="", outcome="learning_speed")  # fmt: skip
+    short = RunResult(arm="t", seed=0, run="r", curve=[(s, 0.9) for s in range(1, 9)])
+    whole = RunResult(arm="t", seed=0, run="r", curve=[(s, 0.5) for s in range(1, 20)])
+    assert "stopped at step 8 of 20" in unscored_reason(design, short)
+    assert unscored_reason(design, whole) is None  # a step short of the plan still counts
+    held = design.model_copy(update={"outcome": "final_train_reward"})
+    assert unscored_reason(held, short) is None
