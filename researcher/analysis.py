@@ -310,7 +310,10 @@ def analyse(
         for arm in design.arms
     }
     rule_verdict = verdict
-    if no_arm_learned(learned):
+    pilot_failed = (
+        not comparisons and design.pilot is not None and design.pilot.learned == "did not learn"
+    )  # the comparison made no data, and the pilot showed the task unlearned at these settings
+    if no_arm_learned(learned) or pilot_failed:
         verdict = "not_testable"
     baseline = _baseline_of(_arm(design, control) if control else None, baselines)
     base_mean, base_ci = baseline_summary(design, baseline) if baseline else (None, None)
@@ -318,6 +321,8 @@ def analyse(
     summary = _summary(design, unit, arms, arm_ci, comparisons, trend, rule_verdict, problems,
                        excluded, margin, untestable=verdict == "not_testable")  # fmt: skip
     summary += _learning_words(design, baseline, base_mean, base_ci, learned, verdict)
+    if pilot_failed:
+        summary += " " + _pilot_failed_words(design)
     return Analysis(
         arm_means=means,
         arm_ci=arm_ci,
@@ -369,6 +374,18 @@ def _learning_words(
     if verdict == "not_testable":
         parts.append(f"The study is {not_testable_words(learned, design.steps)}.")
     return " " + " ".join(parts)
+
+
+def _pilot_failed_words(design: Design) -> str:
+    pilot = design.pilot
+    assert pilot is not None
+    retuned = "; ".join(f"{k} {v[0]:g} → {v[1]:g}" for k, v in pilot.retuned.items())
+    after = (f"The comparison, retuned ({retuned}), produced no usable runs within the budget"
+             if retuned else "The comparison produced no usable runs within the budget")  # fmt: skip
+    return (
+        f"The study is not testable: the pilot's control did not learn in {pilot.steps} steps "
+        f"({pilot.evidence}). {after}, so nothing shows the arms can learn the task."
+    )
 
 
 def _clipped(design: Design, interval: Interval) -> Interval:

@@ -152,3 +152,17 @@ def test_the_minimum_detectable_effect_grows_with_fewer_seeds_and_more_looks():
     assert minimum_detectable_effect(0.1, 4, "greater", look=3, max_looks=3) > one
     assert minimum_detectable_effect(0.1, 1, "greater") is None
     assert minimum_detectable_effect(0.1, 4, "equivalent") > 0
+
+
+def test_a_comparison_without_data_after_a_failed_pilot_is_not_testable():
+    stuck = Pilot(learned="did not learn", steps=13, runs=["c0", "c1"], retuned={"lr": [2e-5, 6e-5]},
+                  evidence="did not learn: held-out 0.205 vs the untrained baseline 0.204")  # fmt: skip
+    design = _design().model_copy(update={"pilot": stuck})
+    cut = [RunResult(arm="control", seed=0, run="c", status="stopped", note="budget spent")]
+    analysis = analyse(design, cut)
+    assert analysis.verdict == "not_testable"
+    assert "the pilot's control did not learn in 13 steps" in analysis.summary
+    assert "lr 2e-05 → 6e-05" in analysis.summary
+    # a pilot that learned leaves a comparison without data inconclusive
+    learned = design.model_copy(update={"pilot": stuck.model_copy(update={"learned": "learned"})})
+    assert analyse(learned, cut).verdict == "inconclusive"
