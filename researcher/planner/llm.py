@@ -248,17 +248,23 @@ class LLMPlanner:
         notes: list[str],
         budget_left_s: float,
         round: int,
+        design: Design | None = None,
     ) -> Decision:
+        """The model weighs the analysis; it may refine (the next look) while looks remain:
+        the design's (`look` < `max_looks`, sized after the pilot), else MAX_ROUNDS rounds."""
         if analysis.verdict == "not_testable":  # no arm learned: nothing for the model to weigh
             return not_testable_decision(hypothesis, analysis)
+        last = MAX_ROUNDS
+        if design is not None:  # the pilot round is no look: count looks, not rounds
+            round, last = design.look, design.max_looks
 
         def parse(answer: str) -> Decision:
             decision = Decision.model_validate(_json_object(answer))
             if decision.action == "refine":
                 if decision.follow_up is None:
                     raise Unusable('"refine" needs a follow_up hypothesis')
-                if round >= MAX_ROUNDS:
-                    raise Unusable(f"round {round} is the last ({MAX_ROUNDS}): conclude")
+                if round >= last:
+                    raise Unusable(f"round {round} is the last ({last}): conclude")
             elif not decision.conclusion:
                 raise Unusable('"conclude" needs a conclusion sentence')
             return decision
@@ -271,7 +277,7 @@ class LLMPlanner:
             notes=notes,
             budget_left_s=budget_left_s,
             round=round,
-            max_rounds=MAX_ROUNDS,
+            max_rounds=last,
         )
         return self._ask(prompt, parse)
 
