@@ -10,9 +10,9 @@ settings (the *pilot*, `pilot_design`). From them (`summarise_pilot`):
 - how much do seeds and held-out items vary? the seed-to-seed SD of the design's outcome
   and the item-to-item SD of held-out scores.
 
-When the control learned (or it is unclear) its pilot runs *are* its first seeds: the main
-design has the same settings, so they are reused and the pilot costs nothing extra. When it
-did not learn, `retune` changes what the question leaves free — the learning rate (×3,
+The pilot runs *are* the control's first seeds: the main design has the same settings, so
+they are reused and the pilot costs nothing extra. When the control did not learn, `retune`
+changes what the question leaves free — the learning rate (×3,
 within `LR_CEILING`), else the steps (×2, within the budget) — never the factor under
 study; the pilot runs are then evidence only (`kept` False) and the report says what
 changed. `size_looks` turns the budget left into seeds per look and the number of looks of
@@ -92,7 +92,7 @@ def summarise_pilot(main: Design, results: list[RunResult], run_seconds: float |
         evidence=learning.reason,
         seed_sd=seed_sd,
         item_sd=item_sd,
-        kept=learning.verdict != "did not learn",
+        kept=True,  # until a retune changes the settings (the design node decides)
     )
 
 

@@ -88,10 +88,10 @@ def _after_pilot(ctx: StudyContext, state: StudyState, planned: Design) -> Desig
     pilot = Pilot.model_validate(state["pilot"])
     reading = framing_of(state).reading
     plan, changed = piloting.retune(reading, planned, pilot, ctx.budget_left())
-    if changed:
-        pilot = pilot.model_copy(update={"retuned": changed, "kept": False})
+    # the pilot's runs are the control's first seeds unless a retune changed the settings
+    pilot = pilot.model_copy(update={"retuned": changed, "kept": not changed})
     control = next(a for a in plan.arms if a.role == "control")
-    have = len(pilot.runs) if pilot.kept and control == _pilot_control(planned) else 0
+    have = len(pilot.runs) if control == _pilot_control(planned) else 0
     first = len(planned.seeds)
     looks = piloting.size_looks(len(plan.arms), have, ctx.budget_left() * 0.95,
                                 pilot.run_seconds, first=first)  # fmt: skip
