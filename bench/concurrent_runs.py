@@ -53,8 +53,19 @@ def train_concurrently(url: str, names: list[str], args, workdir: Path) -> float
         ).raise_for_status()
     clients = [
         subprocess.Popen(
-            [sys.executable, "-m", "swarm.cli", "run", str(REPO / "examples" / "learnable.py"),
-             "--gateway", url, "--run", name, "--concurrency", str(args.concurrency)],
+            [
+                sys.executable,
+                "-m",
+                "swarm.cli",
+                "run",
+                str(REPO / "examples" / "learnable.py"),
+                "--gateway",
+                url,
+                "--run",
+                name,
+                "--concurrency",
+                str(args.concurrency),
+            ],
             stdout=(workdir / f"swarm-{name}.log").open("w"),
             stderr=subprocess.STDOUT,
         )  # fmt: skip
@@ -96,7 +107,7 @@ def main() -> None:
     args = ap.parse_args()
 
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start")
-    results: list[tuple[int, float]] = []
+    results: list[tuple[int, float, float]] = []  # (runs, wall s, load average at the end)
     with tempfile.TemporaryDirectory(prefix="swarmrl-concurrent-") as tmp:
         workdir = Path(tmp)
         gateway = start_local_gateway(
@@ -110,8 +121,8 @@ def main() -> None:
                 names = [f"c{k}-run{i}" for i in range(k)]
                 print(f"{k} concurrent run(s) × {args.steps} steps …", flush=True)
                 seconds = train_concurrently(gateway.url, names, args, workdir)
-                results.append((k, seconds))
-                print(f"  {seconds:.0f} s", flush=True)
+                results.append((k, seconds, os.getloadavg()[0]))
+                print(f"  {seconds:.0f} s, load average {results[-1][2]:.2f}", flush=True)
         finally:
             gateway.stop()
 
@@ -119,12 +130,12 @@ def main() -> None:
         f"\n{args.model}, {args.steps} steps per run, {args.prompts_per_step} prompts x group "
         f"{args.group_size}, load average {os.getloadavg()[0]:.2f} at the end"
     )
-    print("| concurrent runs | wall s | steps/min (all runs) | ratio to 1 run |")
-    print("| --- | --- | --- | --- |")
+    print("| concurrent runs | wall s | steps/min (all runs) | ratio to 1 run | load average |")
+    print("| --- | --- | --- | --- | --- |")
     base = args.steps * 60 / results[0][1]
-    for k, seconds in results:
+    for k, seconds, load in results:
         rate = k * args.steps * 60 / seconds
-        print(f"| {k} | {seconds:.0f} | {rate:.2f} | {rate / base:.2f}x |")
+        print(f"| {k} | {seconds:.0f} | {rate:.2f} | {rate / base:.2f}x | {load:.1f} |")
 
 
 if __name__ == "__main__":
