@@ -6,11 +6,13 @@
 One `gateway serve` (the bundled SmolLM2-135M-Instruct by default; `--model tiny` for a
 smoke run) stays up throughout. For k = 1, 2, 3 it creates k GRPO runs of the `learnable`
 task (examples/learnable.py), each with `max_steps = --steps`, starts one `swarm run`
-client per run as a separate process, and waits until all k runs have finished.
+client per run as a separate process, and waits until all k runs have finished. A
+1-step run first warms the gateway up (first-use costs), uncounted; 1 run is measured again
+after 3, and the baseline is the mean of the two.
 Throughput is training steps per minute summed over the runs: k × steps / wall time from
 the first `POST /runs` to the last run's end (policy start-up included, as a study pays
-it). Each concurrency is printed with its ratio to k = 1 from this same invocation — the
-baseline — so a loaded machine skews both sides alike. Not a test: machines are noisy.
+it). Each concurrency is printed with its ratio to that baseline from this same
+invocation, and the load average at its end: other work on the machine skews the ratios. Not a test: machines are noisy.
 """
 
 from __future__ import annotations
@@ -33,7 +35,9 @@ from researcher.local_gateway import start_local_gateway  # noqa: E402
 TERMINAL = ("finished", "failed", "stopped")
 
 
-def train_concurrently(url: str, names: list[str], args, workdir: Path) -> float:
+def train_concurrently(
+    url: str, names: list[str], args, workdir: Path, *, steps: int | None = None
+) -> float:
     """Create the runs, start one client each, wait for all to end. Wall seconds."""
     started = time.perf_counter()
     for name in names:
@@ -47,7 +51,7 @@ def train_concurrently(url: str, names: list[str], args, workdir: Path) -> float
                 "lr": args.lr,
                 "group_size": args.group_size,
                 "batch_groups": args.prompts_per_step,
-                "max_steps": args.steps,
+                "max_steps": steps or args.steps,
                 "seed": args.seed,
             },
         ).raise_for_status()
@@ -117,8 +121,11 @@ def main() -> None:
             capacity = httpx.get(f"{gateway.url}/capacity", timeout=30)
             if capacity.status_code == 200:
                 print(f"gateway capacity: {capacity.json()}")
-            for k in range(1, args.max_runs + 1):
-                names = [f"c{k}-run{i}" for i in range(k)]
+            print("warm-up: one run of 1 step, not counted …", flush=True)
+            train_concurrently(gateway.url, ["warmup"], args, workdir, steps=1)
+            # 1 run again at the end: the baseline is the mean of both (drift shows as a gap)
+            for attempt, k in enumerate([*range(1, args.max_runs + 1), 1]):
+                names = [f"a{attempt}-run{i}" for i in range(k)]
                 print(f"{k} concurrent run(s) × {args.steps} steps …", flush=True)
                 seconds = train_concurrently(gateway.url, names, args, workdir)
                 results.append((k, seconds, os.getloadavg()[0]))
@@ -132,7 +139,8 @@ def main() -> None:
     )
     print("| concurrent runs | wall s | steps/min (all runs) | ratio to 1 run | load average |")
     print("| --- | --- | --- | --- | --- |")
-    base = args.steps * 60 / results[0][1]
+    ones = [seconds for k, seconds, _ in results if k == 1]
+    base = args.steps * 60 / (sum(ones) / len(ones))  # steps/min of 1 run: mean of its two
     for k, seconds, load in results:
         rate = k * args.steps * 60 / seconds
         print(f"| {k} | {seconds:.0f} | {rate:.2f} | {rate / base:.2f}x | {load:.1f} |")
