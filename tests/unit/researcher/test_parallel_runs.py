@@ -89,3 +89,20 @@ def test_resolved_settings_hold_a_number_and_the_original_is_untouched():
     settings, _ = with_resolved_parallel_runs(original, AnsweringGateway(CPU_2))
     assert settings.parallel_runs == 2 and isinstance(settings.parallel_runs, int)
     assert original.parallel_runs == "auto"
+
+
+@pytest.mark.parametrize("value", ["0", "many"])
+def test_start_with_a_bad_parallel_runs_exits_2_and_creates_no_study(value, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from researcher.cli import app
+
+    monkeypatch.setenv("SWARMRL_HOME", str(tmp_path))
+    monkeypatch.delenv("SWARMRL_DB_URL", raising=False)
+    result = CliRunner().invoke(
+        app, ["start", "does multi-task mixing help?", "--parallel-runs", value,
+              "--gateway", "http://127.0.0.1:9"],
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert f"--parallel-runs {value!r}" in " ".join(result.output.split())
+    assert not (tmp_path / "studies").exists()
