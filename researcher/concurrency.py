@@ -3,8 +3,9 @@
 Owns: `resolve_parallel_runs` — a number the user gave stays; "auto" takes the gateway's
 own `suggested_concurrent_runs` from `GET /capacity` (embedded or remote gateway alike),
 and 1 when the gateway has no such endpoint (one older than it) — with the reason in
-words, for the study's events and report. Knows nothing of the graph: the study's start
-(researcher/study.py) calls it once the gateway is connected.
+words, for the study's events and report. Knows nothing of the graph: `StudyContext`
+(researcher/context.py) resolves its settings with it when it is built, at every start and
+resume, and researcher/study.py records the outcome as an event.
 """
 
 from __future__ import annotations
