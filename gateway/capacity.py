@@ -40,7 +40,7 @@ def usable_cpus() -> int:
 
 def suggest_concurrent_runs(settings: GatewaySettings, cpus: int) -> tuple[int, str]:
     """(runs, the reason in words). On CPU: 2 on 2 or more cores — measured on 2 cores, 2
-    runs gave 1.18x the steps/min of 1 and 3 runs 1.10x (docs/scaling.md) — and 1 on a
+    runs gave 1.18x and 1.42x the steps/min of 1, 3 runs 1.10x and 1.22x (docs/scaling.md) — and 1 on a
     single core. On a GPU: 2, unmeasured. Never more than `max_live_runs`."""
     if settings.concurrent_runs is not None:
         runs, why = settings.concurrent_runs, "set by the operator (--concurrent-runs)"
@@ -48,7 +48,8 @@ def suggest_concurrent_runs(settings: GatewaySettings, cpus: int) -> tuple[int, 
         runs = GPU_SUGGESTED_RUNS
         why = f"on {settings.device}: one run's update leaves its rollouts' GPU idle (not measured)"
     elif cpus >= 2:
-        runs, why = 2, f"on {cpus} CPUs two runs interleave rollouts and updates"
+        runs = 2
+        why = f"{cpus} CPUs; on 2 cores 2 runs gave the most steps/min (1.2-1.4x one run's)"
     else:
         runs, why = 1, "a single CPU core: concurrent runs only share it"
     runs = max(1, min(runs, settings.max_live_runs))
