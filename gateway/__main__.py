@@ -167,6 +167,14 @@ def serve(
             help="Most runs not yet stopped, finished or failed; POST /runs beyond it is a 429.",
         ),
     ] = 8,
+    concurrent_runs: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="How many runs GET /capacity tells callers (the researcher) to train at "
+            "once here; default: the gateway's rule for its device and cores.",
+        ),
+    ] = None,
     keep_checkpoints: Annotated[
         int,
         typer.Option(
@@ -227,6 +235,8 @@ def serve(
         optimizer=optimizer,
         zero_stage=zero,
         max_live_runs=max_live_runs,
+        concurrent_runs=concurrent_runs,
+        device=device,
         keep_checkpoints=keep_checkpoints,
         ended_policies_resident=ended_policies_resident,
         limits=RequestLimits(
@@ -305,6 +315,7 @@ def serve(
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(2) from e
 
+    settings = settings.model_copy(update={"engine_threads": engine_config.threads})
     settings.state_dir.mkdir(parents=True, exist_ok=True)
     resolved = {
         "settings": settings.model_dump(mode="json", exclude={"api_key", "database_url"})

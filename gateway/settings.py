@@ -70,6 +70,12 @@ class GatewaySettings(BaseModel):
     # runs not yet stopped/finished/failed (each holds a policy's weights and optimizer);
     # POST /runs beyond it is a 429 `too_many_live_runs`
     max_live_runs: int = Field(default=8, ge=1)
+    # what GET /capacity reports (gateway/capacity.py): the models' torch device and each
+    # engine's torch threads, filled by the composition root; the operator's own answer to
+    # "how many runs at once" (None: the gateway's rule)
+    device: str = "cpu"
+    engine_threads: int | None = Field(default=None, ge=1)
+    concurrent_runs: int | None = Field(default=None, ge=1)
 
     # checkpoints a run keeps (the newest N + the best) unless it sets keep_checkpoints;
     # 0: every checkpoint kept whole

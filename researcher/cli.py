@@ -30,6 +30,7 @@ from researcher.settings import (
     StudySettings,
     format_duration,
     parse_budget,
+    parse_parallel_runs,
     parse_size,
 )
 
@@ -166,6 +167,13 @@ def start(
             "detectable effect from them.",
         ),
     ] = True,  # fmt: skip
+    parallel_runs: Annotated[
+        str,
+        typer.Option(
+            help="Runs trained at once: a number, or `auto` (what the gateway suggests for "
+            "its device and cores: GET /capacity; 1 from a gateway without it).",
+        ),
+    ] = "auto",
 ) -> None:
     """Start a study and follow it until it ends (Ctrl-C stops it and writes a report)."""
     from researcher.study import create_study, drive
@@ -176,12 +184,14 @@ def start(
     try:
         budget_s = parse_budget(budget)
         disk_budget_bytes = parse_size(disk_budget)
+        parallel = parse_parallel_runs(parallel_runs)
     except ResearcherError as error:
         raise _fail(str(error)) from None
     user_workflow = _user_workflow(workflow) if workflow is not None else None
     settings = StudySettings(question=question.strip(), budget_s=budget_s, gateway=gateway,
                              planner=planner, model=model, seeds=seeds, ask=ask, api_key=api_key,
                              launcher=launcher.value, disk_budget_bytes=disk_budget_bytes,
+                             parallel_runs=parallel,
                              workflow=str(user_workflow.path) if user_workflow else None,
                              pilot=pilot)  # fmt: skip
     try:

@@ -1,7 +1,8 @@
 """What every node of the study graph may use: the runtime context (LangGraph `Runtime`).
 
-Owns: `StudyContext` — settings, the study's folder, the database, the gateway client, the
-planner and the launcher (the study's `settings.launcher`; `launcher_for` finds the one that
+Owns: `StudyContext` — settings (`parallel_runs` resolved to a number: researcher/
+concurrency.py), the study's folder, the database, the gateway client, the planner and the
+launcher (the study's `settings.launcher`; `launcher_for` finds the one that
 started a recorded client) — and the two things every node does with them: record an event
 (database + console) and account the budget (wall time while the researcher runs; time
 while it was dead or paused is not spent). Built once per `researcher start/resume`.
@@ -23,6 +24,7 @@ from sqlmodel import Session
 from experiments_db import crud
 from experiments_db.db import session_scope
 from experiments_db.studies import StudyRow
+from researcher.concurrency import ParallelRuns, with_resolved_parallel_runs
 from researcher.gateway_api import GatewayAPI
 from researcher.launcher import ClientLimits, ClientRecord, Launcher, LocalLauncher, make_launcher
 from researcher.planner.base import Planner
@@ -52,6 +54,12 @@ class StudyContext:
     poll_s: float = 2.0
     _last_tick: float = field(default_factory=time.monotonic)
     _other_launchers: dict[str, Launcher] = field(default_factory=dict)
+    parallel_runs: ParallelRuns = field(init=False)  # how many runs train at once, and why
+
+    def __post_init__(self) -> None:
+        # launch and monitor read settings.parallel_runs as a number: "auto" is asked of
+        # the gateway here, once per context (researcher start / resume)
+        self.settings, self.parallel_runs = with_resolved_parallel_runs(self.settings, self.gateway)
 
     def launcher_for(self, client: ClientRecord) -> Launcher:
         """The launcher that started `client` (a `client_process` row names it)."""

@@ -1,6 +1,6 @@
 """The researcher's view of a gateway: the few run-control calls it makes, over HTTP only.
 
-Owns: `GatewayAPI` — health, served models, create (idempotently) / read / edit / stop a
+Owns: `GatewayAPI` — health, capacity, served models, create (idempotently) / read / edit / stop a
 run, read its metrics, get a run's client key — with retries on connection errors (tenacity) and OpenAI-shaped
 error bodies turned into `GatewayUnavailable` / `GatewayRefused` with the gateway's message.
 Knows nothing of the gateway's internals: it could be on another continent.
@@ -92,6 +92,16 @@ class GatewayAPI:
                         "starts its own."
                     ) from None
                 time.sleep(0.5)
+
+    def capacity(self) -> dict | None:
+        """`GET /capacity` (how many runs to train at once there); None from a gateway
+        older than that endpoint (404)."""
+        try:
+            return self._call("GET", "/capacity")
+        except GatewayRefused as error:
+            if error.status == 404:
+                return None
+            raise
 
     def served_models(self) -> list[str]:
         """The base models the gateway serves (not the `<run>/<policy>` names)."""

@@ -5,6 +5,7 @@ Owns: `$SWARMRL_HOME` (default `~/.swarmrl`) and the layout under it — `resear
 (one folder per study: its LangGraph checkpoint, generated workflows, client logs, report),
 `gateway/` (the embedded gateway's state) and `secrets/` (0700: each study's embedded
 gateway admin key, 0600, outside every folder a client works in) — plus `parse_budget` and
+`parse_parallel_runs` and
 `StudySettings`, the typed configuration a study is started with (saved without its
 `api_key`: a key given on the command line stays in memory and in `$SWARMRL_API_KEY`).
 Knows nothing of LangGraph or HTTP.
@@ -15,7 +16,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
@@ -85,6 +86,23 @@ def parse_budget(text: str) -> float:
     return seconds
 
 
+class BadParallelRuns(ResearcherError):
+    """A --parallel-runs that is neither a positive whole number nor "auto"."""
+
+
+def parse_parallel_runs(text: str) -> int | Literal["auto"]:
+    """'auto' → 'auto' (the gateway's suggestion, resolved at start); '2' → 2."""
+    value = str(text).strip().lower()
+    if value == "auto":
+        return "auto"
+    if not value.isdigit() or int(value) < 1:
+        raise BadParallelRuns(
+            f"--parallel-runs {text!r}: give a number of runs to train at once (1, 2, …) or "
+            "auto (ask the gateway: GET /capacity)"
+        )
+    return int(value)
+
+
 class BadSize(ResearcherError):
     """A disk budget that is not a size like 2GB, 500MB or 10GiB."""
 
@@ -140,7 +158,9 @@ class StudySettings(BaseModel):
     # measure a run's cost and the seeds' variation (`researcher.pilot`)
     pilot: bool = True
     api_key: str | None = None  # the --gateway's admin key; never written to settings.json
-    parallel_runs: int = Field(default=1, ge=1)  # runs training at once (1 on a small box)
+    # runs training at once: a number, or "auto" — the gateway's suggestion (GET /capacity),
+    # resolved to a number when the study connects to it (researcher/concurrency.py)
+    parallel_runs: Annotated[int, Field(ge=1)] | Literal["auto"] = "auto"
     clients_per_run: int = Field(default=1, ge=1)
     client_concurrency: int = Field(default=8, ge=1)
     episode_timeout_s: float = Field(default=120.0, gt=0)

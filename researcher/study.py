@@ -279,11 +279,15 @@ def build_context(engine: Engine, study: StudyRow, console: Console) -> StudyCon
     gateway = connect_gateway(engine, study, settings, console)
     planner = make_planner(settings.planner, model=settings.planner_model)
     model = settings.model or settings.embedded_model
-    return StudyContext(
+    ctx = StudyContext(
         study_id=study.id, settings=settings, directory=Path(study.directory), db=engine,
         gateway=gateway, planner=planner, launcher=launcher, console=console,
         step_seconds=2.0 if model == "tiny" else 12.0,
     )  # fmt: skip
+    # asked of this gateway at every start and resume ("auto": GET /capacity)
+    ctx.event("start", "decision", ctx.parallel_runs.message,
+              data={"parallel_runs": ctx.parallel_runs.runs})  # fmt: skip
+    return ctx
 
 
 def drive(engine: Engine, study_id: str, *, console: Console | None = None) -> int:

@@ -1,4 +1,5 @@
-"""`GET /healthz`: liveness plus what is served and at which weights version."""
+"""`GET /healthz`: liveness plus what is served and at which weights version;
+`GET /capacity`: how many runs to train here at once (gateway/capacity.py). Both open."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from importlib.metadata import PackageNotFoundError, version
 from fastapi import APIRouter
 from pydantic import BaseModel
 
+from gateway.capacity import Capacity, capacity
 from gateway.routes.deps import State
 
 router = APIRouter(tags=["health"])
@@ -36,3 +38,9 @@ async def healthz(state: State) -> Health:
         version=_package_version(),
         policy_versions=state.models.policy_versions(),
     )
+
+
+@router.get("/capacity", response_model=Capacity)
+async def get_capacity(state: State) -> Capacity:
+    active = sum(1 for run in state.runs.runs() if not run.is_terminal)
+    return capacity(state.settings, active_runs=active)

@@ -152,6 +152,9 @@ class FakeGateway:
     def served_models(self) -> list[str]:
         return ["tiny"]
 
+    def capacity(self) -> dict | None:
+        return None  # a gateway older than GET /capacity: "auto" runs one at a time
+
     def _run(self, name: str) -> FakeRun:
         if name not in self.runs:
             raise GatewayRefused(f"no run {name!r}", status=404, code="run_not_found")
