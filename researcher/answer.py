@@ -72,7 +72,11 @@ class _Words:
         return self.level_words(arm.level)
 
     def level_words(self, level: Level) -> str:
-        if self.factor in FACTOR_WORDS and isinstance(level, int | float | str) and not isinstance(level, bool):
+        if (
+            self.factor in FACTOR_WORDS
+            and isinstance(level, int | float | str)
+            and not isinstance(level, bool)
+        ):
             value = format_number(level) if isinstance(level, int | float) else level
             return f"a {FACTOR_WORDS[self.factor]} of {value}"
         return level_phrase(self.factor or "", level)
@@ -94,7 +98,11 @@ class _Words:
 
     def difference_words(self, value: float, low: float, high: float) -> str:
         """'0.21 more mean training reward per step (95% CI 0.12 to 0.30)'."""
-        more, less = ("more", "fewer") if self.steps_outcome or self.design.outcome == "cost" else ("more", "less")
+        more, less = (
+            ("more", "fewer")
+            if self.steps_outcome or self.design.outcome == "cost"
+            else ("more", "less")
+        )
         if self.design.outcome in ("heldout_accuracy", "final_train_reward"):
             more, less = "higher", "lower"
         way = more if value >= 0 else less
@@ -236,8 +244,10 @@ class _Words:
                 if len(levels) >= 2 and all(isinstance(v, int | float) for v in levels) else "")  # fmt: skip
         claim = f"raising the {factor}{span} {direction} {self.outcome_label()} on {self.task}"
         if verdict == "refuted":
-            claim = f"raising the {factor}{span} does not {direction.removesuffix('s')} " \
-                    f"{self.outcome_label()} on {self.task}"
+            claim = (
+                f"raising the {factor}{span} does not {direction.removesuffix('s')} "
+                f"{self.outcome_label()} on {self.task}"
+            )
         elif verdict != "supported":
             claim = f"this study could not tell whether {claim}"
         text = (f"{claim} — a fitted change of {_num(trend.change)} (slope {trend.slope:+.3g} "
@@ -249,8 +259,10 @@ class _Words:
         reason = {"supported": f"the trend's fitted change clears the smallest effect that counts ({m})",
                   "refuted": f"the trend's fitted change stays below the smallest effect that counts ({m})"}.get(
             verdict, "the trend's interval is too wide to decide")  # fmt: skip
-        return f"{text} Because {reason} (a dose-response rule over {len(levels)} " \
-               f"levels), {self.look_words()}."
+        return (
+            f"{text} Because {reason} (a dose-response rule over {len(levels)} "
+            f"levels), {self.look_words()}."
+        )
 
     def not_testable(self) -> str:
         a = self.analysis
@@ -259,7 +271,7 @@ class _Words:
         comparison = self.key_comparison()
         question = (self.compared_words(comparison.treatment, comparison.control, "inconclusive")
                     if comparison else "how the arms compare")  # fmt: skip
-        held = [f"{self.arm_words(n)} {_num(v.heldout)}" for n, v in a.learned.items()
+        held = [f"{_num(v.heldout)} for {self.arm_words(n)}" for n, v in a.learned.items()
                 if v.heldout is not None]  # fmt: skip
         scores = f" (held-out {'; '.join(held)}" if held else ""
         if scores and a.baseline is not None:
@@ -288,14 +300,12 @@ def _num(value: float | None) -> str:
     return f"{value:.2f}"
 
 
-
 def _present(first: str) -> str:
     return {"learned": "learns", "cost": "costs", "gave": "gives", "changed": "changes"}[first]
-
 
 
 def _first_sentence_about_problems(summary: str) -> str:
     marker = "No verdict can be drawn because "
     if marker in summary:
-        return summary[summary.index(marker) + len(marker):].split(".")[0] + "."
+        return summary[summary.index(marker) + len(marker) :].split(".")[0] + "."
     return "the runs gave no usable scores."

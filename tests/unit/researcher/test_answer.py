@@ -59,7 +59,10 @@ def test_a_supported_greater_question_says_yes_with_the_number_interval_seeds_an
     text = plain_answer(framing(reading()), design(), analysis("supported"))
     assert text.startswith("Yes: a learning rate of 4e-5 gave higher held-out accuracy than a "
                            "learning rate of 1e-5 on arithmetic")  # fmt: skip
-    assert "0.21 higher held-out accuracy on arithmetic (95% CI 0.12 to 0.30) over 3 seeds each" in text
+    assert (
+        "0.21 higher held-out accuracy on arithmetic (95% CI 0.12 to 0.30) over 3 seeds each"
+        in text
+    )
     assert "both arms beat the untrained model (0.30 held-out)" in text
     assert "Because the whole interval lies above 0" in text and "(0.05)" in text
     assert "judged once" in text
@@ -84,7 +87,9 @@ def test_less_supported_and_refuted():
                        analysis("supported", -0.2, (-0.3, -0.1)))  # fmt: skip
     assert yes.startswith("Yes: a learning rate of 4e-5 gave lower held-out accuracy")
     assert "0.20 lower held-out accuracy" in yes and "lies below 0" in yes
-    no = plain_answer(framing(reading("less")), design("less"), analysis("refuted", 0.0, (-0.02, 0.03)))
+    no = plain_answer(
+        framing(reading("less")), design("less"), analysis("refuted", 0.0, (-0.02, 0.03))
+    )
     assert no.startswith("No:") and "did not give lower" in no and "lower end lies above" in no
 
 
@@ -133,12 +138,19 @@ def test_a_cost_question_speaks_of_training_time_or_tokens():
     tokens = plain_answer(framing(reading("greater", outcome="cost")), design(outcome="cost"),
                           analysis("refuted", 10.0, (-5.0, 20.0), baseline=None,
                                    outcome_label="cost (tokens trained on)"))  # fmt: skip
-    assert tokens.startswith("No:") and "did not cost more" in tokens and "tokens trained on" in tokens
+    assert (
+        tokens.startswith("No:") and "did not cost more" in tokens and "tokens trained on" in tokens
+    )
 
 
 def test_not_testable_cannot_tell_because_no_arm_learned():
-    no_learning = {"lr-1e-05": learned("did not learn", 0.3, 8), "lr-4e-05": learned("did not learn", 0.31, 8)}
-    text = plain_answer(framing(reading()), design(), analysis("not_testable", learning=no_learning))
+    no_learning = {
+        "lr-1e-05": learned("did not learn", 0.3, 8),
+        "lr-4e-05": learned("did not learn", 0.31, 8),
+    }
+    text = plain_answer(
+        framing(reading()), design(), analysis("not_testable", learning=no_learning)
+    )
     assert text.startswith("Can't tell: no arm learned arithmetic in 8 training steps")
     assert "against the untrained model's 0.30" in text and "not testable" in text
 
@@ -148,7 +160,9 @@ def test_a_dose_response_answer_reads_the_trend():
     trend = Trend(factor="log10(lr)", slope=0.3, ci_low=0.1, ci_high=0.5, change=0.18,
                   log_scale=True, n_runs=9, verdict="supported")  # fmt: skip
     text = plain_answer(framing(reading()), d, analysis("supported", trend=trend))
-    assert text.startswith("Yes: raising the learning rate from 1e-5 to 4e-5 raises held-out accuracy")
+    assert text.startswith(
+        "Yes: raising the learning rate from 1e-5 to 4e-5 raises held-out accuracy"
+    )
     assert "fitted change of 0.18" in text and "dose-response rule over 3 levels" in text
     trend.verdict = "refuted"
     assert "does not raise" in plain_answer(framing(reading()), d, analysis("refuted", trend=trend))
@@ -157,7 +171,9 @@ def test_a_dose_response_answer_reads_the_trend():
 def test_only_some_arms_beat_the_baseline_and_old_studies_without_a_reading_use_arm_names():
     some = {"lr-1e-05": learned("did not learn"), "lr-4e-05": learned()}
     text = plain_answer(framing(None), design(), analysis("supported", learning=some))
-    assert text.startswith("Yes: lr-4e-05 gave higher held-out accuracy than lr-1e-05 on arithmetic")
+    assert text.startswith(
+        "Yes: lr-4e-05 gave higher held-out accuracy than lr-1e-05 on arithmetic"
+    )
     assert "only lr-4e-05 clearly beat the untrained model" in text
 
 
@@ -170,7 +186,9 @@ def test_no_comparison_says_why():
 
 @pytest.mark.parametrize("verdict", ["supported", "refuted", "inconclusive", "not_testable"])
 @pytest.mark.parametrize("direction", ["greater", "less", "two_sided", "equivalent"])
-@pytest.mark.parametrize("outcome", ["heldout_accuracy", "learning_speed", "final_train_reward", "cost"])
+@pytest.mark.parametrize(
+    "outcome", ["heldout_accuracy", "learning_speed", "final_train_reward", "cost"]
+)
 def test_every_branch_gives_one_paragraph_with_its_opening(verdict, direction, outcome):
     text = plain_answer(framing(reading(direction, outcome, margin=0.1 if direction == "equivalent" else None)),
                         design(direction, outcome), analysis(verdict))  # fmt: skip
