@@ -512,7 +512,6 @@ def prepare_replay(
             "gateway": gateway or original.gateway_url,
             "api_key": api_key or (None if gateway else kept.api_key),
             "ask": False,
-            "model": record.framing.model,
         }
     )
     return record, settings
