@@ -509,7 +509,7 @@ def prepare_replay(
         update={
             "planner": f"{replaying.PREFIX}{original_id}",
             "budget_s": budget_s or original.budget_s,
-            "gateway": gateway or original.gateway_url,
+            "gateway": gateway or kept.gateway,  # None: an embedded one, as the original had
             "api_key": api_key or (None if gateway else kept.api_key),
             "ask": False,
         }
