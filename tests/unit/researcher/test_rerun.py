@@ -3,6 +3,8 @@ the graph's fakes (scripted planner, fake gateway and launcher) as in test_graph
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from typer.testing import CliRunner
 
@@ -18,6 +20,7 @@ from researcher.planner.replay import (
     pinned_design,
     replay_record,
 )
+from researcher.settings import StudySettings
 from tests.unit.researcher.fakes import GOOD_WORKFLOW, ScriptedPlanner, small_design
 from tests.unit.researcher.test_graph import Harness, _blank_figure
 
@@ -143,3 +146,21 @@ def test_rerun_help_explains_the_replay():
     assert result.exit_code == 0
     assert "Replay a study's final design into a NEW study" in text
     assert "every seed the original used over its looks" in text and "--budget" in text
+
+
+def test_a_rerun_of_an_embedded_gateway_study_gets_its_own_embedded_gateway(harness):
+    original = finished_original(harness)
+    row = study_module.get_study(harness.engine, original)
+    settings_file = Path(row.directory) / "settings.json"
+    kept = StudySettings.model_validate_json(settings_file.read_text())
+    settings_file.write_text(kept.model_copy(update={"gateway": None}).public_json())
+    # the embedded gateway's URL is recorded on the study row, and is gone with it
+    with session_scope(harness.engine) as session:
+        crud.update_study(session, study_id=original, gateway_url="http://127.0.0.1:50877")
+
+    _, settings = study_module.prepare_replay(harness.engine, original, budget_s=90)
+
+    assert settings.gateway is None and settings.budget_s == 90
+    assert settings.planner == f"replay:{original}" and settings.question == kept.question
+    _, given = study_module.prepare_replay(harness.engine, original, gateway="http://gw:8400")
+    assert given.gateway == "http://gw:8400" and given.budget_s == row.budget_s
