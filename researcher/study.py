@@ -6,10 +6,11 @@ honouring pause/stop requests and `--ask` approvals between nodes), the embedded
 lifecycle (started per study under `<study>/gateway` with a random admin key kept in
 `$SWARMRL_HOME/secrets/`, recorded in `gateway.json`, adopted again by `resume` while it
 still answers to that key; its runs and episodes are in its SQLite file there, or in the
-schema `gateway_<study id>` of a PostgreSQL study database), and `stop_study` for a
-researcher that is gone; `prepare_replay` / `create_replay` for `researcher rerun` (a new
-study that replays one's final design, `researcher.planner.replay`). A `--gateway`'s admin key is never written down: it lives in this
-process (from `create_study` to `drive`), and `resume` takes it from `$SWARMRL_API_KEY`.
+schema `gateway_<study id>` of a PostgreSQL study database), `stop_study` for a
+researcher that is gone, and `prepare_replay` / `create_replay` for `researcher rerun` (a
+new study replaying one's final design: `researcher.planner.replay`). A `--gateway`'s admin
+key is never written down: it lives in this process (from `create_study` to `drive`), and
+`resume` takes it from `$SWARMRL_API_KEY`.
 Knows nothing of the command line.
 """
 
