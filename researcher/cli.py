@@ -450,16 +450,14 @@ def rerun(
     rule, and the workflow code each run ran. Nothing is re-read or re-designed (no planner
     is asked), and the verdict is read once (look 1 of 1). Its report links the original.
     """
-    from researcher.study import StudyNotFoundError, create_replay, drive, prepare_replay
+    from researcher.study import create_replay, drive, prepare_replay
 
     engine = _engine(db)
     try:
         budget_s = parse_budget(budget) if budget is not None else None
         record, settings = prepare_replay(engine, study, budget_s=budget_s, gateway=gateway,
                                           api_key=api_key)  # fmt: skip
-    except StudyNotFoundError as error:
-        raise _fail(str(error)) from None
-    except ResearcherError as error:
+    except ResearcherError as error:  # an unknown study, or one without a design: exit 2
         raise _fail(str(error)) from None
     d = record.design
     console.print(
