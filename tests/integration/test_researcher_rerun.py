@@ -37,7 +37,7 @@ def designs_of(study_dir: Path, study_id: str) -> list[dict]:
 def test_rerun_replays_a_finished_tiny_study_into_a_new_study(home: Path):  # noqa: F811
     process = start_researcher(home, "start", QUESTION, "--budget", "2m", "--model", "tiny",
                                "--seeds", "1")  # fmt: skip
-    assert finish(process, home, timeout=300) == 0, tail(home / "researcher.log")
+    assert finish(process, home, timeout=600) == 0, tail(home / "researcher.log")
     engine = engine_of(home)
     with session_scope(engine) as session:
         (original,) = crud.list_studies(session)
@@ -48,7 +48,7 @@ def test_rerun_replays_a_finished_tiny_study_into_a_new_study(home: Path):  # no
     process = start_researcher(
         home, "rerun", original.id, "--budget", "2m", "--yes", log="rerun.log"
     )
-    assert finish(process, home, timeout=300, log="rerun.log") == 0, tail(home / "rerun.log")
+    assert finish(process, home, timeout=600, log="rerun.log") == 0, tail(home / "rerun.log")
 
     with session_scope(engine) as session:
         studies = {s.id: s for s in crud.list_studies(session)}
