@@ -3,6 +3,7 @@
     researcher start "does multi-task mixing help?" --budget 20m [--launcher ray]
     researcher plan "does a KL penalty of 0.5 slow learning on the easy task?" [--json]
     researcher list | status STUDY | resume STUDY | stop STUDY | report STUDY [--open]
+    researcher rerun STUDY [--budget 30m] [--gateway URL] [--yes]
     researcher ui [--host 127.0.0.1] [--port 8500] [--token T]
 
 Owns argument parsing and how results and errors are shown; the work is in
@@ -441,6 +442,61 @@ def report(
     console.print(f"{found.html_path}\n{found.markdown_path}\n{found.conclusion}")
     if open_:
         webbrowser.open(f"file://{found.html_path}")
+
+
+@app.command()
+def rerun(
+    study: Annotated[str, typer.Argument(help="The study whose final design to replay.")],
+    budget: Annotated[
+        str | None,
+        typer.Option(
+            help="Wall-clock budget of the new study. Default: the original's.", show_default=False
+        ),
+    ] = None,  # fmt: skip
+    gateway: Annotated[
+        str | None,
+        typer.Option(
+            help="A running gateway's URL. Default: the original's (an embedded one "
+            "when it had none).",
+            show_default=False,
+        ),
+    ] = None,  # fmt: skip
+    api_key: Annotated[
+        str | None,
+        typer.Option(envvar="SWARMRL_API_KEY", help="The gateway's admin key.", show_default=False),
+    ] = None,  # fmt: skip
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Start without asking.")] = False,
+    db: DbOption = None,
+) -> None:
+    """Replay a study's final design into a NEW study, to check its answer.
+
+    The new study asks the same question as read (factor, levels, task, outcome, direction)
+    and runs the original's final design as it was: the same arms with their run settings,
+    every seed the original used over its looks, the same steps, held-out tasks and decision
+    rule, and the workflow code each run ran. Nothing is re-read or re-designed (no planner
+    is asked), and the verdict is read once (look 1 of 1). Its report links the original.
+    """
+    from researcher.study import create_replay, drive, prepare_replay
+
+    engine = _engine(db)
+    try:
+        budget_s = parse_budget(budget) if budget is not None else None
+        record, settings = prepare_replay(engine, study, budget_s=budget_s, gateway=gateway,
+                                          api_key=api_key)  # fmt: skip
+    except ResearcherError as error:  # an unknown study, or one without a design: exit 2
+        raise _fail(str(error)) from None
+    d = record.design
+    console.print(
+        f"replaying study {study}: {', '.join(f'{a.name} ({a.role})' for a in d.arms)}; "
+        f"seeds {d.seeds}; {d.steps} steps per run; {d.eval_episodes} held-out "
+        f"{d.eval_family} tasks; judged once; budget {format_duration(settings.budget_s)}",
+        soft_wrap=True, markup=False,
+    )  # fmt: skip
+    if not yes and not typer.confirm("Start the replay?", default=True):
+        raise typer.Exit(0)
+    new = create_replay(engine, record, settings)
+    console.print(f"study [bold]{new.id}[/bold] in {new.directory} (replays {study})")
+    raise typer.Exit(drive(engine, new.id))
 
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")

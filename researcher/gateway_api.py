@@ -131,6 +131,10 @@ class GatewayAPI:
     def get_run(self, name: str) -> dict:
         return self._call("GET", f"/runs/{name}")
 
+    def checkpoints(self, name: str) -> list[dict]:
+        """The run's saved checkpoints and exports ({step, path, created_at}), oldest first."""
+        return self._call("GET", f"/runs/{name}/checkpoints")
+
     def patch_run(self, name: str, fields: dict) -> dict:
         return self._call("PATCH", f"/runs/{name}", json=fields)
 

@@ -6,9 +6,11 @@ honouring pause/stop requests and `--ask` approvals between nodes), the embedded
 lifecycle (started per study under `<study>/gateway` with a random admin key kept in
 `$SWARMRL_HOME/secrets/`, recorded in `gateway.json`, adopted again by `resume` while it
 still answers to that key; its runs and episodes are in its SQLite file there, or in the
-schema `gateway_<study id>` of a PostgreSQL study database), and `stop_study` for a
-researcher that is gone. A `--gateway`'s admin key is never written down: it lives in this
-process (from `create_study` to `drive`), and `resume` takes it from `$SWARMRL_API_KEY`.
+schema `gateway_<study id>` of a PostgreSQL study database), `stop_study` for a
+researcher that is gone, and `prepare_replay` / `create_replay` for `researcher rerun` (a
+new study replaying one's final design: `researcher.planner.replay`). A `--gateway`'s admin
+key is never written down: it lives in this process (from `create_study` to `drive`), and
+`resume` takes it from `$SWARMRL_API_KEY`.
 Knows nothing of the command line.
 """
 
@@ -46,7 +48,9 @@ from researcher.local_gateway import (
 )
 from researcher.nodes.common import LIVE
 from researcher.nodes.report import write_study_report
+from researcher.plan import Design, Framing, Hypothesis
 from researcher.planner import make_planner
+from researcher.planner import replay as replaying
 from researcher.settings import (
     DEFAULT_MODEL,
     StudySettings,
@@ -277,7 +281,14 @@ def build_context(engine: Engine, study: StudyRow, console: Console) -> StudyCon
         allow_env=tuple(settings.client_env_allow),
     )  # fmt: skip
     gateway = connect_gateway(engine, study, settings, console)
-    planner = make_planner(settings.planner, model=settings.planner_model)
+    if settings.planner.startswith(replaying.PREFIX):  # `researcher rerun`: the stored design
+        record = replaying.load_replay(Path(study.directory))
+        if record is None:
+            raise ResearcherError(f"study {study.id} replays a study but has no "
+                                  f"{replaying.RECORD_FILE} in {study.directory}")  # fmt: skip
+        planner = replaying.ReplayPlanner(record)
+    else:
+        planner = make_planner(settings.planner, model=settings.planner_model)
     model = settings.model or settings.embedded_model
     ctx = StudyContext(
         study_id=study.id, settings=settings, directory=Path(study.directory), db=engine,
@@ -445,3 +456,86 @@ def _launcher_or_none(kind: str, settings: StudySettings, problems: list[str]) -
     except ResearcherError as error:
         problems.append(str(error))
         return None
+
+
+# -- `researcher rerun`: replay a study's final design into a new study ---------------------
+
+
+def study_state(study: StudyRow) -> dict:
+    """The study graph's last checkpointed state (framing, hypotheses, designs, ...); {} when
+    it never ran a node."""
+    path = Path(study.directory) / "graph.sqlite"
+    if not path.is_file():
+        return {}
+    with sqlite3.connect(path, check_same_thread=False) as connection:
+        graph = build_graph().compile(checkpointer=SqliteSaver(connection))
+        return dict(graph.get_state({"configurable": {"thread_id": study.id}}).values or {})
+
+
+def prepare_replay(
+    engine: Engine,
+    original_id: str,
+    *,
+    budget_s: float | None = None,
+    gateway: str | None = None,
+    api_key: str | None = None,
+) -> tuple[replaying.ReplayRecord, StudySettings]:
+    """What `researcher rerun` will start: the replay record of `original_id`'s final design
+    and the new study's settings (the original's, with the replay planner, its budget unless
+    `budget_s`, its gateway unless `gateway`). Raises StudyNotFoundError / ResearcherError."""
+    original = get_study(engine, original_id)
+    values = study_state(original)
+    if not values.get("framing") or not values.get("designs"):
+        raise ResearcherError(
+            f"study {original_id} has no design to replay (it stopped at {original.phase!r})"
+        )
+    designs = [Design.model_validate(d) for d in values["designs"]]
+    final_round = len(designs)
+    with session_scope(engine) as session:
+        rows = crud.experiments(session, study_id=original_id)
+        report = crud.latest_report(session, study_id=original_id)
+    workflows = {
+        f"{row.arm}/{row.seed}": Path(row.workflow_path).read_text()
+        for row in rows
+        if row.config.get("round", 1) == final_round
+        and row.workflow_path
+        and Path(row.workflow_path).is_file()
+    }
+    record = replaying.replay_record(
+        original_id,
+        Framing.model_validate(values["framing"]),
+        [Hypothesis.model_validate(h) for h in values.get("hypotheses", [])],
+        designs,
+        workflows=workflows,
+        report=report.html_path if report else None,
+    )
+    kept = load_settings(original)
+    settings = kept.model_copy(
+        update={
+            "planner": f"{replaying.PREFIX}{original_id}",
+            "budget_s": budget_s or original.budget_s,
+            "gateway": gateway or kept.gateway,  # None: an embedded one, as the original had
+            "api_key": api_key or (None if gateway else kept.api_key),
+            "ask": False,
+        }
+    )
+    return record, settings
+
+
+def create_replay(
+    engine: Engine, record: replaying.ReplayRecord, settings: StudySettings
+) -> StudyRow:
+    """The new study that replays `record`: its row and folder, the record kept in it, and
+    an event saying what it replays."""
+    study = create_study(engine, settings)
+    replaying.save_replay(Path(study.directory), record)
+    d = record.design
+    with session_scope(engine) as session:
+        crud.add_event(
+            session, study_id=study.id, phase="start", kind="replays",
+            message=f"replays study {record.replays}'s final design: arms "
+            f"{', '.join(a.name for a in d.arms)}; seeds {d.seeds}; {d.steps} steps per run; "
+            f"judged once on {d.eval_episodes} held-out {d.eval_family} tasks",
+            reason=f"researcher rerun {record.replays}",
+        )  # fmt: skip
+    return study

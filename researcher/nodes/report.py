@@ -14,6 +14,8 @@ from langgraph.runtime import Runtime
 
 from experiments_db import crud
 from researcher.context import StudyContext
+from researcher.errors import ResearcherError
+from researcher.gateway_api import GatewayUnavailable
 from researcher.plan import Analysis, Decision, Design, Framing, RunResult
 from researcher.report import write_report
 from researcher.report.context import (
@@ -40,6 +42,7 @@ def report_context(ctx: StudyContext, state: dict[str, Any]) -> ReportContext:
         if text and text not in notes:
             notes.append(text)
     runs = []
+    checkpoint = _checkpoint_finder(ctx)
     for row in experiments:
         if not row.workflow_path or not Path(row.workflow_path).exists():
             continue
@@ -48,7 +51,8 @@ def report_context(ctx: StudyContext, state: dict[str, Any]) -> ReportContext:
                     "max_steps": row.config.get("steps")}  # fmt: skip
         runs.append(ReproRun(arm=row.arm, seed=row.seed, run=row.id, settings=settings,
                              code_version=row.code_version, workflow_path=row.workflow_path,
-                             workflow_code=Path(row.workflow_path).read_text()))  # fmt: skip
+                             workflow_code=Path(row.workflow_path).read_text(),
+                             checkpoint=checkpoint(row.run_name)))  # fmt: skip
     problems = [
         f"{e.phase}: {e.message}" + (f" ({e.reason})" if e.reason else "")
         for e in events
@@ -102,7 +106,41 @@ def report_context(ctx: StudyContext, state: dict[str, Any]) -> ReportContext:
         gateway_url=study.gateway_url,
         disk_used_bytes=directory_size(ctx.directory),
         disk_budget_bytes=ctx.settings.disk_budget_bytes,
+        **_replayed(ctx),
     )
+
+
+def _checkpoint_finder(ctx: StudyContext):
+    """name → the path of the run's newest checkpoint or export, as the gateway reports it;
+    None when it has none, or once the gateway stopped answering (a report of a failed study
+    must not wait on a dead gateway run after run)."""
+    gone = False
+
+    def newest(run: str | None) -> str | None:
+        nonlocal gone
+        finder = getattr(ctx.gateway, "checkpoints", None)
+        if gone or not run or finder is None:
+            return None
+        try:
+            points = finder(run)
+        except GatewayUnavailable:
+            gone = True
+            return None
+        except ResearcherError:  # no such run on this gateway (any more)
+            return None
+        return max(points, key=lambda p: p.get("step", 0))["path"] if points else None
+
+    return newest
+
+
+def _replayed(ctx: StudyContext) -> dict[str, Any]:
+    """{replays, replays_report} for a study made by `researcher rerun` (its replay.json)."""
+    from researcher.planner.replay import load_replay
+
+    record = load_replay(ctx.directory)
+    if record is None:
+        return {}
+    return {"replays": record.replays, "replays_report": record.replays_report}
 
 
 def write_study_report(ctx: StudyContext, state: dict[str, Any], *, conclusion: str) -> Path:

@@ -54,6 +54,7 @@ class ReproRun(BaseModel):
     code_version: str | None = None
     workflow_path: str
     workflow_code: str
+    checkpoint: str | None = None  # where the gateway keeps the run's newest checkpoint/export
 
 
 class ReportContext(BaseModel):
@@ -83,6 +84,8 @@ class ReportContext(BaseModel):
     gateway_url: str | None = None
     disk_used_bytes: int | None = None  # the study folder at report time
     disk_budget_bytes: int | None = None
+    replays: str | None = None  # the study this one replays (`researcher rerun`)
+    replays_report: str | None = None  # that study's report.html, when it has one
 
     def results_of(self, design: Design) -> list[RunResult]:
         """The design's arms' runs (not the untrained baseline, status "baseline")."""

@@ -251,3 +251,33 @@ def _arm_bars(
             )
         ax.grid(axis="y", alpha=0.3)
     return _save(fig, path)
+
+
+def seed_curves(ctx: ReportContext, path: Path) -> Path:
+    """Training reward per step for every run: one line per arm × seed, one colour per arm
+    (seeds of an arm told apart by line style), so a seed that diverged or never moved shows."""
+    panels = _panels(ctx)
+    colours = arm_colours(ctx)
+    styles = ["-", "--", ":", "-."]
+    fig, axes = plt.subplots(
+        len(panels), 1, figsize=(PANEL_W, PANEL_H * len(panels)), squeeze=False
+    )
+    for ax, (title, design, _, results) in zip(axes[:, 0], panels, strict=True):
+        ax.set_title(title or "training reward per run (colour: arm; one line per seed)")
+        runs = sorted((r for r in results if r.curve), key=lambda r: (r.arm, r.seed))
+        if not runs:
+            _no_data(ax, "no data: no run logged a training step yet")
+            continue
+        order = [a.name for a in design.arms] if design else []
+        seen: dict[str, int] = {}
+        for r in sorted(runs, key=lambda r: (order.index(r.arm) if r.arm in order else 99, r.seed)):
+            steps, values = zip(*sorted(r.curve), strict=True)
+            k = seen[r.arm] = seen.get(r.arm, -1) + 1
+            ax.plot(steps, values, color=colours.get(r.arm, "0.3"), linestyle=styles[k % 4],
+                    marker="o" if len(steps) < 3 else None, ms=3, linewidth=1.2,
+                    label=f"{r.arm} seed {r.seed}" + ("" if r.status == "finished" else f" ({r.status})"))  # fmt: skip
+        ax.set(xlabel="training step", ylabel="mean training reward")
+        ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="best", ncol=2 if len(runs) > 6 else 1)
+    return _save(fig, path)

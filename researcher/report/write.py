@@ -36,7 +36,7 @@ from researcher.outcomes import (
     usable,
 )
 from researcher.plan import Analysis, Design, Level, RunResult
-from researcher.report import figures
+from researcher.report import figures, sections
 from researcher.report.context import ReportContext
 from researcher.settings import format_size
 
@@ -223,6 +223,7 @@ def _experiments(ctx: ReportContext) -> list[dict[str, Any]]:
                 "baseline_model": analysis.baseline_model if analysis else None,
                 "budget_split": ", ".join(f"{k} {v:.0%}" for k, v in design.budget_split.items())
                 or "—",
+                "sure": sections.sureness(ctx, design, analysis),
             }
         )
     return experiments
@@ -265,9 +266,12 @@ def _reading(ctx: ReportContext) -> dict[str, Any] | None:
     }  # fmt: skip
 
 
-def _view(ctx: ReportContext) -> dict[str, Any]:
+def _view(ctx: ReportContext, out_dir: Path) -> dict[str, Any]:
     return {
         "ctx": ctx,
+        "answer": sections.answer(ctx),
+        "dropped": sections.dropped_batches(ctx),
+        "repro": sections.reproducibility(ctx, out_dir),
         "conclusion": _conclusion(ctx),
         "reading": _reading(ctx),
         "experiments": _experiments(ctx),
@@ -292,6 +296,10 @@ def write_report(ctx: ReportContext, out_dir: Path) -> ReportFiles:
     drawn = [
         (curves, figures.reward_curves(ctx, fig_dir / "reward_curves.png")),
         (
+            "Training reward per run (one line per seed; colour: arm)",
+            figures.seed_curves(ctx, fig_dir / "seed_curves.png"),
+        ),
+        (
             "Held-out accuracy per arm (bar: mean over seeds; whiskers: 95% CI; dots: seeds; "
             "dashed line: the untrained baseline)",
             figures.heldout_accuracy(ctx, fig_dir / "heldout_accuracy.png"),
@@ -307,7 +315,7 @@ def write_report(ctx: ReportContext, out_dir: Path) -> ReportFiles:
                 figures.outcome_scores(ctx, fig_dir / "outcome.png"),
             )
         )
-    view = _view(ctx)
+    view = _view(ctx, out_dir)
     md_figures = [{"caption": c, "src": p.relative_to(out_dir).as_posix()} for c, p in drawn]
     html_figures = [
         {"caption": c, "src": "data:image/png;base64," + base64.b64encode(p.read_bytes()).decode()}

@@ -188,6 +188,13 @@ class FakeGateway:
                 run.status = "finished"
         return self._public(run)
 
+    def checkpoints(self, name: str) -> list[dict]:
+        """As GatewayAPI.checkpoints: a finished run has its final export."""
+        run = self._run(name)
+        if run.status != "finished":
+            return []
+        return [{"step": run.step, "path": f"/fake-gateway/runs/{name}/export", "created_at": 0.0}]
+
     def patch_run(self, name: str, fields: dict) -> dict:
         run = self._run(name)
         self.patches.append((name, dict(fields)))

@@ -154,6 +154,7 @@ def harness(tmp_path, monkeypatch, request) -> Harness:
     if "real_figures" not in request.fixturenames:  # matplotlib costs a second a report
         monkeypatch.setattr("researcher.report.figures.reward_curves", _blank_figure)
         monkeypatch.setattr("researcher.report.figures.heldout_accuracy", _blank_figure)
+        monkeypatch.setattr("researcher.report.figures.seed_curves", _blank_figure)
     return Harness(tmp_path, monkeypatch)
 
 

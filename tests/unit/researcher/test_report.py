@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import html
+import os
 import re
 
 import matplotlib.image
@@ -199,7 +200,11 @@ def test_the_report_files_exist_and_the_figures_are_valid_pngs(written):
     _, out, files = written
     assert files.markdown == out / "report.md" and files.markdown.is_file()
     assert files.html == out / "report.html" and files.html.is_file()
-    assert [p.name for p in files.figures] == ["reward_curves.png", "heldout_accuracy.png"]
+    assert [p.name for p in files.figures] == [
+        "reward_curves.png",
+        "seed_curves.png",
+        "heldout_accuracy.png",
+    ]
     for png in files.figures:
         assert png.parent == out / "figures"
         assert png.read_bytes().startswith(PNG)
@@ -225,8 +230,10 @@ def test_the_html_is_escaped_and_self_contained(written):
     assert "&lt;for now&gt; &amp; watch KL" in raw
     assert "1 &lt; 2 &amp;&amp; 3 &gt; 2" in raw
     images = re.findall(r'<img src="data:image/png;base64,([^"]+)"', raw)
-    assert len(images) == 2 and all(base64.b64decode(i).startswith(PNG) for i in images)
-    assert not re.search(r'(src|href)="(?!data:|#)', raw)  # nothing to fetch
+    assert len(images) == 3 and all(base64.b64decode(i).startswith(PNG) for i in images)
+    assert not re.search(r'src="(?!data:)', raw)  # nothing to fetch
+    # the only links are to the study's own files (the workflows), relative to the report
+    assert not re.search(r'href="(?!#|\.\./|workflows/)', raw)
 
 
 def test_the_sections_come_in_order(written):
@@ -268,7 +275,11 @@ def test_the_markdown_links_the_figures_and_carries_the_same_facts(written):
     ctx, out, files = written
     md = files.markdown.read_text()
     links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", md)
-    assert links == ["figures/reward_curves.png", "figures/heldout_accuracy.png"]
+    assert links == [
+        "figures/reward_curves.png",
+        "figures/seed_curves.png",
+        "figures/heldout_accuracy.png",
+    ]
     assert all((out / link).is_file() for link in links)
     for text in [QUESTION, CONCLUSION, SUBSTITUTION, RULE, *NOTES]:
         assert text in md
@@ -400,7 +411,7 @@ def test_a_learning_speed_study_shows_the_reading_the_outcome_and_the_auc(tmp_pa
     assert page.index('<section id="reading">') < page.index('<section id="planner">')
     assert "### Learning speed (reward AUC) for H1" in md
     assert "| kl-0.5 | 0.5 | KL 0.5 |" in md.replace("| treatment ", "")  # the level column
-    assert [p.name for p in files.figures] == ["reward_curves.png", "heldout_accuracy.png",
+    assert [p.name for p in files.figures] == ["reward_curves.png", "seed_curves.png", "heldout_accuracy.png",
                                                "outcome.png"]  # fmt: skip
     assert "the legend gives each arm's learning speed" in md
     assert "Verdict: supported." in md
@@ -422,12 +433,115 @@ def test_an_equivalence_study_names_the_margin_and_the_tost_rule(tmp_path):
     md = files.markdown.read_text()
     assert "- **Margin:** ±0.1" in md
     assert "equivalent — equivalence within ±0.1 is the hypothesis" in md
-    assert "an equivalence test (two one-sided tests, TOST): supported if the 90% interval lies inside ±0.1" in md
+    assert (
+        "an equivalence test (two one-sided tests, TOST): supported if the 90% interval lies inside ±0.1"
+        in md
+    )
     assert "| supported (decision interval " in md  # the 90% interval the verdict used
     assert "### Held-out accuracy for H1" in md
-    assert [p.name for p in files.figures] == ["reward_curves.png", "heldout_accuracy.png"]
+    assert [p.name for p in files.figures] == [
+        "reward_curves.png",
+        "seed_curves.png",
+        "heldout_accuracy.png",
+    ]
 
 
 def test_a_study_framed_before_readings_says_so(written):
     _, _, files = written
     assert "framed before questions were read" in files.markdown.read_text()
+
+
+# -- how sure the report is, and how to reproduce it (issue 19, item 6) -------------------
+
+
+def sure_context() -> ReportContext:
+    """The full study as look 2 of 3 after a pilot, with dropped batches and checkpoints."""
+    from researcher.plan import Pilot
+
+    ctx = full_context()
+    first = ctx.designs[0].model_copy(update={"seeds": [0], "look": 1, "max_looks": 3})
+    pilot = Pilot(runs=["h1-arithmetic-only-s0"], steps=4, step_seconds=9.5, learned="learned",
+                  evidence="training reward rose 0.1 → 0.4", seed_sd=0.04, item_sd=0.41,
+                  retuned={"lr": [1e-5, 2e-5]})  # fmt: skip
+    final = ctx.designs[0].model_copy(update={
+        "hypothesis": "H2", "seeds": [0, 1], "look": 2, "max_looks": 3, "mde": 0.12,
+        "mde_basis": "seed SD 0.04 and item SD 0.41 from the pilot, 2 seeds × 48 items",
+        "pilot": pilot, "parallel_runs": 2})  # fmt: skip
+    results = [r.model_copy(update={"dropped_batches": {"zero_variance": 2}})
+               if r.run == "h1-arithmetic-only-s1" else r for r in ctx.results]  # fmt: skip
+    runs = [run.model_copy(update={"workflow_path": f"/studies/st-1/workflows/{run.run}.py",
+                                   "checkpoint": f"/gw/runs/{run.run}/export" if run.seed == 0 else None})
+            for run in ctx.runs]  # fmt: skip
+    analysis = analyse(final, results, look=2, max_looks=3)
+    return ctx.model_copy(update={"designs": [first, final], "results": results, "runs": runs,
+                                  "analyses": [analysis, analysis]})  # fmt: skip
+
+
+def test_the_answer_opens_the_report_and_a_stored_answer_wins(tmp_path):
+    ctx = sure_context()
+    md = write_report(ctx, tmp_path / "a").markdown.read_text()
+    top = md.split("## The question, as read")[0]
+    assert "**Yes: mixed gave higher held-out accuracy than arithmetic-only on arithmetic" in top
+    stored = ctx.analyses[-1].model_copy(update={"answer": "No: a stored answer."})
+    ctx = ctx.model_copy(update={"analyses": [ctx.analyses[0], stored]})
+    files = write_report(ctx, tmp_path / "b")
+    assert "**No: a stored answer.**" in files.markdown.read_text().split("## The question")[0]
+    page = files.html.read_text()
+    assert page.index('id="answer"') < page.index('<section id="reading">')
+
+
+def test_the_report_states_the_mde_pilot_stopping_rule_looks_and_seeds(tmp_path):
+    md = write_report(sure_context(), tmp_path).markdown.read_text()
+    assert "(80% power at the last look): 0.12 — seed SD 0.04 and item SD 0.41" in md
+    assert "| learned? | learned — training reward rose 0.1 → 0.4 |" in md
+    assert "| seconds per training step | 9.5 (measured) |" in md
+    assert "| seed-to-seed SD | 0.04 |" in md and "| item-to-item SD | 0.41 |" in md
+    assert "| retuned | lr 1e-05 → 2e-05 |" in md
+    assert "Kim–DeMets" in md and "up to 3 looks" in md
+    assert (
+        "- **Looks and seeds:** look 2 of up to 3; 2 seeds per arm planned at this look (0, 1)"
+        in md
+    )
+    assert "- **Runs trained at once:** 2" in md
+
+
+def test_the_report_lists_dropped_batches_and_a_reproducibility_table(tmp_path):
+    out = tmp_path / "report"
+    files = write_report(sure_context(), out)
+    md = files.markdown.read_text()
+    assert "| `h1-arithmetic-only-s1` | arithmetic-only | 1 | 2 | 2 zero variance |" in md
+    assert "researcher rerun st-1" in md
+    row = next(line for line in md.splitlines() if line.startswith("| `h1-mixed-s0` |"))
+    link = os.path.relpath("/studies/st-1/workflows/h1-mixed-s0.py", out)
+    assert link.startswith("../") and f"| finished | [{link}]({link}) |" in row
+    assert '`{"lr": 2e-05, "seed": 0}`' in row and "/gw/runs/h1-mixed-s0/export" in row
+    failed = next(line for line in md.splitlines() if line.startswith("| `h1-mixed-s2` |"))
+    assert "| failed |" in failed and failed.endswith("| — |")
+    page = html.unescape(files.html.read_text())
+    assert "researcher rerun st-1" in page and "/gw/runs/h1-mixed-s0/export" in page
+    assert 'id="dropped"' in files.html.read_text()
+
+
+def test_the_seed_curves_figure_has_one_line_per_run(tmp_path):
+    from researcher.report import figures
+
+    path = figures.seed_curves(sure_context(), tmp_path / "seeds.png")
+    assert path.read_bytes().startswith(PNG)
+    assert matplotlib.image.imread(path).shape[0] > 100
+
+
+def test_a_replayed_study_links_its_original(tmp_path):
+    ctx = sure_context().model_copy(
+        update={"replays": "st-0", "replays_report": "/studies/st-0/report/report.html"}
+    )
+    md = write_report(ctx, tmp_path).markdown.read_text()
+    assert "This study replays study `st-0`'s final design ([its report](" in md
+
+
+def test_old_studies_without_the_new_fields_render_without_them(tmp_path):
+    md = write_report(full_context(), tmp_path).markdown.read_text()
+    assert "Minimum detectable effect" not in md and "**Pilot**" not in md
+    assert "Batches trained nothing from" not in md and "replays study" not in md
+    assert "- **Looks and seeds:** look 1 of up to 1" in md
+    md = write_report(empty_context(), tmp_path / "empty").markdown.read_text()
+    assert "researcher rerun" not in md and "**Yes" not in md
