@@ -10,8 +10,9 @@ from langgraph.runtime import Runtime
 
 from experiments_db import crud
 from researcher.analysis import analyse as analyse_results
+from researcher.answer import plain_answer
 from researcher.context import StudyContext
-from researcher.nodes.common import design_of
+from researcher.nodes.common import design_of, framing_of
 from researcher.nodes.design import LEARNED_WORDS
 from researcher.pilot import summarise_pilot
 from researcher.plan import Design, RunResult
@@ -26,6 +27,9 @@ def analyse(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
     if design.phase == "pilot":
         return _pilot(ctx, state, results)
     analysis = analyse_results(design, results, look=design.look, max_looks=design.max_looks)
+    analysis = analysis.model_copy(
+        update={"answer": plain_answer(framing_of(state), design, analysis)}
+    )
     with ctx.session() as session:
         crud.upsert_hypothesis(
             session, study_id=ctx.study_id, key=state["hypothesis"],

@@ -52,7 +52,8 @@ def design(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
             step_seconds=ctx.step_seconds,
             notes=state.get("notes", []),
         )
-        if ctx.settings.pilot and _comparative(plan):
+        pinned = getattr(ctx.planner, "pinned", False)  # a replay runs its design as it was
+        if ctx.settings.pilot and _comparative(plan) and not pinned:
             update = {"planned": plan.model_dump(), "pilot_used_s": ctx.study().budget_used_s}
             plan = piloting.pilot_design(plan)
     plan = plan.model_copy(update={"parallel_runs": ctx.settings.parallel_runs})
