@@ -56,12 +56,12 @@ def dataset_names() -> list[str]:
 @functools.lru_cache(maxsize=64)
 def _dataset(dataset: str, config_json: str):
     config = json.loads(config_json)
-    try:
-        return _library().create_dataset(dataset, seed=0, size=INDEX_SPACE, **config)
-    except KeyError:
+    if dataset not in dataset_names():
         raise ValueError(
             f"no reasoning-gym dataset {dataset!r}; known: {', '.join(dataset_names())}"
-        ) from None
+        )
+    try:
+        return _library().create_dataset(dataset, seed=0, size=INDEX_SPACE, **config)
     except (TypeError, AssertionError, ValueError) as error:  # an unknown or bad knob
         raise ValueError(f"reasoning-gym {dataset} with {config}: {error}") from None
 
