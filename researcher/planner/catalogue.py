@@ -160,7 +160,7 @@ TASKS: dict[str, TaskInfo] = {
             'with + - *; "medium": 2-3 terms of up to 2 digits; "standard": 2-6 terms, + - * /, '
             "parentheses)",
             "reasoning-gym's basic_arithmetic scorer on the reply's answer: 1.0 right value, "
-            "else the library's partial credit (the answer's share of a reply containing it)",
+            "else the library's partial credit len(right)/len(given) when the given answer contains the right one",
             False,
             "evaluating arithmetic expressions (reasoning-gym)",
             (

@@ -2,7 +2,8 @@
 
 "Calculate 6 + 10." The reply ends "Answer: 16" (without that line, its last number
 counts); the reward is reasoning-gym's basic_arithmetic scorer on it: 1.0 for the right
-value, else 0.0.
+value; a wrong one containing the right one gets the library's default partial credit,
+len(right) / len(given) ("Answer: 12345" for 1 scores 0.2); else 0.0.
 
 Levels (`level=`, or any knob of reasoning-gym's `BasicArithmeticDatasetConfig`):
 - "easy" (default): two 1-digit terms with + - *, no parentheses or negation;

@@ -2,7 +2,8 @@
 
 'How many times does the letter "i" appear in the text: "solicit"?' The reply ends
 "Answer: 2" (without that line, its last number counts); the reward is reasoning-gym's
-letter_counting scorer on it: 1.0 for the right count, else 0.0.
+letter_counting scorer on it: 1.0 for the right count; a wrong one containing the right
+one gets the library's default partial credit, len(right) / len(given); else 0.0.
 
 Levels (`level=`, or any knob of reasoning-gym's `LetterCountingConfig` as a param):
 - "easy" (default): a text of 1-3 words;

@@ -7,7 +7,8 @@ for every seed and every difficulty level. The prompt asks the model to end its 
 "Answer: <answer>"; `extract_answer` reads that line out of the reply and `reward` is the
 dataset's own `score_answer` on it (never a re-implementation), or 0.0 when the reply has no
 answer in it. Some scorers give partial credit: countdown's pays 0.05 for a wrong
-expression over the right numbers and 0.01 for one that does not parse.
+expression over the right numbers and 0.01 for one that does not parse; the library's
+default scorer gives len(right) / len(given) to an answer that contains the right one.
 
 Generation is offline and fast (items are built from `Random(seed + index)`; nothing is
 downloaded). `countdown`, `chain_sum`, `basic_arithmetic` and `letter_counting` are the
