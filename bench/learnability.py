@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/learnability.py                      # every family, 2 seeds (~1.5 h)
     .venv/bin/python bench/learnability.py --only countdown:tiny,chain_sum:easy --seeds 0 --steps 8
+    .venv/bin/python bench/learnability.py --steps 0          # untrained accuracy only
 
 For each family at each level (FAMILY:LEVEL; old families have one level, "-") and each
 seed: held-out accuracy of the untrained model (the served base model), then a GRPO run of
@@ -87,11 +88,13 @@ def params_of(level: str) -> dict:
     return {} if level == "-" else {"level": level}
 
 
-def held_out_correct(url: str, model: str, family: str, level: str, n: int) -> tuple[int, int]:
+def held_out_correct(
+    url: str, model: str, family: str, level: str, n: int, concurrency: int = 32
+) -> tuple[int, int]:
     module = importlib.import_module(f"swarm.tasks.{family}")
     tasks = list(itertools.islice(module.tasks("test", seed=0, **params_of(level)), n))
     evaluation = asyncio.run(
-        run_evaluation(tasks, module.rollout, gateway_url=url, model=model, concurrency=8)
+        run_evaluation(tasks, module.rollout, gateway_url=url, model=model, concurrency=concurrency)
     )
     rewards = [r for r in evaluation.rewards if r is not None]
     return sum(1 for r in rewards if r >= 1.0), len(rewards)
@@ -131,10 +134,12 @@ def train(url: str, args, family: str, level: str, seed: int, workdir: Path) -> 
 
 
 def row(cell: Cell) -> str:
-    n = sum(cell.n)
+    n = max(1, sum(cell.n))
     before, after = sum(cell.before), sum(cell.after)
     lo_b, hi_b = wilson(before, n)
     lo_a, hi_a = wilson(after, n)
+    if not cell.steps_per_min:  # --steps 0: untrained only
+        return f"| {cell.family} | {cell.level} | {before / n:.2f} [{lo_b:.2f}, {hi_b:.2f}] |"
     per_seed = ", ".join(
         f"{b}→{a}/{k}" for b, a, k in zip(cell.before, cell.after, cell.n, strict=True)
     )
@@ -170,7 +175,11 @@ def main() -> None:
         else [Cell(f, level) for f, levels in DEFAULT_LEVELS.items() for level in levels]
     )
     seeds = [int(s) for s in args.seeds.split(",")]
-    header = HEADER.format(steps=args.steps)
+    header = (
+        HEADER.format(steps=args.steps)
+        if args.steps > 0
+        else "| family | level | untrained |\n| --- | --- | --- |"
+    )
     with tempfile.TemporaryDirectory(prefix="swarmrl-learnability-") as tmp:
         workdir = Path(tmp)
         gateway = start_local_gateway(
@@ -183,7 +192,10 @@ def main() -> None:
             for cell in cells:
                 before, n = held_out_correct(gateway.url, MODEL, cell.family, cell.level,
                                              args.eval_n)  # fmt: skip
-                for seed in seeds:
+                if args.steps == 0:
+                    cell.before.append(before)
+                    cell.n.append(n)
+                for seed in seeds if args.steps > 0 else []:
                     run, speed = train(gateway.url, args, cell.family, cell.level, seed, workdir)
                     after, n_after = held_out_correct(
                         gateway.url, f"{run}/policy", cell.family, cell.level, args.eval_n
