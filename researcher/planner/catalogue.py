@@ -28,7 +28,16 @@ import annotated_types
 from researcher.errors import ResearcherError
 from researcher.plan import Level, Reading
 from swarm import protocol
-from swarm.tasks import arithmetic, calculator, guess_number, learnable
+from swarm.tasks import (
+    arithmetic,
+    basic_arithmetic,
+    calculator,
+    chain_sum,
+    countdown,
+    guess_number,
+    learnable,
+    letter_counting,
+)
 
 
 @dataclass(frozen=True)
@@ -113,6 +122,70 @@ TASKS: dict[str, TaskInfo] = {
             ),
             guess_number.MAX_TOKENS,
         ),
+        TaskInfo(
+            "countdown",
+            '"Calculate 35 using all of these numbers: 7, 5, 1." (reasoning-gym countdown; '
+            'level "easy": 3 numbers of 1..10, target 1..100; "tiny": 2 numbers; "standard": '
+            '4-6 numbers of 1..100, target 100..999); the reply ends "Answer: <expression>"',
+            "reasoning-gym's countdown scorer: 1.0 when the expression uses exactly the numbers "
+            "and equals the target, 0.05 for a wrong one over the right numbers, 0.01 unparsable, "
+            "0.0 no answer",
+            False,
+            "the countdown numbers game (reasoning-gym)",
+            (
+                "countdown(?: games?| tasks?| puzzles?| problems?)?",
+                "(?:the )?count ?down(?: numbers?)? games?",
+                "(?:the )?numbers game",
+                "(?:the )?24 game",
+            ),
+            countdown.MAX_TOKENS,
+        ),
+        TaskInfo(
+            "chain_sum",
+            '"State the final answer to the following arithmetic problem: 4 - 1 - 7 =" '
+            '(reasoning-gym chain_sum; level "easy": two 1-digit terms; "medium": 2-3 terms of '
+            'up to 2 digits; "standard": 2-6 terms of 1-4 digits)',
+            "reasoning-gym's chain_sum scorer on the reply's answer: 1.0 right number, else 0.0",
+            False,
+            "chains of additions and subtractions (reasoning-gym)",
+            (
+                "chain ?sums?(?: tasks?| problems?)?",
+                "(?:addition and subtraction|add and subtract) chains?",
+            ),
+            chain_sum.MAX_TOKENS,
+        ),
+        TaskInfo(
+            "basic_arithmetic",
+            '"Calculate 6 + 10." (reasoning-gym basic_arithmetic; level "easy": two 1-digit terms '
+            'with + - *; "medium": 2-3 terms of up to 2 digits; "standard": 2-6 terms, + - * /, '
+            "parentheses)",
+            "reasoning-gym's basic_arithmetic scorer on the reply's answer: 1.0 right value, "
+            "else the library's partial credit len(right)/len(given) when the given answer contains the right one",
+            False,
+            "evaluating arithmetic expressions (reasoning-gym)",
+            (
+                "basic arithmetic(?: tasks?| problems?)?",
+                "(?:arithmetic )?expression evaluation",
+                "evaluating (?:arithmetic )?expressions",
+            ),
+            basic_arithmetic.MAX_TOKENS,
+        ),
+        TaskInfo(
+            "letter_counting",
+            '\'How many times does the letter "i" appear in the text: "solicit"?\' '
+            '(reasoning-gym letter_counting; level "easy": 1-3 words; "standard": 5-15 words)',
+            "reasoning-gym's letter_counting scorer on the reply's answer: 1.0 right count, else "
+            "the library's partial credit",
+            False,
+            "counting a letter in a text (reasoning-gym)",
+            (
+                "letter counting(?: tasks?| problems?)?",
+                "counting letters",
+                "count(?:ing)? (?:the )?letters",
+                "(?:the )?strawberry (?:problem|task|test)",
+            ),
+            letter_counting.MAX_TOKENS,
+        ),
     )
 }
 DEFAULT_TASK = "arithmetic"
@@ -136,7 +209,6 @@ UNSUPPORTED_SETTINGS = (
 )
 # benchmarks people name that this planner does not ship: refused by name, not misread
 UNSHIPPED_TASKS = (
-    "countdown",
     "gsm8k",
     "math500",
     "humaneval",

@@ -629,7 +629,7 @@ REFUSALS: list[tuple[str, type[UnmappableQuestion], str]] = [
     ("does group size 2.5 help?", UnreadableQuestion, "not a whole number"),
     ("does clip range 1.5 help?", UnreadableQuestion, "clip_eps must be > 0 and < 1"),
     ("does a larger group size and a smaller lr help?", UnreadableQuestion, "varies one at a time"),
-    ("does countdown benefit from a KL penalty?", UnreadableQuestion, "'countdown' is not a task"),
+    ("does sudoku benefit from a KL penalty?", UnreadableQuestion, "'sudoku' is not a task"),
     ("do bigger models learn arithmetic faster?", UnreadableQuestion, "serve at least two"),
     (
         "does a bigger model learn the calculator task faster?",

@@ -23,10 +23,15 @@ import swarm, swarm.cli, swarm.client, swarm.episode, swarm.errors, swarm.progre
 import swarm.protocol, swarm.runner, swarm.workflow
 import swarm.tasks, swarm.tasks.answers, swarm.tasks.splits
 import swarm.tasks.arithmetic, swarm.tasks.calculator, swarm.tasks.guess_number, swarm.tasks.learnable
+import swarm.tasks.reasoning_gym, swarm.tasks.countdown, swarm.tasks.chain_sum
+import swarm.tasks.basic_arithmetic, swarm.tasks.letter_counting
 from swarm import Episode, SwarmClient
 from swarm.workflow import load_workflow
-for example in ("learnable", "arithmetic", "calculator", "guess_number", "team"):
+for example in ("learnable", "arithmetic", "calculator", "guess_number", "team", "countdown", "reasoning_gym_any"):
     load_workflow(f"examples/{example}.py")
+from swarm.tasks import countdown
+task = next(countdown.tasks("test"))  # reasoning-gym itself loads and scores without torch
+assert countdown.reward("Answer: " + task["answer"], task) == 1.0
 ours = {"trainer", "gateway", "experiments_db", "researcher", "prompts", "tests"}
 leaked = sorted(name for name in sys.modules if name.split(".")[0] in ours | {"torch"})
 assert not leaked, leaked

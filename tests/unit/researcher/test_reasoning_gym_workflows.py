@@ -1,0 +1,67 @@
+"""A study on a reasoning-gym task reads its task from the question, and every arm of its
+design renders to a workflow that imports the family, serves its tasks and scores a reply
+with the library's own scorer."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import itertools
+
+import pytest
+
+from researcher.plan import Framing
+from researcher.planner.reader import read_question
+from researcher.planner.template import TemplatePlanner
+from tests.unit.swarm.test_tasks import ScriptedEpisode
+
+SERVED = ["m-135M"]
+
+
+@pytest.mark.parametrize(
+    ("question", "task", "factor"),
+    [
+        ("does a KL penalty of 0.1 slow learning on countdown?", "countdown", "kl_coef"),
+        ("does lr 1e-4 help on the countdown game?", "countdown", "lr"),
+        ("does LoRA hurt on letter counting?", "letter_counting", "lora"),
+        ("does a group size of 8 help on basic arithmetic?", "basic_arithmetic", "group_size"),
+        ("is lr 1e-4 better than 2e-5 on chain sums?", "chain_sum", "lr"),
+        ("does a KL penalty help on arithmetic?", "arithmetic", "kl_coef"),  # unchanged
+    ],
+)
+def test_questions_about_reasoning_gym_tasks_are_read(question, task, factor):
+    reading = read_question(question, served_models=SERVED)
+    assert (reading.task, reading.factor) == (task, factor)
+
+
+def _load(source: str, tmp_path, name: str):
+    path = tmp_path / f"{name}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "does a KL penalty of 0.1 slow learning on countdown?",
+        "does mixing in 50% chain sums help on countdown?",
+    ],
+)
+def test_each_arm_of_a_countdown_study_renders_to_a_working_workflow(tmp_path, question):
+    planner = TemplatePlanner()
+    reading = read_question(question, served_models=SERVED)
+    framing = Framing(question=question, family=reading.factor, summary="s", model=SERVED[0],
+                      planner="template", served_models=SERVED, reading=reading)  # fmt: skip
+    hypothesis = planner.hypotheses(framing, notes=[])[0]
+    design = planner.design(framing, hypothesis, budget_s=1200, seeds=1, step_seconds=12, notes=[])
+    for i, arm in enumerate(design.arms):
+        workflow = _load(planner.write_workflow(framing, design, arm, seed=0), tmp_path, f"w{i}")
+        drawn = list(itertools.islice(workflow.tasks("train"), 20))
+        assert {task["family"] for task in drawn} <= set(arm.tasks)
+        assert "countdown" in {task["family"] for task in drawn}
+        task = next(t for t in drawn if t["family"] == "countdown")
+        reply = {"content": f"Answer: {task['answer']}"}
+        assert asyncio.run(workflow.rollout(task, ScriptedEpisode([reply]))) == 1.0
