@@ -58,7 +58,7 @@ async def rollout(task, episode):
 '''
 
 
-def _study(home: Path, question: str, trained: float) -> tuple:
+def _study(home: Path, question: str, trained: float) -> tuple:  # noqa: F811
     agent = home / "agent.py"
     agent.write_text(AGENT.format(trained=trained))
     process = start_researcher(home, "start", question, "--workflow", str(agent),
