@@ -12,8 +12,12 @@ ended run's policy that the evaluation reloaded alone) spins long, and on a mach
 cores other processes keep busy a spinning thread burns the time slice its partner needs:
 a batch of 8 greedy 24-token completions of the tiny model took 16.9 s alone vs 0.16 s
 once a second engine had run (which throttles every team); with the bound, 0.17 s in both
-cases (docs/engine.md, "Thread teams"). The bound is libgomp's own throttled regime —
-the one every training run already decodes under — made the rule.
+cases (docs/engine.md, "Spinning on a busy machine"). The bound is libgomp's own
+throttled regime — the one a gateway already decodes in once two engines have computed —
+made the rule, whatever the number of engines. The price, on an otherwise idle machine
+with one engine, is the short spin's wake-ups (up to ~1.7x per decode step, measured for
+the throttled regime in docs/architecture.md); `GOMP_SPINCOUNT=300000` brings libgomp's
+default back.
 
 Knows nothing of torch (it must run before torch loads), engines or the gateway.
 """
