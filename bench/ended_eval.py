@@ -7,7 +7,8 @@ Starts `gateway serve --model MODEL`, then for each of `--runs` runs: a GRPO run
 idle CPU (seconds of CPU per wall second over 3 s, with nothing asked of it) and thread
 count, and the time of `researcher.evaluate.evaluate_policy` (learnable, `--n` tasks,
 concurrency 8) on the base model, the ended policy, and it again. Then the ended policies
-alternately. Prints each time and its ratio to the base model's (load cancels out).
+alternately. `--ended-first`: as in a study, the ended policy is evaluated before the
+base model ever computes (only the ended engine's thread team exists then). Prints each time and its ratio to the base model's (load cancels out).
 Not a test: machines are noisy.
 """
 
@@ -80,6 +81,10 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=2)
     parser.add_argument("--n", type=int, default=27)
     parser.add_argument("--extra", default="", help="more `gateway serve` arguments")
+    parser.add_argument(
+        "--ended-first", action="store_true",
+        help="as a study does: each ended policy evaluated before the base model ever is",
+    )  # fmt: skip
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
@@ -90,17 +95,21 @@ def main() -> None:
         url, pid = gateway.url, gateway.process.pid
         try:
             print(f"fresh gateway: idle cpu {idle_cpu(pid):.2f}, threads {threads(pid)}")
-            base = timed_eval(url, args.model, args.n)
-            print(f"base model {args.model}: {base:.1f} s")
+            if not args.ended_first:
+                base = timed_eval(url, args.model, args.n)
+                print(f"base model {args.model}: {base:.1f} s")
             ended: list[str] = []
             for i in range(args.runs):
                 name = f"r{i}"
                 train_run(url, name, args.model, args.steps, workdir)
                 ended.append(f"{name}/policy")
                 print(f"{name} ended: idle cpu {idle_cpu(pid):.2f}, threads {threads(pid)}")
-                base = timed_eval(url, args.model, args.n)
+                if not args.ended_first:
+                    base = timed_eval(url, args.model, args.n)
                 first = timed_eval(url, ended[-1], args.n)
                 again = timed_eval(url, ended[-1], args.n)
+                if args.ended_first:
+                    base = timed_eval(url, args.model, args.n)
                 print(f"  base {base:.1f} s | {ended[-1]} {first:.1f} s ({first / base:.2f}x)"
                       f" | again {again:.1f} s ({again / base:.2f}x)", flush=True)  # fmt: skip
             if len(ended) > 1:
