@@ -68,7 +68,8 @@ def train_run(url: str, name: str, model: str, steps: int, workdir: Path) -> Non
         cwd=REPO, stdout=(workdir / f"{name}.log").open("w"), stderr=subprocess.STDOUT,
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )  # fmt: skip
-    while httpx.get(f"{url}/runs/{name}", timeout=60).json()["status"] not in ("finished", "failed", "stopped"):
+    ended = ("finished", "failed", "stopped")
+    while httpx.get(f"{url}/runs/{name}", timeout=60).json()["status"] not in ended:
         time.sleep(1)
     client.wait(timeout=120)
     time.sleep(2)  # the run's release (final weights, memory) runs after its end

@@ -39,7 +39,9 @@ def test_a_users_spin_or_wait_policy_is_kept():
 
 def test_it_says_whether_torch_will_see_it():
     before = _python("from trainer.openmp import bound_openmp_spinning as b; print(b())")
-    after = _python("import torch\nfrom trainer.openmp import bound_openmp_spinning as b; print(b())")
+    after = _python(
+        "import torch\nfrom trainer.openmp import bound_openmp_spinning as b; print(b())"
+    )
     assert (before, after) == ("True", "False")
 
 
