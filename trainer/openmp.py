@@ -15,9 +15,8 @@ once a second engine had run (which throttles every team); with the bound, 0.17 
 cases (docs/engine.md, "Spinning on a busy machine"). The bound is libgomp's own
 throttled regime — the one a gateway already decodes in once two engines have computed —
 made the rule, whatever the number of engines. The price, on an otherwise idle machine
-with one engine, is the short spin's wake-ups (up to ~1.7x per decode step, measured for
-the throttled regime in docs/architecture.md); `GOMP_SPINCOUNT=300000` brings libgomp's
-default back.
+with one engine, is the short spin's wake-ups (~1.7x slower decoding, measured in
+docs/engine.md); `GOMP_SPINCOUNT=300000` brings libgomp's default back.
 
 Knows nothing of torch (it must run before torch loads), engines or the gateway.
 """
