@@ -60,7 +60,6 @@ async def main():
     time.sleep(1)
     after = [await burst(a) for _ in range(5)]
     r("A after B shut down", after)
-    alone2 = after
 
 
 asyncio.run(main())
