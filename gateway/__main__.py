@@ -274,6 +274,9 @@ def serve(
     database_url_shown = recorder.db.url.render_as_string(hide_password=True)
 
     # torch is imported here, not at module import, so `gateway --help` stays instant.
+    from trainer.openmp import bound_openmp_spinning
+
+    bound_openmp_spinning()  # before torch loads libgomp: see trainer/openmp.py
     from trainer.config import EngineConfig, ModelConfig
     from trainer.errors import ModelNotAvailable, PolicyHostLost
     from trainer.model import resolve_dtype

@@ -80,6 +80,23 @@ def test_the_pool_keeps_the_most_recently_used_engines_and_unloads_the_rest():
     asyncio.run(scenario())
 
 
+def test_an_evaluations_concurrent_requests_share_one_load():
+    """Held-out evaluation sends 8 requests at once to a policy that is not resident: one
+    load from disk serves them all (issue 19: no reload per request)."""
+
+    async def scenario():
+        loads = Loads()
+        pool = EndedPolicyPool(loads, resident=1)
+        a = reloading(pool, "a/p")
+        answers = await asyncio.gather(*(ask(a) for _ in range(8)))
+        assert len(answers) == 8 and loads.sources == ["/ckpt/a/p"] and pool.loads == 1
+        await asyncio.gather(*(ask(a) for _ in range(8)))  # resident now: no load
+        assert pool.loads == 1 and pool.resident_names() == ["a/p"]
+        await pool.close()
+
+    asyncio.run(scenario())
+
+
 def test_an_engine_in_use_is_not_unloaded_until_its_request_ends():
     async def scenario():
         loads = Loads()
