@@ -16,7 +16,7 @@ from typing import Any
 
 from researcher.errors import ResearcherError
 from researcher.plan import Arm, Design, Framing, Hypothesis
-from researcher.planner import make_planner
+from researcher.planner import budget, make_planner
 from researcher.settings import DEFAULT_MODEL
 from swarm.protocol import RunSettings
 
@@ -64,7 +64,7 @@ def make_plan(
     planner_ = make_planner(planner)
     framing = planner_.frame(question, served_models=served, model=model, **(workflow_args or {}))
     [hypothesis, *_] = planner_.hypotheses(framing, notes=[])
-    step_seconds = 2.0 if framing.model == "tiny" else 12.0  # as a study sizes it
+    step_seconds = budget.step_seconds_for(framing.model)  # as a study sizes it
     design = planner_.design(framing, hypothesis, budget_s=budget_s, seeds=seeds,
                              step_seconds=step_seconds, notes=[])  # fmt: skip
     return Plan(question, budget_s, framing, hypothesis, design)

@@ -49,7 +49,7 @@ from researcher.local_gateway import (
 from researcher.nodes.common import LIVE
 from researcher.nodes.report import write_study_report
 from researcher.plan import Design, Framing, Hypothesis
-from researcher.planner import make_planner
+from researcher.planner import budget, make_planner
 from researcher.planner import replay as replaying
 from researcher.settings import (
     DEFAULT_MODEL,
@@ -293,7 +293,7 @@ def build_context(engine: Engine, study: StudyRow, console: Console) -> StudyCon
     ctx = StudyContext(
         study_id=study.id, settings=settings, directory=Path(study.directory), db=engine,
         gateway=gateway, planner=planner, launcher=launcher, console=console,
-        step_seconds=2.0 if model == "tiny" else 12.0,
+        step_seconds=budget.step_seconds_for(model),
     )  # fmt: skip
     # asked of this gateway at every start and resume ("auto": GET /capacity)
     ctx.event("start", "decision", ctx.parallel_runs.message,

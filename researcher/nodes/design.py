@@ -30,6 +30,7 @@ from researcher.context import StudyContext
 from researcher.nodes.common import design_of, experiment_id, framing_of, hypothesis_of
 from researcher.outcomes import outcome_label
 from researcher.plan import Design, Pilot
+from researcher.planner import budget
 from researcher.state import StudyState
 
 
@@ -94,8 +95,8 @@ def _after_pilot(ctx: StudyContext, state: StudyState, planned: Design) -> Desig
     control = next(a for a in plan.arms if a.role == "control")
     have = len(pilot.runs) if control == _pilot_control(planned) else 0
     first = len(planned.seeds)
-    looks = piloting.size_looks(len(plan.arms), have, ctx.budget_left() * 0.95,
-                                pilot.run_seconds, first=first)  # fmt: skip
+    available = ctx.budget_left() - budget.reserve_s(ctx.study().budget_s)
+    looks = piloting.size_looks(len(plan.arms), have, available, pilot.run_seconds, first=first)
     treatments = sum(1 for a in plan.arms if a.role == "treatment")
     sd = piloting.outcome_sd(pilot, plan)
     mde = (

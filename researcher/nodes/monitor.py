@@ -24,6 +24,8 @@ from researcher.gateway_api import GatewayRefused
 from researcher.launcher import was_started
 from researcher.nodes.common import LIVE, design_of, round_experiments, update_experiment
 from researcher.nodes.launch import describe
+from researcher.plan import Design
+from researcher.planner import budget
 from researcher.settings import directory_size, format_size
 from researcher.state import StudyState
 
@@ -62,6 +64,16 @@ def _apply_interventions(ctx: StudyContext, notes: list[str]) -> list[str]:
     return notes
 
 
+def training_deadline(budget_s: float, plan: Design) -> float:
+    """When training must stop (budget used, seconds): before the evaluation and report
+    shares of the budget; once a pilot has priced the runs, evaluation included, before
+    the reserve the last evaluation and the report need (`budget.reserve_s`)."""
+    if plan.pilot is not None and plan.pilot.run_seconds:
+        return budget_s - budget.reserve_s(budget_s)
+    return budget_s * (1 - plan.budget_split.get("evaluate", 0.15)
+                       - plan.budget_split.get("report", 0.05))  # fmt: skip
+
+
 def monitor(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
     ctx = runtime.context
     used = ctx.tick("monitor")
@@ -70,8 +82,7 @@ def monitor(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
     progress = dict(state.get("progress", {}))
     health = {k: list(v) for k, v in state.get("health", {}).items()}
     actions: list[dict] = []
-    train_deadline = ctx.study().budget_s * (1 - plan.budget_split.get("evaluate", 0.15)
-                                              - plan.budget_split.get("report", 0.05))  # fmt: skip
+    train_deadline = training_deadline(ctx.study().budget_s, plan)
     over_budget = used >= train_deadline
     # each run, when first seen, gets an equal share of the training time left for the runs
     # not yet done, so a slow first run cannot starve the last ones (runs go one after

@@ -9,6 +9,21 @@ about families, prompts or the gateway.
 from __future__ import annotations
 
 BUDGET_SPLIT = {"validate": 0.05, "train": 0.7, "evaluate": 0.15, "report": 0.1}
+# before a pilot measures it: one training step of the bundled SmolLM2-135M on two cores,
+# start-up and evaluation included (bench/concurrent_runs.py: 4.1–5.7 steps/min across runs)
+STEP_SECONDS = {"tiny": 2.0}
+DEFAULT_STEP_SECONDS = 13.0
+
+
+def step_seconds_for(model: str) -> float:
+    """The planner's estimate of one training step of `model`, until a pilot measures it."""
+    return STEP_SECONDS.get(model, DEFAULT_STEP_SECONDS)
+
+
+def reserve_s(budget_s: float) -> float:
+    """The end of the budget kept for the last evaluation and the report once a pilot has
+    priced the runs (their evaluation included): 5% of it, at least a minute."""
+    return max(60.0, 0.05 * budget_s)
 MIN_STEPS, MAX_STEPS = 2, 200
 MIN_EVAL_EPISODES, MAX_EVAL_EPISODES = 16, 48
 
