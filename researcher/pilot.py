@@ -32,7 +32,7 @@ import numpy as np
 
 from researcher.intervals import t_quantile
 from researcher.learning import is_baseline, learned_or_not
-from researcher.outcomes import run_score, unscored_reason
+from researcher.outcomes import FINAL_SHARE, run_score, unscored_reason
 from researcher.plan import Design, Pilot, Reading, RunResult
 from researcher.sequential import SINGLE_LOOK_LEVEL, spent_share
 
@@ -80,6 +80,8 @@ def summarise_pilot(main: Design, results: list[RunResult], run_seconds: float |
     scored = [r for r in finished if unscored_reason(main, r) is None]
     scores = [run_score(main, r) for r in scored]
     seed_sd = float(np.std(scores, ddof=1)) if len(scores) > 1 else None
+    if seed_sd is not None and (floor := _sampling_sd(main, scored)) is not None:
+        seed_sd = max(seed_sd, floor)  # two seeds can agree by chance (rewards are discrete)
     items = [np.asarray(r.eval_outcomes, dtype=float) for r in finished if r.eval_outcomes]
     item_sd = float(np.mean([v.std(ddof=1) for v in items if len(v) > 1])) if items else None
     per_step = [r.wall_s / max(1, len(r.curve)) for r in finished if r.wall_s and r.curve]
@@ -94,6 +96,25 @@ def summarise_pilot(main: Design, results: list[RunResult], run_seconds: float |
         item_sd=item_sd,
         kept=True,  # until a retune changes the settings (the design node decides)
     )
+
+
+def _sampling_sd(main: Design, runs: list[RunResult]) -> float | None:
+    """The least a training-reward score varies by from its episodes' sampling alone: each
+    step's mean reward over its episodes has variance p(1 − p)/episodes (rewards in [0, 1]),
+    and learning speed averages the steps (a final reward a share of them, at least one).
+    None for held-out scores (`outcome_sd` floors those by their items)."""
+    if main.outcome not in ("learning_speed", "final_train_reward") or not runs:
+        return None
+    control = next((a for a in main.arms if a.role == "control"), None)
+    run = control.run if control else {}
+    episodes = int(run.get("group_size") or 8) * int(run.get("batch_groups") or 4)
+    rewards = np.clip([v for r in runs for _, v in r.curve], 0.0, 1.0)
+    if not len(rewards):
+        return None
+    longest = max(len(r.curve) for r in runs)
+    steps = main.steps if main.outcome == "learning_speed" else int(longest * FINAL_SHARE)
+    steps = max(1, steps)
+    return float(np.sqrt(np.mean(rewards * (1 - rewards)) / (episodes * steps)))
 
 
 def retune(
