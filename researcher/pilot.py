@@ -46,6 +46,13 @@ LR_RETUNE_FACTOR = 3.0
 STEPS_RETUNE_FACTOR = 2
 
 
+def wants_pilot(main: Design) -> bool:
+    """A design a pilot can serve: a control and a treatment, 2+ seeds per arm (with one
+    seed nothing varies to measure, and no verdict can be drawn: a smoke run)."""
+    roles = [arm.role for arm in main.arms]
+    return "control" in roles and "treatment" in roles and len(main.seeds) >= 2
+
+
 def pilot_design(main: Design, seeds: int = PILOT_SEEDS) -> Design:
     """The control arm alone, its first `seeds` seeds (no more than the design has), at the
     main design's settings."""

@@ -100,11 +100,10 @@ def plan_record(plan: Plan) -> dict[str, Any]:
 
 def pilot_record(design: Design) -> dict[str, Any] | None:
     """The pilot a study of `design` runs first (`researcher.pilot`): the control arm, its
-    seeds and steps; None when the design compares nothing."""
-    from researcher.pilot import pilot_design
+    seeds and steps; None when it runs none (nothing compared, or one seed per arm)."""
+    from researcher.pilot import pilot_design, wants_pilot
 
-    roles = [arm.role for arm in design.arms]
-    if "control" not in roles or "treatment" not in roles:
+    if not wants_pilot(design):
         return None
     pilot = pilot_design(design)
     return {"arm": pilot.arms[0].name, "seeds": len(pilot.seeds), "steps": pilot.steps}

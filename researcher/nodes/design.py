@@ -2,9 +2,9 @@
 
 Three kinds of round (`researcher.pilot` for the first two):
 
-- the **pilot** (first round, when `settings.pilot` and the planner's design compares a
-  treatment with a control): the control arm's first seeds at the design's settings; the
-  planner's design waits in `state["planned"]`;
+- the **pilot** (first round, when `settings.pilot` and `pilot.wants_pilot`: the planner's
+  design compares a treatment with a control over 2+ seeds): the control arm's first seeds
+  at the design's settings; the planner's design waits in `state["planned"]`;
 - the **comparison** after a pilot: the planned design, retuned if the pilot's control did
   not learn (never the factor), its looks sized from the budget left at the cost the pilot
   measured, and its minimum detectable effect stated — all before a treatment run starts;
@@ -54,7 +54,7 @@ def design(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
             notes=state.get("notes", []),
         )
         pinned = getattr(ctx.planner, "pinned", False)  # a replay runs its design as it was
-        if ctx.settings.pilot and _comparative(plan) and not pinned:
+        if ctx.settings.pilot and piloting.wants_pilot(plan) and not pinned:
             update = {"planned": plan.model_dump(), "pilot_used_s": ctx.study().budget_used_s}
             plan = piloting.pilot_design(plan)
     plan = plan.model_copy(update={"parallel_runs": ctx.settings.parallel_runs})
@@ -78,11 +78,6 @@ LEARNED_WORDS = {
     "did not learn": "the control did not learn",
     "unclear": "unclear whether the control learned",
 }
-
-
-def _comparative(plan: Design) -> bool:
-    roles = [arm.role for arm in plan.arms]
-    return "control" in roles and "treatment" in roles
 
 
 def _after_pilot(ctx: StudyContext, state: StudyState, planned: Design) -> Design:
