@@ -61,8 +61,12 @@ def evaluate(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
                       f"{row.id}: held-out {plan.eval_family} "
                       f"{'mean reward' if framing.workflow else 'accuracy'} {accuracy:.2f} "
                       f"on {len(result.eval_outcomes)} tasks ({time.monotonic() - started:.0f} s)")  # fmt: skip
-        elif result.status == "finished":
-            result.status, result.note = "failed", "the run made no training step"
+        elif row.status in ("finished", "stopped"):
+            if result.status == "finished":
+                result.status, result.note = "failed", "the run made no training step"
+            dropped = ", ".join(f"{k} {v}" for k, v in sorted(result.dropped_batches.items()))
+            ctx.event("evaluate", "problem", f"{row.id}: not evaluated: the run made no training "
+                      f"step" + (f" (batches that trained nothing: {dropped})" if dropped else ""))  # fmt: skip
         update_experiment(ctx, row.id, result=result.model_dump(mode="json"))
         results.append(result)
     if any(r.eval_outcomes for r in results):

@@ -101,7 +101,9 @@ def monitor(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
         if row.status not in LIVE:
             continue
         run = ctx.gateway.get_run(row.id)
-        since = max(0, int(progress.get(row.id, [0, 0])[0]) - 1)  # repeats are skipped
+        # the last step again (repeats are skipped); from step 0 on, where a run that has not
+        # trained yet records its dropped batches
+        since = int(progress.get(row.id, [0, 0])[0]) - 1
         points = ctx.gateway.metrics(row.id, since=since)
         with ctx.session() as session:
             crud.add_metric_snapshots(

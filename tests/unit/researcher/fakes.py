@@ -212,7 +212,7 @@ class FakeGateway:
     def metrics(self, name: str, *, since: int = 0) -> list[dict]:
         run = self._run(name)
         points = []
-        for step in range(since + 1, run.step + 1):
+        for step in range(max(1, since + 1), run.step + 1):  # step metrics start at step 1
             loss = math.nan if step in self.nan_loss_at[name] else 1.0 / step
             points += [{"step": step, "name": "reward/mean", "value": 0.1 * step},
                        {"step": step, "name": "loss", "value": loss}]  # fmt: skip
