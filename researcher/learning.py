@@ -20,8 +20,9 @@ two signals:
 The verdict, with `margin` the smallest held-out gain that counts (the design's
 `min_effect` on held-out accuracy, else `DEFAULT_MARGIN`):
 
-- "learned": the gain's interval lies above 0 (without a baseline: the training trend's
-  interval lies above 0);
+- "learned": the gain's interval lies above 0 and the gain reaches `margin` (a gain of
+  0.001 whose interval happens to clear 0 is no learning; without a baseline: the training
+  trend's interval lies above 0);
 - "did not learn": the gain's interval lies below 0 (worse than untrained), or the gain is
   below `margin` and the training trend is not credibly rising;
 - "unclear": anything else (the gain looks real but its interval reaches 0, the training
@@ -175,7 +176,7 @@ def _learned_or_not(
         fields |= {"heldout": heldout, "baseline": base, "gain": gain, "gain_ci": (low, high)}
         words.insert(0, f"held-out {heldout:.3f} vs the untrained baseline {base:.3f}: "
                         f"{gain:+.3f} (95% CI {low:+.3f} to {high:+.3f})")  # fmt: skip
-        if low > 0:
+        if low > 0 and gain >= margin:
             verdict = "learned"
         elif high < 0:
             verdict, words[0] = "did not learn", words[0] + ", below the untrained policy"
