@@ -29,7 +29,25 @@ from tests.integration.test_researcher import processes_mentioning
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(420)]
 
-QUESTION = "does multi-task mixing help?"
+QUESTION = "does a bonus of 0.3 raise my agent's reward?"
+# the study's own workflow: its rewards vary within a group, so every batch trains (a step
+# that trains nothing is no step, and the tiny model never solves a shipped task)
+AGENT = """
+import random
+
+PARAMS = {"bonus": 0.0}
+
+
+def tasks(split="train"):
+    return [{"id": f"{split}-{i}"} for i in range(40)]
+
+
+async def rollout(task, episode):
+    await episode.openai().chat.completions.create(
+        model=episode.model, max_tokens=2, messages=[{"role": "user", "content": "Hi."}]
+    )
+    return random.random() + PARAMS["bonus"]
+"""
 NOTE = "prefer fewer steps"
 START_S = 240  # the study's row, then a run training with reward points (loaded 2-core box)
 STEP_S = 60  # each later change to be seen
@@ -129,7 +147,10 @@ def test_a_study_is_started_watched_and_steered_from_the_browser(
 
     # 2. start a study on the tiny model → its page
     form = page.locator("#start-form")
+    agent = home / "agent.py"
+    agent.write_text(AGENT)
     form.locator("input[name=question]").fill(QUESTION)
+    form.locator("input[name=workflow]").fill(str(agent))
     form.locator("input[name=budget]").fill("4m")
     form.locator("select[name=model]").select_option("tiny")
     form.locator("input[name=seeds]").fill("1")

@@ -73,7 +73,11 @@ def validate_start(form: dict[str, str]) -> tuple[list[str], dict]:
         errors.extend(problem)
     if question and not errors:
         try:
-            make_planner("template").frame(question, served_models=[model], model=model)
+            from researcher.nodes.frame import workflow_frame_args
+
+            # read as `researcher start --workflow` will: the workflow's PARAMS may be the factor
+            make_planner("template").frame(question, served_models=[model], model=model,
+                                           **workflow_frame_args(workflow))  # fmt: skip
         except ResearcherError as error:
             errors.append(str(error))
     values = {"question": question, "budget": budget, "model": model, "seeds": seeds,

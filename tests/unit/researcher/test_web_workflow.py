@@ -8,7 +8,9 @@ from pathlib import Path
 
 from tests.unit.researcher.test_web import client, engine, gateway, spawned  # noqa: F401
 
-FORM = {"question": "does multi-task mixing help?", "budget": "5m", "model": "tiny", "seeds": "1"}
+# read as `researcher start --workflow` reads it: the workflow's PARAMS may be the factor
+FORM = {"question": 'does the system prompt "Think first." help my agent?', "budget": "5m",
+        "model": "tiny", "seeds": "1"}  # fmt: skip
 AGENT = """
 PARAMS = {"system_prompt": "Answer."}
 
@@ -32,6 +34,17 @@ def test_a_start_form_with_a_workflow_passes_its_absolute_path_to_the_researcher
     assert response.status_code == 303, response.text
     [command] = spawned
     assert command[command.index("--workflow") + 1] == str(agent.resolve())
+
+
+def test_a_question_about_the_workflows_params_is_read_with_them(client, spawned, tmp_path: Path):
+    agent = tmp_path / "my_agent.py"
+    agent.write_text(AGENT.replace("{empty}", "nothing"))
+    about_params = FORM
+    unread = client.post("/studies", data=about_params)  # without the workflow: no factor
+    assert unread.status_code == 422 and spawned == []
+    read = client.post("/studies", follow_redirects=False,
+                       data=about_params | {"workflow": str(agent)})  # fmt: skip
+    assert read.status_code == 303, read.text
 
 
 def test_a_workflow_that_is_relative_or_has_no_test_split_is_refused_inline(
