@@ -38,10 +38,8 @@ def tasks(
     **params: Any,
 ) -> Iterator[dict[str, Any]]:
     """`n` tasks of `split` at `level` (default: up to 1,000); `params` override its knobs."""
-    if level not in LEVELS:
-        raise ValueError(f"{FAMILY}: unknown level {level!r}; known: {', '.join(LEVELS)}")
-    config = {**LEVELS[level], **params}
-    return reasoning_gym.draw(FAMILY, DATASET, split, seed, n, config, MAX_TOKENS)
+    return reasoning_gym.draw_at_level(FAMILY, DATASET, LEVELS, level, split, seed, n, params,
+                                       MAX_TOKENS)  # fmt: skip
 
 
 async def rollout(task: dict[str, Any], episode) -> float:

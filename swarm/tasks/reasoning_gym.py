@@ -121,6 +121,24 @@ def draw(
         }
 
 
+def draw_at_level(
+    family: str,
+    dataset: str,
+    levels: dict[str, dict[str, Any]],
+    level: str,
+    split: str,
+    seed: int,
+    n: int | None,
+    params: dict[str, Any],
+    max_tokens: int,
+) -> Iterator[dict[str, Any]]:
+    """`draw` for a first-class family: `level`'s knobs (one of `levels`), with `params`
+    overriding them; an unknown level is a ValueError naming the known ones."""
+    if level not in levels:
+        raise ValueError(f"{family}: unknown level {level!r}; known: {', '.join(levels)}")
+    return draw(family, dataset, split, seed, n, {**levels[level], **params}, max_tokens)
+
+
 def tasks(
     split: str = "train",
     seed: int = 0,
