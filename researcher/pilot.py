@@ -190,6 +190,16 @@ def size_looks(
     return Looks(first, max(1, step), 1 + later)
 
 
+def seeds_that_fit(arms: int, wanted: int, budget_left_s: float, run_seconds: float) -> int:
+    """How many of the `wanted` seeds per arm the next look can add in `budget_left_s` at
+    `run_seconds` a run (0: not even one per arm). A look that cannot fit whole is shrunk to
+    this, not skipped: the alpha-spending rule spends each look's share by its index, so a
+    look with fewer seeds than planned keeps the study's error rate (it only loses power)."""
+    if run_seconds <= 0:
+        return wanted
+    return max(0, min(wanted, int(budget_left_s // (arms * run_seconds))))
+
+
 def minimum_detectable_effect(
     sd: float | None,
     seeds: int,

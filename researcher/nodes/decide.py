@@ -14,6 +14,7 @@ import inspect
 from langgraph.runtime import Runtime
 
 from experiments_db import crud
+from researcher import pilot as piloting
 from researcher.context import StudyContext
 from researcher.nodes.common import design_of, framing_of, hypothesis_of
 from researcher.plan import Analysis, Decision, Design
@@ -30,7 +31,9 @@ def decide(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
     costed: dict = {}
     accepts = inspect.signature(ctx.planner.decide).parameters
     if "round_cost_s" in accepts and design is not None:
-        costed["round_cost_s"] = next_look_cost_s(design, ctx.step_seconds)
+        costed["round_cost_s"] = next_look_cost_s(
+            design, ctx.step_seconds, ctx.study().budget_s, ctx.budget_left()
+        )
     if "design" in accepts and design is not None:
         costed["design"] = design
     decision = ctx.planner.decide(
@@ -64,11 +67,25 @@ def decide(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
     return update
 
 
-def next_look_cost_s(design: Design, step_seconds: float) -> float:
-    """What the next look costs: the seeds it adds per arm, at a run's cost as the pilot
-    measured it (training, evaluation and start-up), else as the budget estimates it."""
+def next_look_cost_s(
+    design: Design,
+    step_seconds: float,
+    budget_s: float | None = None,
+    budget_left_s: float | None = None,
+) -> float:
+    """What the next look costs. Priced by the pilot (a run's measured cost: training,
+    evaluation and start-up) it is the seeds the look adds per arm — shrunk to what fits in
+    `budget_left_s`, at least one (`pilot.seeds_that_fit`; the design node adds the same
+    number) — plus the reserve kept for the last evaluation and the report
+    (`budget.reserve_s` of the study's `budget_s`). So a planner refines exactly when a look
+    of at least one seed per arm fits. Without a pilot: the budget's estimate."""
     if design.pilot is not None and design.pilot.run_seconds:
-        return len(design.arms) * design.seeds_per_look * design.pilot.run_seconds
+        run_s = design.pilot.run_seconds
+        reserve = budget.reserve_s(budget_s) if budget_s else 0.0
+        adds = design.seeds_per_look
+        if budget_left_s is not None:
+            adds = piloting.seeds_that_fit(len(design.arms), adds, budget_left_s - reserve, run_s)
+        return len(design.arms) * max(1, adds) * run_s + reserve
     return budget.next_round_cost_s(len(design.arms), len(design.seeds), design.steps,
                                     step_seconds, design.seeds_per_look)  # fmt: skip
 

@@ -40,10 +40,14 @@ def design(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
     hypothesis = hypothesis_of(state)
     previous = design_of(state) if state.get("design") else None
     update: dict = {}
+    shrunk = ""
     if previous is not None and previous.phase == "pilot":
         plan = _after_pilot(ctx, state, Design.model_validate(state["planned"]))
     elif previous is not None and previous.hypothesis != hypothesis.key:
-        plan = next_look(previous, hypothesis.key)
+        adds = _seeds_that_fit(ctx, previous)
+        plan = next_look(previous, hypothesis.key, adds)
+        if adds is not None and adds < previous.seeds_per_look:
+            shrunk = f"; shrunk to fit the budget left: {max(1, adds)} more seed(s) per arm, not {previous.seeds_per_look}"
     else:
         plan = ctx.planner.design(
             framing_of(state),
@@ -60,7 +64,7 @@ def design(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
     plan = plan.model_copy(update={"parallel_runs": ctx.settings.parallel_runs})
     round_ = state.get("round", 1)
     ids, reused = _experiments(ctx, plan, hypothesis.key, round_)
-    _announce(ctx, plan, round_, reused)
+    _announce(ctx, plan, round_, reused, shrunk)
     return update | {
         "design": plan.model_dump(),
         "designs": [*state.get("designs", []), plan.model_dump()],
@@ -121,14 +125,27 @@ def _pilot_control(planned: Design):
     return next(a for a in planned.arms if a.role == "control")
 
 
-def next_look(previous: Design, key: str) -> Design:
-    """`previous` one look on: the same arms, steps and items, more seeds per arm."""
-    seeds = list(range(len(previous.seeds) + previous.seeds_per_look))
+def next_look(previous: Design, key: str, adds: int | None = None) -> Design:
+    """`previous` one look on: the same arms, steps and items, `adds` more seeds per arm
+    (default: the design's `seeds_per_look`; fewer when the whole look does not fit)."""
+    adds = previous.seeds_per_look if adds is None else max(1, adds)
+    seeds = list(range(len(previous.seeds) + adds))
     nxt = previous.model_copy(update={"hypothesis": key, "seeds": seeds,
                                       "look": previous.look + 1,
                                       "max_looks": max(previous.max_looks, previous.look + 1)})  # fmt: skip
     return nxt.model_copy(
         update={"decision_rule": _with_stopping_rule(previous.decision_rule, previous, nxt)}
+    )
+
+
+def _seeds_that_fit(ctx: StudyContext, previous: Design) -> int | None:
+    """The seeds per arm the next look adds: the planned `seeds_per_look`, shrunk to what the
+    budget left (less the reserve) pays for at the pilot's measured run cost."""
+    if previous.pilot is None or not previous.pilot.run_seconds:
+        return None
+    available = ctx.budget_left() - budget.reserve_s(ctx.study().budget_s)
+    return piloting.seeds_that_fit(
+        len(previous.arms), previous.seeds_per_look, available, previous.pilot.run_seconds
     )
 
 
@@ -184,10 +201,11 @@ def _identity(arm: str, seed: int, config: dict) -> str:
     return json.dumps([arm, seed, config.get("steps"), settings], sort_keys=True, default=str)
 
 
-def _announce(ctx: StudyContext, plan: Design, round_: int, reused: int) -> None:
+def _announce(ctx: StudyContext, plan: Design, round_: int, reused: int, shrunk: str = "") -> None:
     arms = ", ".join(f"{a.name} ({a.role})" for a in plan.arms)
     kind = "pilot" if plan.phase == "pilot" else f"look {plan.look} of {plan.max_looks}"
     kept = f"; {reused} run(s) reused from earlier rounds" if reused else ""
+    kept += shrunk
     message = (
         f"round {round_} ({kind}): {arms}; seeds {plan.seeds}; {plan.steps} steps per run; "
         f"judged on {plan.eval_episodes} held-out {plan.eval_family} tasks{kept}"

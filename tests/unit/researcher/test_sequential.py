@@ -233,7 +233,7 @@ def test_the_decide_node_prices_the_next_look_from_the_design():
     events: list[tuple] = []
     ctx = SimpleNamespace(
         planner=TemplatePlanner(), step_seconds=5.0, budget_left=lambda: 120.0,
-        tick=lambda *a, **k: None, event=lambda *a, **k: events.append((a, k)),
+        study=lambda: SimpleNamespace(budget_s=1200.0), tick=lambda *a, **k: None, event=lambda *a, **k: events.append((a, k)),
     )  # fmt: skip
     state = {"framing": framing.model_dump(), "hypotheses": [h1.model_dump()], "hypothesis": "H1",
              "analyses": [analysis.model_dump()], "design": design.model_dump(), "round": 1}  # fmt: skip
@@ -251,3 +251,43 @@ def test_the_decide_node_prices_the_next_look_from_the_design():
     )  # fmt: skip
     assert decision.action == "refine"
     assert "the next look needs about 100 s" in decision.reason
+
+
+def test_a_look_that_does_not_fit_whole_is_shrunk_not_skipped():
+    from researcher.nodes.decide import next_look_cost_s
+    from researcher.nodes.design import next_look
+    from researcher.pilot import seeds_that_fit
+
+    assert seeds_that_fit(2, 3, budget_left_s=240, run_seconds=50) == 2
+    assert seeds_that_fit(2, 3, budget_left_s=1e4, run_seconds=50) == 3
+    assert seeds_that_fit(2, 3, budget_left_s=90, run_seconds=50) == 0
+    design = _design(max_looks=3).model_copy(
+        update={"seeds": [0, 1], "steps": 10, "seeds_per_look": 3, "pilot": Pilot(run_seconds=50.0)}
+    )
+    # a 1200 s study keeps 60 s in reserve; 300 s left pays for 2 of the 3 planned seeds per arm
+    cost = next_look_cost_s(design, 5.0, budget_s=1200.0, budget_left_s=300.0)
+    assert cost == 2 * 2 * 50.0 + 60.0
+    assert _template_refines(design, cost, budget_left_s=300.0)
+    # 150 s left: not one seed per arm fits beside the reserve, so the look is not run
+    cost = next_look_cost_s(design, 5.0, budget_s=1200.0, budget_left_s=150.0)
+    assert cost == 1 * 2 * 50.0 + 60.0 > 150.0
+    assert not _template_refines(design, cost, budget_left_s=150.0)
+    # the shrunk look adds 2 seeds, keeps the plan's seeds_per_look for later looks
+    shrunk = next_look(design, "H1b", adds=2)
+    assert (shrunk.seeds, shrunk.look, shrunk.seeds_per_look) == ([0, 1, 2, 3], 2, 3)
+    assert next_look(design, "H1b").seeds == [0, 1, 2, 3, 4]
+
+
+def _template_refines(design, cost: float, budget_left_s: float) -> bool:
+    from researcher.plan import Analysis, Framing, Reading
+    from researcher.planner.template import TemplatePlanner
+
+    reading = Reading(factor="kl_coef", levels=[0.0, 0.5], control=0.0, task="arithmetic")
+    framing = Framing(question="q", family="kl_coef", summary="s", model="m", planner="template",
+                      served_models=["m"], reading=reading)  # fmt: skip
+    h1 = Hypothesis(key="H1", statement="s", prediction="p", refuted_if="r")
+    analysis = Analysis(arm_means={}, arm_ci={}, comparisons=[], verdict="inconclusive",
+                        summary="")  # fmt: skip
+    decision = TemplatePlanner().decide(framing, h1, analysis, notes=[], budget_left_s=budget_left_s,
+                                        round=2, round_cost_s=cost, design=design)  # fmt: skip
+    return decision.action == "refine"
