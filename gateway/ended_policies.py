@@ -67,6 +67,11 @@ class EndedPolicyPool:
         self._slots[name] = _Slot(future)
         self._evict()
 
+    def forget(self, name: str) -> None:
+        """`name` is no longer served (its final weights were deleted): its engine goes once
+        idle, and nothing reloads it."""
+        self._drop(name)
+
     @asynccontextmanager
     async def lease(
         self, name: str, source: str, version: int, tokenizer: ChatTokenizer

@@ -87,6 +87,12 @@ class RunNotFound(GatewayError):
     code = "run_not_found"
 
 
+class CheckpointNotFound(GatewayError):
+    status = 404
+    type = "invalid_request_error"
+    code = "checkpoint_not_found"
+
+
 class ClientNotFound(GatewayError):
     status = 404
     type = "invalid_request_error"

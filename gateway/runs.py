@@ -44,6 +44,7 @@ from gateway.buffer import FinishedEpisode, GroupBuffer
 from gateway.drift import drift_counts
 from gateway.ended_policies import EndedPolicyPool, EndedTrainer, ReloadingEngine
 from gateway.errors import (
+    CheckpointNotFound,
     Conflict,
     EpisodeNotOpen,
     InsufficientStorage,
@@ -712,6 +713,29 @@ class RunManager:
     def _keep(self, run: Run) -> int:
         keep = run.settings.keep_checkpoints
         return self._settings.keep_checkpoints if keep is None else keep
+
+    async def delete_checkpoint(self, name: str, step: int) -> None:
+        """Delete the checkpoint (or export) at `step` of run `name`: its row, then its files
+        (`DELETE /runs/{name}/checkpoints/{step}`, e.g. a study keeping within its disk
+        budget). When these were the final weights an ended run's policies are served from,
+        those `<run>/<policy>` models go (404 `model_not_found`, as after a restart); a live
+        run resumes from an older checkpoint, or its start, if the gateway restarts."""
+        run = self.get(name)
+        async with run.lock:
+            row = await anyio.to_thread.run_sync(self._store.checkpoint, run.name, step)
+            if row is None:
+                raise CheckpointNotFound(f"Run {run.name!r} has no checkpoint at step {step}.")
+            path = self._inside(row.path)
+            await anyio.to_thread.run_sync(self._store.delete_checkpoints, run.name, [step])
+            for policy in run.policies.values():
+                engine = policy.served.engine
+                if isinstance(engine, ReloadingEngine) and path is not None:
+                    if Path(engine.source).resolve().is_relative_to(path):
+                        self._models.remove(policy.served.name)
+                        self._ended.forget(policy.served.name)
+            if path is not None:
+                await anyio.to_thread.run_sync(lambda: shutil.rmtree(path, ignore_errors=True))
+        log.info("run %s: checkpoint at step %d deleted on request", run.name, step)
 
     async def checkpoint_by_name(self, name: str) -> CheckpointPublic:
         run = self.get(name)

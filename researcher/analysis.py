@@ -50,6 +50,7 @@ from researcher.learning import (
     not_testable_words,
 )
 from researcher.outcomes import (
+    common_horizon,
     cost_unit,
     direction_words,
     heldout_metric,
@@ -195,6 +196,7 @@ def analyse(
     look = min(max(1, design.look if look is None else look), max_looks)
     baselines = [r for r in results if is_baseline(r)]
     results = [r for r in results if not is_baseline(r)]
+    design, horizon_words = common_horizon(design, results)
     unit = cost_unit(results)
     arm_names = [a.name for a in design.arms]
     excluded: list[str] = []
@@ -303,8 +305,11 @@ def analyse(
         arm.name: learned_or_not(
             design,
             # a run that took no step but dropped batches is evidence of not learning
-            [r for r in results if r.arm == arm.name
-             and (r.status == "finished" or r.dropped_batches)],  # fmt: skip
+            [
+                r
+                for r in results
+                if r.arm == arm.name and (r.status == "finished" or r.dropped_batches)
+            ],  # fmt: skip
             _baseline_of(arm, baselines),
         )  # fmt: skip
         for arm in design.arms
@@ -321,6 +326,8 @@ def analyse(
     summary = _summary(design, unit, arms, arm_ci, comparisons, trend, rule_verdict, problems,
                        excluded, margin, untestable=verdict == "not_testable")  # fmt: skip
     summary += _learning_words(design, baseline, base_mean, base_ci, learned, verdict)
+    if horizon_words:
+        summary += " " + horizon_words
     if pilot_failed:
         summary += " " + _pilot_failed_words(design)
     return Analysis(

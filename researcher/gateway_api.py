@@ -135,6 +135,10 @@ class GatewayAPI:
         """The run's saved checkpoints and exports ({step, path, created_at}), oldest first."""
         return self._call("GET", f"/runs/{name}/checkpoints")
 
+    def delete_checkpoint(self, name: str, step: int) -> None:
+        """Delete a run's checkpoint (or export) at `step`, files and all."""
+        self._call("DELETE", f"/runs/{name}/checkpoints/{step}")
+
     def patch_run(self, name: str, fields: dict) -> dict:
         return self._call("PATCH", f"/runs/{name}", json=fields)
 

@@ -31,6 +31,7 @@ import numpy as np
 from researcher.plan import Design, RunResult
 
 FINAL_SHARE = 0.2  # final_train_reward: the share of the curve's last points averaged
+MIN_HORIZON_SHARE = 0.5  # a common horizon shorter than this share of the steps is not used
 
 
 def heldout_metric(result: RunResult) -> float:
@@ -88,6 +89,40 @@ def unscored_reason(design: Design, result: RunResult, unit: str = "wall_s") -> 
     if design.outcome == "cost" and getattr(result, unit) is None:
         return "no wall time recorded" if unit == "wall_s" else "no token count recorded"
     return None
+
+
+def common_horizon(design: Design, results: list[RunResult]) -> tuple[Design, str]:
+    """For learning speed as an area: when runs were stopped short of the design's steps
+    (the budget ran out while they trained), `design` with its steps cut to the last step
+    that every such run reached — so every run is scored over the same steps 1..h rather
+    than the short ones being excluded — and the reason in words; else `design` as it is
+    and "". Runs that reached fewer than MIN_HORIZON_SHARE of the steps do not set h (they
+    stay excluded as too short), and arms that train different numbers of steps (a study
+    of `max_steps`) are never cut. Where a run stops depends on the clock, not on its
+    rewards, so the shorter horizon measures the same thing on fewer steps."""
+    if design.outcome != "learning_speed" or design.threshold is not None:
+        return design, ""
+    planned = {int(a.run.get("max_steps") or design.steps) for a in design.arms}
+    if len(planned) != 1:
+        return design, ""
+    steps = planned.pop()
+    arms = {a.name for a in design.arms}
+    lasts = [
+        _curve(r)[-1][0] for r in results if r.arm in arms and r.status == "finished" and _curve(r)
+    ]
+    reached = [last for last in lasts if last >= math.ceil(MIN_HORIZON_SHARE * steps)]
+    if not reached or min(reached) >= steps - max(1, steps // 10):
+        return design, ""
+    horizon = min(reached)
+    short = sum(1 for last in reached if last < steps)
+    arms_cut = [
+        a.model_copy(update={"run": {**a.run, "max_steps": horizon}}) if "max_steps" in a.run else a
+        for a in design.arms
+    ]
+    return design.model_copy(update={"steps": horizon, "arms": arms_cut}), (
+        f"Learning speed is scored over steps 1–{horizon}, the steps every scored run reached: "
+        f"{short} run(s) were stopped before step {steps} by the budget."
+    )
 
 
 def _planned_steps(design: Design, result: RunResult) -> int:

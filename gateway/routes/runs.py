@@ -1,5 +1,5 @@
-"""Run control routes: create, list, read, edit, pause, resume, stop, checkpoint, metrics,
-episodes.
+"""Run control routes: create, list, read, edit, pause, resume, stop, checkpoints (save,
+list, delete), metrics, episodes.
 
 Thin: every route needs the admin key when one is configured (reading a run also takes a
 client key of that run); logic in `RunManager`. `POST /runs/{id}/client-keys` hands out the
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Path, Query
 
 from gateway.auth import client_key_for, require_admin, require_admin_or_run_client
 from gateway.routes.deps import State, Token
@@ -29,6 +29,7 @@ router = APIRouter(prefix="/runs", tags=["runs"])
 
 # database integers are signed 64-bit: larger query ints are a 422, never a driver error
 SQL_INT_MAX = 2**63 - 1
+Step = Annotated[int, Path(ge=0, le=SQL_INT_MAX, description="The checkpoint's step.")]
 
 
 @router.post("", response_model=RunPublic, status_code=201)
@@ -91,6 +92,13 @@ async def save_checkpoint(run_id: str, state: State, token: Token) -> Checkpoint
 async def list_checkpoints(run_id: str, state: State, token: Token) -> list[CheckpointPublic]:
     require_admin(token, state.settings)
     return await state.runs.checkpoints(run_id)
+
+
+@router.delete("/{run_id}/checkpoints/{step}", status_code=204)
+async def delete_checkpoint(run_id: str, step: Step, state: State, token: Token) -> None:
+    """Delete a checkpoint's files and row; an ended run served from it is served no more."""
+    require_admin(token, state.settings)
+    await state.runs.delete_checkpoint(run_id, step)
 
 
 @router.get("/{run_id}/metrics", response_model=list[MetricPoint])

@@ -10,6 +10,8 @@ outcomes are kept in an "evaluate/baseline" event, so a resumed study (or a late
 with the same model, items and workflow) does not evaluate it again. Each result carries
 its run's `batches_dropped` from the gateway (batches that trained nothing, by reason:
 the first sign of an arm that is not learning), {} from a gateway that does not count them.
+Scored runs' weights are then deleted as far as the study's disk budget asks
+(`researcher.disk`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from langgraph.runtime import Runtime
 from experiments_db import crud
 from experiments_db.studies import ClientProcessRow, MetricSnapshotRow
 from researcher.context import StudyContext
+from researcher.disk import keep_within_disk_budget
 from researcher.errors import ResearcherError
 from researcher.evaluate import evaluate_policy
 from researcher.learning import baseline_result
@@ -71,8 +74,17 @@ def evaluate(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
         results.append(result)
     if any(r.eval_outcomes for r in results):
         results.extend(baselines(ctx, plan, framing, round_experiments(ctx, state)))
+    keep_within_disk_budget(ctx, evaluated_runs(ctx))
     dumped = [r.model_dump(mode="json") for r in results]
     return {"results": [*state.get("results", []), dumped]}
+
+
+def evaluated_runs(ctx: StudyContext) -> list[str]:
+    """The gateway run names of the study's scored runs, the first scored first."""
+    with ctx.session() as session:
+        rows = crud.experiments(session, study_id=ctx.study_id)
+    scored = [r for r in rows if r.run_name and r.result and r.result.get("eval_outcomes")]
+    return [r.run_name for r in sorted(scored, key=lambda r: r.updated_at)]
 
 
 def baselines(ctx: StudyContext, plan: Design, framing: Framing, rows: list) -> list[RunResult]:

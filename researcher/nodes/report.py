@@ -14,6 +14,7 @@ from langgraph.runtime import Runtime
 
 from experiments_db import crud
 from researcher.context import StudyContext
+from researcher.disk import DELETED
 from researcher.errors import ResearcherError
 from researcher.gateway_api import GatewayUnavailable
 from researcher.plan import Analysis, Decision, Design, Framing, RunResult
@@ -43,6 +44,7 @@ def report_context(ctx: StudyContext, state: dict[str, Any]) -> ReportContext:
             notes.append(text)
     runs = []
     checkpoint = _checkpoint_finder(ctx)
+    deleted = {e.data.get("deleted_weights") for e in events if e.data}
     for row in experiments:
         if not row.workflow_path or not Path(row.workflow_path).exists():
             continue
@@ -52,7 +54,8 @@ def report_context(ctx: StudyContext, state: dict[str, Any]) -> ReportContext:
         runs.append(ReproRun(arm=row.arm, seed=row.seed, run=row.id, settings=settings,
                              code_version=row.code_version, workflow_path=row.workflow_path,
                              workflow_code=Path(row.workflow_path).read_text(),
-                             checkpoint=checkpoint(row.run_name)))  # fmt: skip
+                             checkpoint=DELETED if row.run_name in deleted
+                             else checkpoint(row.run_name)))  # fmt: skip
     problems = [
         f"{e.phase}: {e.message}" + (f" ({e.reason})" if e.reason else "")
         for e in events

@@ -45,7 +45,7 @@ def start_gateway_with_lease(
     *,
     lease_s: float,
     model: str = "tiny",
-    timeout: float = 120.0,
+    timeout: float = 300.0,  # a hang guard, not a speed check
     port: int | None = None,
     log_name: str = "gateway.log",
     log_level: str = "warning",

@@ -37,7 +37,7 @@ def start_gateway(
     tmp: Path,
     *args: str,
     model: str = "smollm2-135m",
-    timeout: float = 240.0,
+    timeout: float = 600.0,  # a hang guard: a loaded 2-core box can take minutes
     database_url: str | None = None,
 ) -> RunningGateway:
     """`gateway serve` with its state in `tmp/state`; its database is the SQLite file there,

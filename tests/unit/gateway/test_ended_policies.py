@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import weakref
+from pathlib import Path
 
 import pytest
 
@@ -309,3 +310,36 @@ def test_a_restarted_gateway_serves_its_ended_runs_policies_from_their_final_wei
     finally:
         after.__exit__(None, None, None)
         base_engine.shutdown()
+
+
+def test_deleting_an_ended_runs_final_weights_frees_the_disk_and_stops_serving_it(
+    make_client, tiny_factory
+):
+    # a study keeps within its disk budget by deleting the exports of runs it has evaluated
+    client = make_client(policy_factory=tiny_factory)
+    create_run(client, "trained", **TINY_RUN)
+    create_run(client, "other", **TINY_RUN)
+    train_one_step(client, "trained")
+    train_one_step(client, "other")
+    for name in ("trained", "other"):
+        assert client.post(f"/runs/{name}/stop").status_code == 200
+    eventually(lambda: parked(client, "trained/policy") and parked(client, "other/policy"), 60)
+    other_tokens, _ = greedy(client, "other/policy")
+    (checkpoint,) = client.get("/runs/trained/checkpoints").json()
+    assert Path(checkpoint["path"]).is_dir()
+
+    assert client.delete("/runs/trained/checkpoints/7").status_code == 404
+    assert client.delete("/runs/trained/checkpoints/-1").status_code == 422
+    response = client.delete(f"/runs/trained/checkpoints/{checkpoint['step']}")
+    assert response.status_code == 204, response.text
+    assert not Path(checkpoint["path"]).exists()
+    assert client.get("/runs/trained/checkpoints").json() == []
+    reply = client.post(
+        "/v1/chat/completions",
+        json={"model": "trained/policy", "messages": [{"role": "user", "content": "hi"}]},
+    )
+    assert reply.status_code == 404 and reply.json()["error"]["code"] == "model_not_found"
+    # the run's record and every other run are untouched
+    assert run_state(client, "trained")["status"] == "stopped"
+    assert greedy(client, "other/policy")[0] == other_tokens
+    assert client.delete(f"/runs/trained/checkpoints/{checkpoint['step']}").status_code == 404

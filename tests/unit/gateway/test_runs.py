@@ -72,6 +72,7 @@ def test_an_unknown_run_is_a_404_everywhere(trainer_client):
         ("POST", "/runs/nope/stop"),
         ("POST", "/runs/nope/checkpoints"),
         ("GET", "/runs/nope/checkpoints"),
+        ("DELETE", "/runs/nope/checkpoints/1"),
         ("GET", "/runs/nope/metrics"),
     ]:
         response = trainer_client.request(method, path, json={} if method == "PATCH" else None)

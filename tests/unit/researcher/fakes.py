@@ -138,6 +138,7 @@ class FakeGateway:
         self.create_calls: list[str] = []  # every create_run, repeats included
         self.stopped: list[str] = []
         self.patches: list[tuple[str, dict]] = []
+        self.deleted_checkpoints: list[str] = []  # runs whose weights a study deleted
         self.paused: list[str] = []
         self.resumed: list[str] = []
         self.nan_loss_at: dict[str, set[int]] = defaultdict(set)
@@ -191,9 +192,13 @@ class FakeGateway:
     def checkpoints(self, name: str) -> list[dict]:
         """As GatewayAPI.checkpoints: a finished run has its final export."""
         run = self._run(name)
-        if run.status != "finished":
+        if run.status != "finished" or name in self.deleted_checkpoints:
             return []
         return [{"step": run.step, "path": f"/fake-gateway/runs/{name}/export", "created_at": 0.0}]
+
+    def delete_checkpoint(self, name: str, step: int) -> None:
+        self._run(name)
+        self.deleted_checkpoints.append(name)
 
     def patch_run(self, name: str, fields: dict) -> dict:
         run = self._run(name)

@@ -387,3 +387,38 @@ def test_a_run_cut_short_is_not_scored_on_learning_speed():
     assert unscored_reason(design, whole) is None  # a step short of the plan still counts
     held = design.model_copy(update={"outcome": "final_train_reward"})
     assert unscored_reason(held, short) is None
+
+
+def test_runs_the_budget_stopped_are_scored_over_the_steps_every_run_reached():
+    from researcher.outcomes import area_under_curve, common_horizon
+
+    d = design("learning_speed", levels=(1e-5, 4e-5), steps=10)
+    rising = lambda arm, seed, last, rate: RunResult(  # noqa: E731
+        arm=arm,
+        seed=seed,
+        run=f"{arm}-s{seed}",
+        curve=[(s, min(1.0, rate * s)) for s in range(1, last + 1)],
+    )
+    results = [rising("arm0", 0, 10, 0.05), rising("arm0", 1, 10, 0.06),
+               rising("arm1", 0, 6, 0.12), rising("arm1", 1, 7, 0.13),
+               rising("arm1", 2, 3, 0.2)]  # fmt: skip
+    cut, words = common_horizon(d, results)
+    assert (
+        cut.steps == 6 and "steps 1–6" in words and "2 run(s) were stopped before step 10" in words
+    )
+    analysis = analyse(d, results)
+    assert "scored over steps 1–6" in analysis.summary and "1–6" in analysis.outcome_label
+    assert analysis.arm_means["arm0"] == pytest.approx(
+        np.mean([area_under_curve(r, 6) for r in results[:2]])
+    )
+    assert "arm1-s2" in analysis.summary  # under half the steps: still excluded as too short
+    assert analysis.comparisons[0].n_seeds == 2  # 2 cut runs compared, not excluded
+    # whole runs, or runs a step short, are scored over all the steps as before
+    assert common_horizon(d, results[:2]) == (d, "")
+    # a study of max_steps (arms train different numbers of steps) is never cut
+    steps_study = d.model_copy(update={"arms": [a.model_copy(update={"run": {"max_steps": m}})
+                                                for a, m in zip(d.arms, (10, 20), strict=True)]})  # fmt: skip
+    assert common_horizon(steps_study, results)[0] is steps_study
+    # other outcomes are never cut
+    held = design("heldout_accuracy", levels=(1e-5, 4e-5), steps=10)
+    assert common_horizon(held, results)[0] is held

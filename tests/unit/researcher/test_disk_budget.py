@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from experiments_db import crud
+from experiments_db.db import session_scope
 from researcher.settings import BadSize, parse_size
 from tests.unit.researcher.test_graph import harness  # noqa: F401 - fixture
 
@@ -52,3 +54,18 @@ def test_a_large_budget_checkpoints_periodically_and_monitor_stops_that_over_bud
     assert sorted(patched) == sorted(r.name for r in created)
     messages = [e.message for e in harness.events() if "periodic checkpoints off" in e.message]
     assert messages and any("over its disk budget" in (e.reason or "") for e in harness.events())
+
+
+def test_over_half_its_budget_a_study_deletes_scored_runs_weights_and_the_report_says_so(
+    harness, monkeypatch
+):
+    harness.create()
+    monkeypatch.setattr("researcher.disk.directory_size", lambda path: 3 * 10**9)
+    harness.drive()
+    with session_scope(harness.engine) as session:
+        rows = crud.experiments(session, study_id=harness.ctx.study_id)
+    scored = {r.run_name for r in rows if r.result and r.result["eval_outcomes"]}
+    assert scored and sorted(harness.gateway.deleted_checkpoints) == sorted(scored)
+    assert any("disk budget" in e.message and e.kind == "action" for e in harness.events())
+    markdown = Path(harness.report_row().markdown_path).read_text()
+    assert "deleted to keep the study within its disk budget" in markdown
