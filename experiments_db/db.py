@@ -1,11 +1,12 @@
 """Engine and session helpers for everything swarmrl persists.
 
 Owns: turning a database URL (``sqlite:///path`` or a PostgreSQL URL) into a SQLAlchemy
-engine tuned for its backend, creating the tables, handing out sessions, and closing an
-engine cleanly. A SQLite file is created readable by its owner only (0600; SQLite gives its
--wal and -shm files the same mode), opened only after `PRAGMA quick_check` passes, and
-never silently re-created over a write-ahead log it lost (`UnusableDatabase`); `dispose`
-checkpoints the log into the file. Knows nothing about HTTP, the gateway, or the trainer.
+engine tuned for its backend, handing out sessions, and closing an engine cleanly; the
+tables are made and upgraded by Alembic (`experiments_db.migrate`). A SQLite file is
+created readable by its owner only (0600; SQLite gives its -wal and -shm files the same
+mode), opened only after `PRAGMA quick_check` passes, and never silently re-created over a
+write-ahead log it lost (`UnusableDatabase`); `dispose` checkpoints the log into the file.
+Knows nothing about HTTP, the gateway, or the trainer.
 """
 
 from __future__ import annotations
@@ -17,12 +18,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from sqlalchemy import event, inspect, text
+from sqlalchemy import event
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import DBAPIError
-from sqlmodel import Session, SQLModel, create_engine
+from sqlmodel import Session, create_engine
 
-from experiments_db import models as _models  # noqa: F401  (registers the tables)
 from experiments_db.errors import UnusableDatabase
 
 FILE_MODE = 0o600  # a database holds episode keys' hashes, prompts, settings
@@ -127,37 +127,6 @@ def _tune_sqlite_connection(dbapi_connection, _connection_record) -> None:
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA busy_timeout=5000")
     cursor.close()
-
-
-def create_all(engine: Engine) -> None:
-    """Create every swarmrl table that does not exist yet, and add the nullable columns a
-    database written by an older swarmrl lacks (so a state dir survives an upgrade)."""
-    SQLModel.metadata.create_all(engine)
-    add_missing_columns(engine)
-
-
-def add_missing_columns(engine: Engine) -> list[str]:
-    """`ALTER TABLE ... ADD COLUMN` for each nullable or defaulted column a table lacks.
-
-    Returns the `table.column` names added. Columns that are NOT NULL without a default
-    cannot be added to a table with rows; they are left for a real migration.
-    """
-    inspector = inspect(engine)
-    added = []
-    with engine.begin() as connection:
-        for table in SQLModel.metadata.sorted_tables:
-            if not inspector.has_table(table.name):
-                continue
-            present = {column["name"] for column in inspector.get_columns(table.name)}
-            for column in table.columns:
-                if column.name in present or not column.nullable:
-                    continue
-                kind = column.type.compile(dialect=engine.dialect)
-                connection.execute(
-                    text(f'ALTER TABLE "{table.name}" ADD COLUMN "{column.name}" {kind}')
-                )
-                added.append(f"{table.name}.{column.name}")
-    return added
 
 
 @contextmanager

@@ -178,3 +178,7 @@ class CheckpointRow(SQLModel, table=True):
     step: int
     path: str
     created_at: float
+
+
+# The tables the gateway's Alembic history owns (`experiments_db.migrate.GATEWAY`).
+GATEWAY_TABLES = ("episode", "call", "client", "run", "policy", "sample", "metric", "checkpoint")

@@ -25,7 +25,8 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from experiments_db import crud
-from experiments_db.db import create_all, make_engine, session_scope
+from experiments_db.db import make_engine, session_scope
+from experiments_db.migrate import GATEWAY, upgrade_engine
 from experiments_db.models import CallRow, EpisodeRow, SampleRow
 from gateway.errors import EpisodeNotFound, EpisodeNotOpen
 from gateway.settings import GatewaySettings
@@ -215,7 +216,7 @@ class EpisodeRecorder:
     @classmethod
     def open(cls, database_url: str) -> EpisodeRecorder:
         db = make_engine(database_url)
-        create_all(db)
+        upgrade_engine(db, GATEWAY)  # Alembic: creates or upgrades the gateway tables
         return cls(db)
 
     @classmethod

@@ -130,8 +130,7 @@ def embedded_gateway_database(study_db: Engine, study_id: str) -> str | None:
 
     Never the researcher's own schema: a gateway restores every live run it finds in its
     database at start, so two studies' gateways sharing run tables would train each other's
-    runs; and the gateway creates every swarmrl table it does not see, which would put
-    study tables without an Alembic revision next to the researcher's."""
+    runs."""
     url = study_db.url
     if url.get_backend_name() != "postgresql":
         return None

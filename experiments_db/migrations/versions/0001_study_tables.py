@@ -1,5 +1,6 @@
 """The study tables: study, hypothesis, experiment, client_process, metric_snapshot,
-intervention, event, report (see experiments_db.studies).
+intervention, event, report (see experiments_db.studies); the first revision of the study
+history.
 
 Revision ID: 0001
 Revises:
@@ -13,7 +14,7 @@ from alembic import op
 
 revision: str = "0001"
 down_revision: str | None = None
-branch_labels: str | Sequence[str] | None = None
+branch_labels: str | Sequence[str] | None = ("study",)  # the study history (alembic_version)
 depends_on: str | Sequence[str] | None = None
 
 

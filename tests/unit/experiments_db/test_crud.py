@@ -13,12 +13,12 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from experiments_db import crud
 from experiments_db.db import (
     PG_CONNECT_TIMEOUT_S,
-    create_all,
     make_engine,
     normalize_url,
     session_scope,
     sqlite_url,
 )
+from experiments_db.migrate import GATEWAY, upgrade_engine
 from experiments_db.models import (
     CheckpointRow,
     EpisodeRow,
@@ -32,7 +32,7 @@ from experiments_db.models import (
 @pytest.fixture
 def db(db_url):
     engine = make_engine(db_url)
-    create_all(engine)
+    upgrade_engine(engine, GATEWAY)
     yield engine
     engine.dispose()
 
@@ -78,7 +78,7 @@ def test_postgresql_urls_use_psycopg_3_and_give_up_connecting_after_a_timeout():
     engine.dispose()
 
 
-def test_an_older_database_gets_the_new_nullable_columns(tmp_path):
+def test_an_older_database_gets_the_new_nullable_columns_and_the_missing_tables(tmp_path):
     path = tmp_path / "old.sqlite"
     with sqlite3.connect(path) as old:  # the issue-2 episode table
         old.execute(
@@ -90,13 +90,14 @@ def test_an_older_database_gets_the_new_nullable_columns(tmp_path):
             "INSERT INTO episode VALUES ('ep-1', 'h', 'default', 't', NULL, NULL, NULL, 'open', 1.0)"
         )
     engine = make_engine(sqlite_url(path))
-    create_all(engine)
+    upgrade_engine(engine, GATEWAY)
     columns = {c["name"] for c in inspect(engine).get_columns("episode")}
     assert {"reward", "metrics", "finished_at", "abort_reason", "step"} <= columns
+    assert {"call", "run", "sample", "checkpoint"} <= set(inspect(engine).get_table_names())
     with session_scope(engine) as session:
         episode = crud.get_episode(session, episode_id="ep-1")
         assert (episode.status, episode.reward, episode.step) == ("open", None, None)
-    create_all(engine)  # idempotent
+    upgrade_engine(engine, GATEWAY)  # idempotent
 
 
 def test_run_counters_are_bumped_in_the_database(db):

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from experiments_db.db import create_all, dispose, make_engine, sqlite_url
+from experiments_db.db import dispose, make_engine, sqlite_url
 from experiments_db.errors import UnusableDatabase
+from experiments_db.migrate import GATEWAY, upgrade_engine
 
 
 def mode(path: Path) -> int:
@@ -41,7 +42,7 @@ def count(path: Path) -> int:
 def test_a_new_database_and_its_wal_and_shm_are_readable_by_their_owner_only(tmp_path):
     path = tmp_path / "state" / "gateway.sqlite"
     engine = fill(path)
-    create_all(engine)
+    upgrade_engine(engine, GATEWAY)
     try:
         files = [path, path.with_name("gateway.sqlite-wal"), path.with_name("gateway.sqlite-shm")]
         assert {f.name: mode(f) for f in files} == {f.name: 0o600 for f in files}
@@ -92,7 +93,7 @@ def test_an_empty_file_without_a_log_is_a_new_database(tmp_path):
     path = tmp_path / "fresh.db"
     path.write_bytes(b"")
     engine = make_engine(sqlite_url(path))
-    create_all(engine)
+    upgrade_engine(engine, GATEWAY)
     dispose(engine)
 
 

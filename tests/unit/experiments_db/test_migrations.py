@@ -1,5 +1,6 @@
 """Alembic migrations of the researcher database: they build exactly the study tables the
-models describe, are safe to run at every start, and ship with the package."""
+models describe, are safe to run at every start, and ship with the package (the gateway's
+history: test_gateway_migrations.py)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import inspect, text
+from sqlmodel import SQLModel
 
 from experiments_db import crud, migrate
-from experiments_db.db import create_all, make_engine, session_scope
+from experiments_db.db import make_engine, session_scope
 from experiments_db.studies import STUDY_TABLES
 from tests.unit.experiments_db.test_studies import a_study
 
@@ -67,7 +69,7 @@ def test_upgrading_again_is_a_no_op_that_keeps_the_data(url):
 
 def test_a_database_whose_study_tables_came_from_create_all_is_stamped_not_rebuilt(url):
     engine = make_engine(url)
-    create_all(engine)  # what the gateway does to its own database
+    SQLModel.metadata.create_all(engine)  # what gateways up to cf4dd29 did to their databases
     with session_scope(engine) as session:
         crud.create_study(session, study=a_study())
     migrate.upgrade(url)
@@ -98,5 +100,6 @@ def test_the_migration_scripts_ship_with_the_package():
     ]
     assert {"migrations/env.py", "migrations/script.py.mako"} <= set(scripts)
     assert any(s.startswith("migrations/versions/0001") for s in scripts)
+    assert any(s.startswith("migrations/versions/gateway_0001") for s in scripts)
     unshipped = [s for s in scripts if not any(fnmatch.fnmatch(s, p) for p in patterns)]
     assert unshipped == []
