@@ -9,13 +9,17 @@ trainer the way any persisted row does: the gateway restarts and rebuilds its bu
 the database. Then each `sample` row's status and drop reason, the run's counters
 (`GET /runs/r`) and the step's `samples/*` metrics must tell the same story; and a later
 batch that trains nothing is counted in `batches_dropped` with its rows dropped alike.
+Run with the policies in this process and as Ray actors (the outcomes cross the actor
+boundary; the Ray case skips, saying why, where Ray is missing).
 """
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -45,15 +49,42 @@ RUN = {
 }
 
 
-def start_gateway(settings: GatewaySettings) -> TestClient:
+def tiny_policies(hosting: str, ray_address: str | None = None) -> Any:
+    """A `PolicyFactory` of `tiny` policies, float32 throughout: in this process, or each
+    in a Ray actor (`trainer.hosting.PolicyHost`, as `gateway serve --ray` places them)."""
     from trainer.config import EngineConfig
+
+    options = {"engine_dtype": "float32", "compute_dtype": "float32"}
+    engine = EngineConfig(max_batch=8, initial_cache_tokens=64)
+    if hosting == "ray":
+        from gateway.ray_hosting import RayPolicyFactory
+        from trainer.hosting import PolicyHost
+
+        return RayPolicyFactory(
+            actor_class=PolicyHost, factory_kwargs=options | {"engine_config": engine}
+        )
     from trainer.policy import TorchPolicyFactory
 
-    factory = TorchPolicyFactory(
-        EngineConfig(max_batch=8, initial_cache_tokens=64),
-        engine_dtype="float32",
-        compute_dtype="float32",
-    )
+    return TorchPolicyFactory(engine, **options)
+
+
+@pytest.fixture(params=["in-process", "ray"])
+def policies(request: pytest.FixtureRequest) -> Iterator[Callable[[], Any]]:
+    """Builds the policy factory of each gateway the test starts."""
+    if request.param == "in-process":
+        yield lambda: tiny_policies("in-process")
+        return
+    import ray
+
+    cluster = request.getfixturevalue("ray_cluster")
+    ray.init(address=cluster.address, namespace="swarmrl", logging_level=logging.WARNING)
+    try:
+        yield lambda: tiny_policies("ray")
+    finally:
+        ray.shutdown()
+
+
+def start_gateway(settings: GatewaySettings, factory: Any) -> TestClient:
     app = make_app(
         [fake_served_model("fake-model")],
         EpisodeRecorder.from_settings(settings),
@@ -144,12 +175,14 @@ def damage(url: str, episode_id: str, call_index: int, **values) -> None:
         dispose(engine)
 
 
-def test_every_sample_row_records_the_trainers_outcome_and_the_counters_agree(tmp_path: Path):
+def test_every_sample_row_records_the_trainers_outcome_and_the_counters_agree(
+    tmp_path: Path, policies: Callable[[], Any]
+):
     settings = GatewaySettings(
         state_dir=tmp_path / "gateway", api_key=None, allowed_hosts=["testserver"]
     )
     url = settings.resolved_database_url
-    first = start_gateway(settings)
+    first = start_gateway(settings, policies())
     try:
         player = Player(first)
         assert first.post("/runs", json=RUN).status_code == 201
@@ -181,7 +214,7 @@ def test_every_sample_row_records_the_trainers_outcome_and_the_counters_agree(tm
     damage(url, damaged["episode_id"], 2, completion_token_ids=[10**6] * n[2])
     damage(url, intact["episode_id"], 1, completion_token_ids=[], behaviour_logprobs=[])
 
-    second = start_gateway(settings)
+    second = start_gateway(settings, policies())
     try:
         player.client = second
         assert (state(second)["status"], state(second)["step"]) == ("running", 1)
