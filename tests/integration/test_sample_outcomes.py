@@ -113,8 +113,9 @@ class Player:
         self.lengths: dict[tuple[str, int], int] = {}  # (episode, call) -> prompt + completion
 
     def open(self, group_id: str) -> dict:
-        response = self.client.post("/swarm/episodes", json={"run": "r", "task_id": group_id,
-                                                             "group_id": group_id})  # fmt: skip
+        response = self.client.post(
+            "/swarm/episodes", json={"run": "r", "task_id": group_id, "group_id": group_id}
+        )
         assert response.status_code == 200, response.text
         return response.json()
 
@@ -126,7 +127,7 @@ class Player:
                 "model": "r/policy",
                 "messages": [{"role": "user", "content": content}],
                 "max_tokens": 4,
-            },  # fmt: skip
+            },
         )
         assert response.status_code == 200, response.text
         usage = response.json()["usage"]
@@ -166,8 +167,11 @@ def damage(url: str, episode_id: str, call_index: int, **values) -> None:
     engine = make_engine(url)
     try:
         with session_scope(engine) as session:
-            (row,) = [r for r in crud.list_samples(session, episode_id=episode_id)
-                      if r.call_index == call_index]  # fmt: skip
+            (row,) = [
+                r
+                for r in crud.list_samples(session, episode_id=episode_id)
+                if r.call_index == call_index
+            ]
             for name, value in values.items():
                 setattr(row, name, value)
             session.add(row)
