@@ -22,7 +22,8 @@ training window (`max_tokens`) is a limit on calls: a call longer than the windo
 trained at all (counted as `too_long`) — cutting it would train on logprobs of a context
 the policy never saw, and cutting its mask silently is what we never do. Empty completions and
 malformed records (logprob count ≠ token count, ids outside the vocabulary) are skipped
-and counted, never raised.
+and counted, never raised. Every call left out is listed with its reason
+(`MergeResult.left_out`), so a trainer can say what became of each.
 
 Torch-free: the gateway imports it for episode traces.
 """
