@@ -36,10 +36,12 @@ is NaN or infinite (a NaN loss, say: the trainer then skips its weight update) n
 the run: it is left out of the step's record with a warning, and the step's
 `metrics/non_finite` counts them.
 
-The step's numbers come from `gateway.step_metrics`. Row statuses follow the trainer's
-documented rules (zero-variance groups, samples more than `max_staleness` versions old)
-for the reasons the trainer reports; the counters are the trainer's own counts. Knows
-nothing about HTTP or torch.
+The step's numbers come from `gateway.step_metrics`. Each sample row's status is what the
+trainer of its policy reported for that sample (`StepResult.outcomes`: trained, or
+dropped with the reason), and the counters count those same outcomes: the gateway applies
+no drop rule of its own. A trainer that leaves a sample of the batch without an outcome
+(or reports one for a sample it was not given) fails the run. Knows nothing about HTTP
+or torch.
 """
 
 from __future__ import annotations
@@ -58,13 +60,13 @@ from gateway.run import Run
 from gateway.run_store import DROPPED_BATCHES, RunStore
 from gateway.step_metrics import NO_SAMPLES, drop_non_finite, dropped_batch_reason, step_metrics
 from gateway.task_mix import quotas, shares, short_families
-from trainer.config import TrainSettings
 from trainer.errors import PolicyHostLost
-from trainer.types import EpisodeSamples, Group, StepResult
+from trainer.types import EpisodeSamples, Group, SampleKey, StepResult
 
 log = logging.getLogger(__name__)
 
 PARTIAL_GROUP = "partial_group"  # the drop reason of groups closed below min_group_size
+RowOutcomes = dict[int, str | None]  # sample row id -> drop reason (None: trained)
 
 
 class RunLifecycle(Protocol):
@@ -97,45 +99,36 @@ def policy_groups(batch: Sequence[BufferedGroup], policy: str) -> list[Group]:
     ]
 
 
-def _zero_variance(rewards: Sequence[float]) -> bool:
-    return len(rewards) < 2 or max(rewards) == min(rewards)
+def row_outcomes(batch: Sequence[BufferedGroup], results: dict[str, StepResult]) -> RowOutcomes:
+    """Sample row id → drop reason (None: trained), as the trainers reported: every sample
+    of the batch for the policies in `results` must have exactly one outcome."""
+    rows: dict[SampleKey, int] = {
+        buffered.sample.key: buffered.row_id
+        for group in batch
+        for episode in group.episodes
+        for policy in results
+        for buffered in episode.samples.get(policy, [])
+    }
+    told = [outcome for result in results.values() for outcome in result.outcomes]
+    reasons = {outcome.key: outcome.dropped for outcome in told}
+    if len(told) != len(rows) or reasons.keys() != rows.keys():
+        missing = sorted(rows.keys() - reasons.keys())
+        unknown = sorted(reasons.keys() - rows.keys())
+        raise RuntimeError(
+            f"the trainers reported {len(told)} sample outcomes for {len(rows)} samples "
+            f"(none for {missing[:3]}, unknown {unknown[:3]})"
+        )
+    return {row_id: reasons[key] for key, row_id in rows.items()}
 
 
-def sample_outcomes(
-    batch: Sequence[BufferedGroup],
-    policy: str,
-    result: StepResult,
-    settings: TrainSettings,
-    version_before: int,
-) -> dict[int, str | None]:
-    """Sample row id → drop reason (None: trained), for the reasons the trainer reported."""
-    reported = {reason for reason, count in result.samples_dropped.items() if count}
-    zero_variance_groups: set[int] = set()
-    if "zero_variance" in reported and settings.zero_variance_groups == "drop":
-        if settings.algorithm == "reinforce":
-            rewards = [e.rewards[policy] for g in batch for e in g.episodes]
-            if _zero_variance(rewards):
-                zero_variance_groups = set(range(len(batch)))
-        else:
-            zero_variance_groups = {
-                i
-                for i, group in enumerate(batch)
-                if _zero_variance([e.rewards[policy] for e in group.episodes])
-            }
-    outcomes: dict[int, str | None] = {}
-    for i, group in enumerate(batch):
-        for episode in group.episodes:
-            for buffered in episode.samples.get(policy, []):
-                reason = None
-                if i in zero_variance_groups:
-                    reason = "zero_variance"
-                elif (
-                    "stale" in reported
-                    and version_before - buffered.sample.version > settings.max_staleness
-                ):
-                    reason = "stale"
-                outcomes[buffered.row_id] = reason
-    return outcomes
+def outcome_counters(outcomes: RowOutcomes) -> dict[str, int]:
+    """The run counters a step's outcomes bump."""
+    dropped = sum(reason is not None for reason in outcomes.values())
+    return {
+        "samples_buffered": -len(outcomes),
+        "samples_trained": len(outcomes) - dropped,
+        "samples_dropped": dropped,
+    }
 
 
 class TrainingLoop:
@@ -265,14 +258,14 @@ class TrainingLoop:
         run = self.run
         settings = run.train_settings()
         names = list(run.policies)
-        before = run.policy_versions()
         started = time.monotonic()
         outputs = await asyncio.gather(
             *(run.policies[p].trainer.train_step(policy_groups(batch, p), settings) for p in names)
         )
         results = dict(zip(names, outputs, strict=True))
+        outcomes = row_outcomes(batch, results)
         if not any(result.samples_trained for result in results.values()):
-            await self.record_dropped_batch(batch, results, settings, before)
+            await self.record_dropped_batch(batch, results, outcomes)
             return False
         step = run.step + 1
         values = step_metrics(batch, results)
@@ -291,14 +284,6 @@ class TrainingLoop:
                 ", ".join(left_out),
             )
         now = time.time()
-        outcomes: dict[int, str | None] = {}
-        for policy, result in results.items():
-            outcomes.update(sample_outcomes(batch, policy, result, settings, before[policy]))
-        counters = {
-            "samples_buffered": -sum(e.sample_count for g in batch for e in g.episodes),
-            "samples_trained": sum(r.samples_trained for r in results.values()),
-            "samples_dropped": sum(sum(r.samples_dropped.values()) for r in results.values()),
-        }
         metrics = [
             MetricRow(run=run.name, step=step, policy=policy, name=name, value=value, time=now)
             for (policy, name), value in values.items()
@@ -311,7 +296,7 @@ class TrainingLoop:
                 metrics=metrics,
                 sample_outcomes=outcomes,
                 episode_ids=[e.episode_id for g in batch for e in g.episodes],
-                counters=counters,
+                counters=outcome_counters(outcomes),
             )
         )
         run.step = step
@@ -327,21 +312,12 @@ class TrainingLoop:
         return True
 
     async def record_dropped_batch(
-        self,
-        batch: list[BufferedGroup],
-        results: dict[str, StepResult],
-        settings: TrainSettings,
-        before: dict[str, int],
+        self, batch: list[BufferedGroup], results: dict[str, StepResult], outcomes: RowOutcomes
     ) -> None:
         """A batch no policy trained from: its samples dropped with their reasons, and the
         batch counted by its main reason, at the run's current step (no step taken)."""
         run = self.run
         reason, dropped = dropped_batch_reason(results)
-        outcomes: dict[int, str | None] = {}
-        for policy, result in results.items():
-            outcomes.update(sample_outcomes(batch, policy, result, settings, before[policy]))
-        # nothing trained: a row whose own reason the trainer does not say takes the batch's
-        outcomes = {row_id: why or reason for row_id, why in outcomes.items()}
         totals = run.batches_dropped | {reason: run.batches_dropped.get(reason, 0) + 1}
         now = time.time()
         metrics = [
@@ -359,10 +335,7 @@ class TrainingLoop:
                 metrics=metrics,
                 sample_outcomes=outcomes,
                 episode_ids=[e.episode_id for g in batch for e in g.episodes],
-                counters={
-                    "samples_buffered": -sum(e.sample_count for g in batch for e in g.episodes),
-                    "samples_dropped": sum(dropped.values()),
-                },
+                counters=outcome_counters(outcomes),
             )
         )
         run.batches_dropped = totals

@@ -4,10 +4,11 @@
 `<tool_call>{...}</tool_call>` tool-call syntax. `EchoEngine` "generates" a deterministic
 reply (by default: echo the last user message) token by token, with fake logprobs,
 honouring max_tokens and stop strings; `ScriptedEngine` generates the ids it is told to. `FakePolicyTrainer` / `FakePolicyFactory` implement
-the training interfaces: the trainer records the groups it is given, drops samples by the
-documented rules (zero-variance groups, stale versions), bumps its engine's version and
-returns plausible metrics; switches make it (or the factory) raise. None knows about HTTP
-or torch.
+the training interfaces: the trainer records the groups it is given, decides which samples
+train with the real trainer's own rules (`trainer.selection`: zero-variance groups, stale
+versions, malformed samples), reports each sample's outcome, bumps its engine's version
+when something trained and returns plausible metrics; switches make it (or the factory)
+raise. None knows about HTTP or torch.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from trainer.advantages import compute_advantages
 from trainer.errors import InsufficientDisk
+from trainer.selection import select_samples
 from trainer.types import (
     OPTIMIZER_FILE,
     Completion,
@@ -274,33 +277,15 @@ class FakePolicyTrainer:
             await self.step_gate.wait()
         if self.explode:
             raise TrainerExploded("optimizer blew up: loss is nan")
-        dropped = {"zero_variance": 0, "stale": 0}
-        trained = 0
-        everyone = [episode.reward for group in groups for episode in group.episodes]
-        for group in groups:
-            # as the real trainer: reinforce's baseline (and zero-variance check) is batch-wide
-            rewards = (
-                everyone
-                if settings.algorithm == "reinforce"
-                else [episode.reward for episode in group.episodes]
-            )
-            flat = len(rewards) < 2 or max(rewards) == min(rewards)
-            for episode in group.episodes:
-                for sample in episode.samples:
-                    if flat and settings.zero_variance_groups == "drop":
-                        dropped["zero_variance"] += 1
-                    elif self.version - sample.version > settings.max_staleness:
-                        dropped["stale"] += 1
-                    else:
-                        trained += 1
-        if trained:  # as the real trainer: no update, no new weights version
+        scored = compute_advantages(groups, settings.algorithm, settings.zero_variance_groups)
+        selection = select_samples(scored, self.version, settings.max_staleness)
+        if selection.items:  # as the real trainer: no update, no new weights version
             self.engine.weights_version += 1
         return StepResult(
             version=self.engine.weights_version,
             metrics={"loss": 0.5 / max(1, self.engine.weights_version), "kl": 0.0, "grad_norm": 1.0}
             | self.extra_metrics,
-            samples_trained=trained,
-            samples_dropped={reason: n for reason, n in dropped.items() if n},
+            outcomes=selection.outcomes(),
         )
 
     async def save_checkpoint(self, directory: str, *, resumable: bool = True) -> None:

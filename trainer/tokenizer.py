@@ -17,9 +17,8 @@ import jinja2
 
 from trainer import chat_format
 from trainer.context import drift
-from trainer.context.drift import PriorCall
 from trainer.errors import ChatFormatError
-from trainer.types import ParsedAssistant, RenderedPrompt
+from trainer.types import ParsedAssistant, PriorCall, RenderedPrompt
 
 
 class HFChatTokenizer:

@@ -11,14 +11,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 # a checkpoint's optimizer state (`trainer.checkpoint`): only a restart needs it, so the
 # gateway removes it from every checkpoint but the one a restart would resume from
 OPTIMIZER_FILE = "optimizer.pt"
-
-if TYPE_CHECKING:
-    from trainer.context.drift import PriorCall
 
 FinishReason = Literal["stop", "length", "abort"]
 
@@ -159,6 +156,20 @@ class ParsedAssistant:
     tool_calls: list[ToolCall] = field(default_factory=list)
 
 
+@dataclass
+class PriorCall:
+    """What token-drift repair (`trainer.context.drift`) needs of an earlier call of the
+    same episode."""
+
+    index: int
+    model: str
+    messages: list[dict[str, Any]]
+    prompt_text: str  # the rendered prompt, forced tool-call prefix included
+    prompt_token_ids: list[int]
+    completion_token_ids: list[int]
+    reply: ParsedAssistant  # what the agent got back as the assistant message
+
+
 @runtime_checkable
 class ChatTokenizer(Protocol):
     """The model's tokenizer plus its chat format (template, tool-call syntax)."""
@@ -220,6 +231,10 @@ class ServedModel:
 # What the gateway hands the trainer, and what it gets back. Torch-free, like the rest.
 
 
+# A sample's identity: (episode id, policy, call index), the `sample` table's unique key.
+SampleKey = tuple[str, str, int]
+
+
 @dataclass
 class Sample:
     """One training sequence: a prompt and the completion the policy sampled for it.
@@ -248,6 +263,11 @@ class Sample:
     continues: int | None = None
     call_indices: list[int] | None = None  # the calls a merged sample holds (None: call_index)
 
+    @property
+    def key(self) -> SampleKey:
+        """Which recorded call this is (a merged sample: its first call)."""
+        return (self.episode_id, self.policy, self.call_index)
+
     def temperature_at(self, j: int) -> float:
         """The temperature completion token `j`'s behaviour logprob was taken at."""
         if self.completion_temperatures is not None:
@@ -272,15 +292,43 @@ class Group:
     episodes: list[EpisodeSamples]
 
 
+@dataclass(frozen=True)
+class SampleOutcome:
+    """What a step did with one sample it was given: trained (`dropped` None), or dropped
+    with the reason — `zero_variance`, `stale`, `malformed`, `no_trained_tokens`,
+    `too_long`, `empty` (docs/training.md says when each applies)."""
+
+    key: SampleKey
+    dropped: str | None = None
+
+    @property
+    def trained(self) -> bool:
+        return self.dropped is None
+
+
 @dataclass
 class StepResult:
-    """What one optimizer step did. `metrics` use names like `loss`, `kl`, `grad_norm`,
-    `reward/mean`, `reward/std`, `advantage/mean`, `tokens`, `step_seconds`, `tokens_per_second`."""
+    """What one `train_step` did: one outcome per sample of its groups, the weights version
+    after it, and `metrics` with names like `loss`, `kl`, `grad_norm`, `reward/mean`,
+    `reward/std`, `advantage/mean`, `tokens`, `step_seconds`, `tokens_per_second`.
+    The sample counts are derived from the outcomes, never kept beside them."""
 
     version: int  # the weights version the engine serves after this step
     metrics: dict[str, float]
-    samples_trained: int
-    samples_dropped: dict[str, int]  # reason -> count, e.g. {"stale": 3, "zero_variance": 8}
+    outcomes: list[SampleOutcome] = field(default_factory=list)
+
+    @property
+    def samples_trained(self) -> int:
+        return sum(outcome.trained for outcome in self.outcomes)
+
+    @property
+    def samples_dropped(self) -> dict[str, int]:
+        """Reason → count, e.g. {"stale": 3, "zero_variance": 8}; no zero counts."""
+        counts: dict[str, int] = {}
+        for outcome in self.outcomes:
+            if outcome.dropped is not None:
+                counts[outcome.dropped] = counts.get(outcome.dropped, 0) + 1
+        return counts
 
 
 @runtime_checkable

@@ -20,7 +20,9 @@ have given the same ids), `repaired` (the ids were spliced and differ from re-to
 text around it, so no splice is possible: the prompt is plain re-tokenized text, and the
 call will open a new timeline — a "snap" when merged).
 
-Torch-free; the template, tokenizer and reply parser come in as callables.
+`PriorCall` (an earlier call, as drift repair sees it) lives in `trainer.types` with the
+other records; it is importable from here too. Torch-free; the template, tokenizer and
+reply parser come in as callables.
 """
 
 from __future__ import annotations
@@ -31,23 +33,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from trainer.chat_format import content_text
-from trainer.types import ParsedAssistant
+from trainer.types import ParsedAssistant, PriorCall
 
 DriftStatus = Literal["fresh", "exact", "repaired", "unrepaired"]
 SENTINEL = "\x00swarmrl-turn-end\x00"
-
-
-@dataclass
-class PriorCall:
-    """What drift repair needs of an earlier call of the same episode."""
-
-    index: int
-    model: str
-    messages: list[dict[str, Any]]
-    prompt_text: str  # the rendered prompt, forced tool-call prefix included
-    prompt_token_ids: list[int]
-    completion_token_ids: list[int]
-    reply: ParsedAssistant  # what the agent got back as the assistant message
 
 
 @dataclass

@@ -22,7 +22,8 @@ training window (`max_tokens`) is a limit on calls: a call longer than the windo
 trained at all (counted as `too_long`) — cutting it would train on logprobs of a context
 the policy never saw, and cutting its mask silently is what we never do. Empty completions and
 malformed records (logprob count ≠ token count, ids outside the vocabulary) are skipped
-and counted, never raised.
+and counted, never raised. Every call left out is listed with its reason
+(`MergeResult.left_out`), so a trainer can say what became of each.
 
 Torch-free: the gateway imports it for episode traces.
 """
@@ -115,6 +116,7 @@ class Timeline:
 class MergeResult:
     timelines: list[Timeline]
     counts: Counter[str]  # calls, timelines, snaps, too_long, empty, malformed
+    left_out: list[tuple[Sample, str]] = field(default_factory=list)  # (call, why)
 
 
 def call_defect(sample: Sample, vocab_size: int | None = None) -> str | None:
@@ -143,18 +145,19 @@ def merge_timelines(
 ) -> MergeResult:
     """Merge one episode's per-call samples (any policies) into timelines, per policy."""
     counts: Counter[str] = Counter()
+    left_out: list[tuple[Sample, str]] = []
     timelines: list[Timeline] = []
     open_by_policy: dict[str, list[Timeline]] = {}
     call_timeline: dict[int, Timeline] = {}  # call index -> the timeline it went into
     for sample in sorted(samples, key=lambda s: s.call_index):
         counts["calls"] += 1
         defect = call_defect(sample, vocab_size)
+        length = len(sample.prompt_token_ids) + len(sample.completion_token_ids)
+        if defect is None and max_tokens is not None and length > max_tokens:
+            defect = "too_long"
         if defect is not None:
             counts[defect] += 1
-            continue
-        length = len(sample.prompt_token_ids) + len(sample.completion_token_ids)
-        if max_tokens is not None and length > max_tokens:
-            counts["too_long"] += 1
+            left_out.append((sample, defect))
             continue
         candidates = open_by_policy.setdefault(sample.policy, [])
         # the longest timeline this call extends (the latest one first: the usual case)
@@ -176,4 +179,4 @@ def merge_timelines(
         target.extend(sample)
         call_timeline[sample.call_index] = target
     counts["timelines"] = len(timelines)
-    return MergeResult(timelines, counts)
+    return MergeResult(timelines, counts, left_out)

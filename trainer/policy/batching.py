@@ -1,10 +1,9 @@
-"""From scored episodes to micro-batches: which samples train, and their tensors.
+"""From selected samples to micro-batches: timelines, then tensors.
 
-`select_samples` drops what must not train (samples of zero-variance groups, samples more
-than `max_staleness` versions old, malformed ones, ones with no trained token) and counts
-each reason. `merge_items` turns the surviving per-call samples into timelines
-(`trainer.context.timelines`) unless the layout is `none`. `build_micro_batches` lays
-them out in one of the three layouts:
+Which samples train is `trainer.selection`'s (its `TrainItem`s come in).
+`merge_calls` turns the surviving per-call samples into timelines
+(`trainer.context.timelines`) unless the layout is `none`, and says which calls merging
+left out and why. `build_micro_batches` lays them out in one of the three layouts:
 
 - `none` and `timeline`: right-padded rows, rows × longest row ≤ `micro_batch_tokens`,
   plain causal attention (no mask tensor at all: sdpa keeps its fast causal path);
@@ -29,9 +28,9 @@ from typing import Literal
 
 import torch
 
-from trainer.advantages import EpisodeAdvantages
 from trainer.context.timelines import merge_timelines
 from trainer.context.trees import pack_trees
+from trainer.selection import TrainItem
 from trainer.types import Sample
 
 Layout = Literal["none", "timeline", "tree"]
@@ -39,58 +38,6 @@ Layout = Literal["none", "timeline", "tree"]
 # it: measured on SmolLM2's shape (bench/merging.py), tree attention over a row beats
 # plain causal rows when the shared prefix is a quarter or more of a sequence
 MIN_SHARED_FRACTION = 0.25
-
-
-@dataclass
-class TrainItem:
-    sample: Sample
-    advantage: float
-
-    @property
-    def length(self) -> int:
-        return len(self.sample.prompt_token_ids) + len(self.sample.completion_token_ids)
-
-
-@dataclass
-class Selection:
-    items: list[TrainItem] = field(default_factory=list)
-    dropped: Counter[str] = field(default_factory=Counter)
-    advantages: list[float] = field(default_factory=list)  # one per episode that trains
-
-
-def sample_defect(sample: Sample) -> str | None:
-    """Why a sample cannot be trained, or None."""
-    n = len(sample.completion_token_ids)
-    if not sample.prompt_token_ids or n == 0 or len(sample.behaviour_logprobs) != n:
-        return "malformed"
-    if sample.loss_mask is not None:
-        if len(sample.loss_mask) != n:
-            return "malformed"
-        if not any(sample.loss_mask):
-            return "no_trained_tokens"
-    return None
-
-
-def select_samples(
-    scored: EpisodeAdvantages, current_version: int, max_staleness: int
-) -> Selection:
-    out = Selection()
-    for episode in scored.zero_variance:
-        out.dropped["zero_variance"] += len(episode.samples)
-    for entry in scored.scored:
-        trained = 0
-        for sample in entry.episode.samples:
-            reason = sample_defect(sample)
-            if reason is None and current_version - sample.version > max_staleness:
-                reason = "stale"
-            if reason is not None:
-                out.dropped[reason] += 1
-                continue
-            out.items.append(TrainItem(sample, entry.advantage))
-            trained += 1
-        if trained:
-            out.advantages.append(entry.advantage)
-    return out
 
 
 @dataclass
@@ -221,24 +168,45 @@ def build_micro_batches(
     return [to_micro_batch(chunk, pad_id) for chunk in group_rows(items, micro_batch_tokens)]
 
 
+@dataclass
+class Merged:
+    """Per-call items merged into timeline items; `counts` are
+    `trainer.context.MergeResult`'s, `left_out` the calls no timeline took, with why."""
+
+    items: list[TrainItem]
+    counts: Counter[str]
+    left_out: list[tuple[Sample, str]] = field(default_factory=list)
+
+
+def merge_calls(
+    items: Sequence[TrainItem],
+    layout: Layout,
+    max_tokens: int | None = None,
+    vocab_size: int | None = None,
+) -> Merged:
+    """Per-call items → one item per timeline (each episode's advantage carried over).
+    `none` keeps the calls as they are."""
+    if layout == "none":
+        return Merged(list(items), Counter(calls=len(items), timelines=len(items)))
+    by_episode: dict[tuple[str, str], list[TrainItem]] = {}
+    for item in items:
+        by_episode.setdefault((item.sample.episode_id, item.sample.policy), []).append(item)
+    out = Merged([], Counter())
+    for members in by_episode.values():
+        result = merge_timelines([m.sample for m in members], max_tokens, vocab_size)
+        out.counts.update(result.counts)
+        out.left_out.extend(result.left_out)
+        advantage = members[0].advantage
+        out.items.extend(TrainItem(t.to_sample(), advantage) for t in result.timelines)
+    return out
+
+
 def merge_items(
     items: Sequence[TrainItem],
     layout: Layout,
     max_tokens: int | None = None,
     vocab_size: int | None = None,
 ) -> tuple[list[TrainItem], Counter[str]]:
-    """Per-call items → one item per timeline (each episode's advantage carried over).
-    `none` keeps the calls as they are. Counts are `trainer.context.MergeResult`'s."""
-    if layout == "none":
-        return list(items), Counter(calls=len(items), timelines=len(items))
-    by_episode: dict[tuple[str, str], list[TrainItem]] = {}
-    for item in items:
-        by_episode.setdefault((item.sample.episode_id, item.sample.policy), []).append(item)
-    merged: list[TrainItem] = []
-    counts: Counter[str] = Counter()
-    for members in by_episode.values():
-        result = merge_timelines([m.sample for m in members], max_tokens, vocab_size)
-        counts.update(result.counts)
-        advantage = members[0].advantage
-        merged.extend(TrainItem(t.to_sample(), advantage) for t in result.timelines)
-    return merged, counts
+    """`merge_calls` as (items, counts)."""
+    merged = merge_calls(items, layout, max_tokens, vocab_size)
+    return merged.items, merged.counts

@@ -2,10 +2,11 @@
 
 One `train_step`:
 1. on the event loop (plain Python, cheap): advantages per episode, then the samples that
-   train — zero-variance groups, stale (> `max_staleness` versions old) and malformed
-   samples are dropped and counted; then (off the loop) the surviving calls are merged
-   into timelines per episode (`settings.merge`; calls longer than the training window
-   are dropped as `too_long`). Nothing left: no step, the version stays.
+   train (`trainer.selection`) — zero-variance groups, stale (> `max_staleness` versions
+   old) and malformed samples are dropped, each with its reason; then (off the loop) the
+   surviving calls are merged into timelines per episode (`settings.merge`; calls longer
+   than the training window are dropped as `too_long`). Nothing left: no step, the
+   version stays. The `StepResult` says what became of every sample handed in.
 2. in ONE `engine.run_exclusive` call (the engine's worker is the process's only torch
    compute thread; decoding pauses between two decode steps): micro-batches of at most
    `micro_batch_tokens` in the run's layout (padded rows or prefix-tree rows), per-token
@@ -29,7 +30,6 @@ import asyncio
 import math
 import statistics
 import time
-from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -43,21 +43,14 @@ from trainer.losses import ppo_clip_loss
 from trainer.memory import release_memory
 from trainer.optim import UpdateBackend
 from trainer.optim.torch import TorchUpdate
-from trainer.policy.batching import (
-    MicroBatch,
-    TrainItem,
-    build_micro_batches,
-    merge_items,
-    select_samples,
-)
+from trainer.policy.batching import MicroBatch, TrainItem, build_micro_batches, merge_calls
 from trainer.policy.logprobs import completion_logprobs
 from trainer.policy.master import FullMaster, LoraMaster, autocast_context
 from trainer.policy.threads import single_threaded
+from trainer.selection import select_samples
 from trainer.types import Group, StepResult
 
 Master = FullMaster | LoraMaster
-# calls that merging leaves out (trainer.context.timelines), counted as dropped samples
-UNTRAINABLE_CALLS = ("too_long", "malformed", "empty")
 
 
 def _std(values: Sequence[float]) -> float:
@@ -151,22 +144,18 @@ class TorchPolicyTrainer:
             }
             # calls → timelines (plain Python, off the event loop and off the engine thread)
             window = settings.max_sequence_tokens or self.engine.max_context
-            merged, context = await asyncio.to_thread(
-                merge_items, selection.items, settings.merge, window, self._vocab_size
+            merged = await asyncio.to_thread(
+                merge_calls, selection.items, settings.merge, window, self._vocab_size
             )
-            metrics |= {f"context/{name}": float(value) for name, value in context.items()}
-            dropped = Counter(selection.dropped)
-            left_out = 0
-            for reason in UNTRAINABLE_CALLS:
-                dropped[reason] += context.get(reason, 0)
-                left_out += context.get(reason, 0)
-            if merged:
-                metrics |= await self.engine.run_exclusive(lambda: self._update(merged, settings))
+            metrics |= {f"context/{name}": float(v) for name, v in merged.counts.items()}
+            if merged.items:
+                metrics |= await self.engine.run_exclusive(
+                    lambda: self._update(merged.items, settings)
+                )
             return StepResult(
                 version=self.engine.version,
                 metrics=metrics,
-                samples_trained=len(selection.items) - left_out,
-                samples_dropped={k: v for k, v in dropped.items() if v},
+                outcomes=selection.outcomes(merged.left_out),
             )
 
     async def save_checkpoint(self, directory: str, *, resumable: bool = True) -> None:
