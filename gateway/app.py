@@ -71,7 +71,9 @@ def make_app(
         generate_unique_id_function=lambda route: f"episode_{route.name}",
     )
     app.include_router(swarm.router)
+    app.include_router(swarm.admin_router)
     app.include_router(runs.router)
+    app.include_router(runs.run_readers)
     app.include_router(health.router)
     app.include_router(metrics.router)
     return app

@@ -5,8 +5,9 @@ how much one OpenAI request may ask for, and how many generations one key may ha
 flight), client leases, and
 which trainer backends were asked for (engine, Ray, optimizer; `gateway/backends.py`
 checks them before anything starts). Built by the
-composition root (`gateway/__main__.py`) from CLI flags and the environment; everything
-else receives a `GatewaySettings` and never reads the environment itself.
+composition root (`gateway/__main__.py`) from CLI flags and the environment (through
+`gateway.serve_options.ServeOptions.gateway_settings`); everything else receives a
+`GatewaySettings` and never reads the environment itself.
 """
 
 from __future__ import annotations

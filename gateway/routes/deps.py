@@ -1,4 +1,5 @@
-"""FastAPI dependencies shared by the routes: the gateway state and who is calling.
+"""FastAPI dependencies shared by the routes: the gateway state, who is calling, and the
+admin requirement that admin-only routers carry (`ADMIN_ONLY`).
 
 All are `async def`: FastAPI runs plain `def` dependencies in a worker thread, which would
 cost a thread hop per dependency per request.
@@ -10,7 +11,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from gateway.auth import CallBinding, bearer_token, bind_openai_call
+from gateway.auth import CallBinding, bearer_token, bind_openai_call, require_admin
 from gateway.state import GatewayState
 
 
@@ -35,3 +36,13 @@ async def openai_call_binding(request: Request) -> CallBinding:
 State = Annotated[GatewayState, Depends(gateway_state)]
 Token = Annotated[str | None, Depends(api_token)]
 Binding = Annotated[CallBinding, Depends(openai_call_binding)]
+
+
+async def admin_key_required(state: State, token: Token) -> None:
+    """401 unless the caller holds the admin key (open when none is configured)."""
+    require_admin(token, state.settings)
+
+
+# `APIRouter(dependencies=ADMIN_ONLY)`: every route of that router needs the admin key, and
+# is refused (401) before its path, query or body is read
+ADMIN_ONLY = [Depends(admin_key_required)]

@@ -4,8 +4,9 @@ finish, abort, read the token-level trace).
 Thin: auth via `gateway.auth`, logic in `ClientRegistry` and `EpisodeService`. With an
 admin key configured, client routes and episode creation need it or a client key of the
 run (which reaches only the clients it registered and the episodes of its run: 403
-otherwise; listing clients stays admin-only); finish, abort and the trace take the admin
-key, that episode's own key, or a client key of the episode's run.
+otherwise); finish, abort and the trace take the admin key, that episode's own key, or a
+client key of the episode's run. Listing clients stays admin-only: it is on `admin_router`
+(`ADMIN_ONLY`), where every route needs the admin key.
 """
 
 from __future__ import annotations
@@ -13,13 +14,8 @@ from __future__ import annotations
 import anyio
 from fastapi import APIRouter, Request, Response
 
-from gateway.auth import (
-    require_admin,
-    require_admin_or_episode_key,
-    require_run_access,
-    swarm_caller,
-)
-from gateway.routes.deps import State, Token
+from gateway.auth import require_admin_or_episode_key, require_run_access, swarm_caller
+from gateway.routes.deps import ADMIN_ONLY, State, Token
 from gateway.state import GatewayState
 from gateway.traces import build_trace
 from swarm.protocol import (
@@ -34,7 +30,8 @@ from swarm.protocol import (
     EpisodeTrace,
 )
 
-router = APIRouter(prefix="/swarm", tags=["swarm"])
+router = APIRouter(prefix="/swarm", tags=["swarm"])  # callers checked per route (see above)
+admin_router = APIRouter(prefix="/swarm", tags=["swarm"], dependencies=ADMIN_ONLY)
 
 
 def _gateway_base_url(state: GatewayState, request: Request) -> str:
@@ -65,11 +62,8 @@ async def delete_client(client_id: str, state: State, token: Token) -> Response:
     return Response(status_code=204)
 
 
-@router.get("/clients", response_model=list[ClientPublic])
-async def list_clients(
-    state: State, token: Token, include_gone: bool = False
-) -> list[ClientPublic]:
-    require_admin(token, state.settings)
+@admin_router.get("/clients", response_model=list[ClientPublic])
+async def list_clients(state: State, include_gone: bool = False) -> list[ClientPublic]:
     return await state.clients.list_public(include_gone=include_gone)
 
 

@@ -4,18 +4,21 @@ Owns the app's dependencies (the study database engine, how to reach a study's g
 how to start a study) and the cross-cutting parts: a request naming a Host that is not
 this server's is refused (421, DNS rebinding) and so is a form post from another site's
 page (403; both `swarm.web_guards`), a token (when given) guards every request, unknown
-ids get an HTML 404 page. The pages themselves are in `researcher.web.routes`.
+ids get an HTML 404 page. The pages themselves are in `researcher.web.routes`, and what
+they share (rendering a template, database reads that 404) in `researcher.web.common`:
+the imports run app → routes → common, never back.
 """
 
 from __future__ import annotations
 
 import secrets
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.responses import HTMLResponse, PlainTextResponse, Response
+from fastapi.responses import PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from sqlalchemy.engine import Engine
@@ -24,6 +27,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from researcher.gateway_api import GatewayAPI
 from researcher.settings import format_duration
 from researcher.web import spawn
+from researcher.web.routes import interventions, runs, studies
 from swarm.web_guards import WebGuards
 
 HERE = Path(__file__).parent
@@ -80,8 +84,6 @@ def make_app(
     Requests may name as Host loopback, `bind_host` and `allowed_hosts` (a proxy's name)."""
     if token is not None:
         check_token(token)
-    from researcher.web.routes import interventions, runs, studies
-
     app = FastAPI(title="swarmrl researcher", docs_url=None, redoc_url=None, openapi_url=None)
     templates = Jinja2Templates(directory=HERE / "templates")
     templates.env.filters["duration"] = format_duration
@@ -127,12 +129,6 @@ def make_app(
 
 
 def _clock(at: float | None) -> str:
-    import time
-
     if at is None:
         return "-"
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(at))
-
-
-def html(request: Request, name: str, context: dict, status: int = 200) -> HTMLResponse:
-    return request.app.state.templates.TemplateResponse(request, name, context, status_code=status)

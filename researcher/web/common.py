@@ -1,6 +1,6 @@
-"""What the UI's routes share: database reads that 404, form parsing, a study's gateway,
-and recording an intervention (an InterventionRow and an event, so it shows in the
-timeline)."""
+"""What the UI's routes share: rendering a page, database reads that 404, form parsing, a
+study's gateway, and recording an intervention (an InterventionRow and an event, so it
+shows in the timeline). Imported by the routes and `researcher.web.app`; imports neither."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from fastapi import HTTPException, Request
+from fastapi.responses import HTMLResponse
 from sqlalchemy.engine import Engine
 
 from experiments_db import crud
@@ -19,6 +20,11 @@ from experiments_db.studies import ExperimentRow, InterventionRow, StudyRow
 from researcher.settings import read_gateway_key
 
 ACTOR = "human:ui"
+
+
+def html(request: Request, name: str, context: dict, status: int = 200) -> HTMLResponse:
+    """The template `name` rendered with the app's Jinja2 environment (set by `make_app`)."""
+    return request.app.state.templates.TemplateResponse(request, name, context, status_code=status)
 
 
 def engine_of(request: Request) -> Engine:

@@ -14,9 +14,14 @@ from fastapi.responses import RedirectResponse
 
 from experiments_db import crud
 from experiments_db.db import session_scope
-from researcher.web.app import html
-from researcher.web.common import engine_of, form_of, record_intervention, study_or_404
-from researcher.web.routes.studies import study_view
+from researcher.web.common import (
+    engine_of,
+    form_of,
+    html,
+    record_intervention,
+    study_or_404,
+)
+from researcher.web.routes.studies import study_view, waiting_for
 
 router = APIRouter(prefix="/studies/{study_id}")
 MAX_NOTE = 4000
@@ -81,8 +86,6 @@ async def note(request: Request, study_id: str):
 
 
 async def _decide(request: Request, study_id: str, verdict: str):
-    from researcher.web.routes.studies import waiting_for
-
     study = study_or_404(request, study_id)
     reason = (await form_of(request)).get("reason", "").strip() or None
     with session_scope(engine_of(request)) as session:

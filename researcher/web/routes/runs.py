@@ -18,13 +18,13 @@ from experiments_db import crud
 from experiments_db.db import session_scope
 from researcher.errors import ResearcherError
 from researcher.gateway_api import GatewayRefused
-from researcher.web.app import html
 from researcher.web.common import (
     close,
     engine_of,
     experiment_or_404,
     form_of,
     gateway_of,
+    html,
     record_intervention,
     run_name,
 )

@@ -20,8 +20,7 @@ from researcher.plan import Reading
 from researcher.planner import make_planner
 from researcher.planner.wording import reading_rows
 from researcher.settings import DEFAULT_MODEL, parse_budget
-from researcher.web.app import html
-from researcher.web.common import engine_of, form_of, study_or_404
+from researcher.web.common import engine_of, form_of, html, study_or_404
 from researcher.web.spawn import start_command
 
 router = APIRouter()

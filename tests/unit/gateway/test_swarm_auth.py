@@ -175,3 +175,40 @@ def test_a_forged_client_key_or_one_for_another_admin_key_is_refused(guarded, ma
 
 def test_a_client_key_for_an_unknown_run_is_a_404(guarded):
     assert_openai_error(guarded.post("/runs/nope/client-keys", headers=bearer(ADMIN)), 404)
+
+
+# -- every run-control route is on the admin-only router ---------------------------------
+
+CLIENT_READABLE = {("GET", "/runs/{run_id}")}  # a client key of the run may read the run
+
+
+def run_control_routes(app) -> list[tuple[str, str]]:
+    """Every (method, path template) the app serves under /runs, read from its schema."""
+    return sorted(
+        (method.upper(), path)
+        for path, operations in app.openapi()["paths"].items()
+        if path == "/runs" or path.startswith("/runs/")
+        for method in operations
+    )
+
+
+def test_every_run_control_route_refuses_a_caller_without_the_admin_key_before_its_input(
+    guarded,
+):
+    """Walks the app's routes, so a route added to a router without `ADMIN_ONLY` fails here:
+    without the admin key even an unknown run and a missing body are a 401, not a 404/422."""
+    routes = run_control_routes(guarded.app)
+    state_changing = {(method, path) for method, path in routes if method != "GET"}
+    assert {("POST", "/runs"), ("PATCH", "/runs/{run_id}"), ("POST", "/runs/{run_id}/stop"),
+            ("POST", "/runs/{run_id}/client-keys")} <= state_changing  # fmt: skip
+    assert not state_changing & CLIENT_READABLE
+    key = client_key(guarded, run=create_run(guarded, headers=bearer(ADMIN))["name"])
+    for method, path in routes:
+        url = path.replace("{run_id}", "no-such-run")
+        with_admin = guarded.request(method, url, headers=bearer(ADMIN))
+        assert with_admin.status_code != 401, (method, path)
+        if (method, path) in CLIENT_READABLE:
+            continue
+        for headers in (None, bearer("sk-wrong"), bearer(key)):
+            response = guarded.request(method, url, headers=headers)
+            assert response.status_code == 401, (method, path, headers, response.text)

@@ -535,3 +535,15 @@ def test_prefix_tree_collapses_shared_runs_and_keeps_identical_and_prefix_branch
     assert (seven.start, seven.end, seven.members) == (2, 3, [2])
     assert [(c.start, c.end, c.members) for c in three.children] == [(3, 4, [0, 3]), (3, 5, [1])]
     assert len(prefix_tree([[1, 2], [3]])) == 2  # no shared prefix: two roots
+
+
+def test_the_ui_modules_import_one_way_app_then_routes_then_common():
+    from tests.unit.test_import_boundaries import REPO, imported_modules
+
+    web = REPO / "researcher" / "web"
+    below_app = [web / "common.py", *sorted((web / "routes").glob("*.py"))]
+    for path in below_app:
+        names = {name for names in imported_modules(path) for name in names}
+        assert "researcher.web.app" not in names, f"{path.name} imports the app module"
+    common = {name for names in imported_modules(web / "common.py") for name in names}
+    assert not any(name.startswith("researcher.web.routes") for name in common)
