@@ -3,7 +3,7 @@ disk, with at most a few engines resident.
 
 A held-out evaluation calls an ended run's policy by model name after the run ended, so its
 final weights must stay servable — but a gateway that kept every ended run's engine would
-grow by one engine copy a run (issue 14, F11). When a run ends, `RunManager` hands each
+grow by one engine copy a run (issue 14, F11). When a run ends, `EndedRuns` hands each
 policy's engine to the `EndedPolicyPool` (it becomes the most recently used resident) and
 serves the policy through a `ReloadingEngine`: a request leases the policy's engine from the
 pool, which loads it from the policy's final weights (`source`: the run's final checkpoint,

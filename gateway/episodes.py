@@ -2,11 +2,11 @@
 
 Owns: `EpisodeService` — which run an episode belongs to and whether that run takes
 episodes now (unknown run 404, paused or starting 429 with `retry_after`, stopped /
-finished / failed 409), what a reward means (a float is every policy's reward; a dict
-names each policy of the run exactly), and turning a finished episode's calls into
-samples that are persisted before `finish` returns and then buffered for training, with
-the episode's token-drift counts, task family and client's code version (run-wide
-training metrics). Admission by the run's task mix and back-pressure: a new group of a
+finished / failed 409), and turning a finished episode's calls into samples that are
+persisted before `finish` returns and then buffered for training as the
+`FinishedEpisode` that `gateway.samples.finished_episode` builds (its reward per policy —
+a float is every policy's reward, a dict names each policy of the run exactly — its
+token-drift counts, task family and client's code version: run-wide training metrics). Admission by the run's task mix and back-pressure: a new group of a
 family beyond its quota of the next two batches waits (429 `task_mix_quota`), any new
 group while the run holds `max_buffered_groups` groups waits (429 `buffer_full`); an
 episode joining a group in progress is always admitted (it lets the group complete).
@@ -20,48 +20,21 @@ from __future__ import annotations
 
 import math
 import secrets
-from collections.abc import Sequence
 
 import anyio
 
-from gateway.buffer import FinishedEpisode
 from gateway.clients import ClientRegistry
-from gateway.drift import drift_counts
 from gateway.errors import RateLimited, RunNotAccepting, RunNotFound, Unprocessable
-from gateway.recorder import EpisodeRecord, EpisodeRecorder, episode_not_open
+from gateway.recorder import CallRecord, EpisodeRecord, EpisodeRecorder, episode_not_open
 from gateway.registry import ModelRegistry
 from gateway.run import Run
 from gateway.runs import RunManager
-from gateway.samples import buffered_by_policy, sample_rows
+from gateway.samples import finished_episode, rewards_per_policy, sample_rows
 from gateway.settings import GatewaySettings
 from gateway.task_mix import family_of, shares
 from swarm.protocol import EpisodeCreate, EpisodeCreated, EpisodeFinish, EpisodeResult
 
 RECORDING_ONLY_RUN = "default"
-
-
-def rewards_per_policy(
-    reward: float | dict[str, float], policies: Sequence[str]
-) -> dict[str, float]:
-    """A float applies to every policy; a dict must name each policy, and only those."""
-    if not isinstance(reward, dict):
-        return {policy: float(reward) for policy in policies}
-    known = ", ".join(policies)
-    unknown = sorted(set(reward) - set(policies))
-    if unknown:
-        raise Unprocessable(
-            f"reward: unknown polic{'ies' if len(unknown) > 1 else 'y'} {', '.join(unknown)}; "
-            f"this run's policies are: {known}.",
-            param="reward",
-        )
-    missing = [policy for policy in policies if policy not in reward]
-    if missing:
-        raise Unprocessable(
-            f"reward: no reward for {', '.join(missing)}; give every policy of the run "
-            f"({known}) a reward, or one float for all.",
-            param="reward",
-        )
-    return {policy: float(reward[policy]) for policy in policies}
 
 
 class EpisodeService:
@@ -195,12 +168,11 @@ class EpisodeService:
         policies = list(run.policies) if run is not None else self._models.base_names()
         rewards = rewards_per_policy(body.reward, policies)
         code_version = self._open.get(episode_id, (None, None))[1]
+        calls: list[CallRecord] = []
 
-        drift: dict[str, int] = {}
-
-        def make_samples(record, calls):
-            drift.update(drift_counts(calls))
-            return sample_rows(record, calls, rewards) if run is not None else []
+        def make_samples(record, recorded):
+            calls.extend(recorded)
+            return sample_rows(record, recorded, rewards) if run is not None else []
 
         record, rows = await anyio.to_thread.run_sync(
             lambda: self._recorder.finish_episode(
@@ -208,18 +180,8 @@ class EpisodeService:
             )
         )
         if run is not None and not run.is_terminal:
-            samples = buffered_by_policy(rows)
             run.add_finished(
-                FinishedEpisode(
-                    episode_id=record.episode_id,
-                    group_id=record.group_id,
-                    rewards=rewards,
-                    samples=samples,
-                    metrics=dict(body.metrics),
-                    drift=drift,
-                    task_family=record.task_family,
-                    code_version=code_version,
-                )
+                finished_episode(record, rows, calls, policies=policies, code_version=code_version)
             )
         return EpisodeResult(
             episode_id=episode_id, status="finished", rewards=rewards, samples=len(rows)

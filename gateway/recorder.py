@@ -8,8 +8,10 @@ Methods are synchronous and thread-safe; the HTTP layer calls them off the event
 Episode lifecycle: an episode is created "open", then finished (with its reward, its
 samples written in the same transaction) or aborted, once. Calls are recorded only into
 open episodes. Which calls become samples, and what a reward means, is decided by the
-caller (`gateway.episodes`); the recorder only makes each transition atomic, and tells
-its close listeners (`on_close`: the drift tracker) when an episode stops taking calls.
+caller (`gateway.episodes`); the recorder only makes each transition atomic, lets the
+end writers (`on_end_in_transaction`: the run side's counters) write in that transaction,
+and tells its close listeners (`on_close`: the drift tracker) when an episode stops taking
+calls. It knows nothing of runs' counters.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from sqlalchemy.engine import Engine
+from sqlmodel import Session
 
 from experiments_db import crud
 from experiments_db.db import make_engine, session_scope
@@ -175,6 +178,8 @@ _TRACE_FIELDS = frozenset(CallTrace.model_fields)
 
 
 SampleBuilder = Callable[[EpisodeRecord, list[CallRecord]], list[SampleRow]]
+# (the open transaction, the episode as it ends — "finished" or "aborted" —, its samples)
+EndWriter = Callable[[Session, EpisodeRecord, Sequence[SampleRow]], None]
 
 
 def episode_not_open(episode_id: str, status: str, abort_reason: str | None) -> EpisodeNotOpen:
@@ -212,6 +217,7 @@ class EpisodeRecorder:
         self._episode_by_key_hash: dict[str, str] = {}
         self._next_call_index: dict[str, int] = {}  # open episodes this process recorded into
         self._close_listeners: list[Callable[[str], None]] = []
+        self._end_writers: list[EndWriter] = []
 
     @classmethod
     def open(cls, database_url: str) -> EpisodeRecorder:
@@ -231,6 +237,18 @@ class EpisodeRecorder:
     def on_close(self, listener: Callable[[str], None]) -> None:
         """Call `listener(episode_id)` after an episode is finished or aborted here."""
         self._close_listeners.append(listener)
+
+    def on_end_in_transaction(self, writer: EndWriter) -> None:
+        """Call `writer(session, episode, samples)` inside the transaction that finishes or
+        aborts an episode: what it writes commits with the episode's end, or not at all. A
+        writer given twice runs once."""
+        if writer not in self._end_writers:
+            self._end_writers.append(writer)
+
+    def _ended(self, session: Session, row: EpisodeRow, samples: Sequence[SampleRow]) -> None:
+        episode = EpisodeRecord.from_row(row)
+        for writer in self._end_writers:
+            writer(session, episode, samples)
 
     def known_call_count(self, episode_id: str) -> int | None:
         """How many calls the open episode holds, if this process knows without the
@@ -345,7 +363,7 @@ class EpisodeRecorder:
         make_samples: SampleBuilder,
     ) -> tuple[EpisodeRecord, list[SampleRow]]:
         """Close an open episode with its reward and persist the samples `make_samples` builds
-        from its calls, and the run's counters, in one transaction."""
+        from its calls (and what the end writers write) in one transaction."""
         with self._lock:
             with session_scope(self._db) as session:
                 row = self._open_row(session, episode_id)
@@ -357,9 +375,7 @@ class EpisodeRecorder:
                 row.finished_at = time.time()
                 session.add(row)
                 crud.insert_samples(session, samples=samples)
-                crud.bump_run_counters(
-                    session, run_id=row.run, episodes_finished=1, samples_buffered=len(samples)
-                )
+                self._ended(session, row, samples)
             self._next_call_index.pop(episode_id, None)
         self._closed(episode_id)
         return EpisodeRecord.from_row(row), samples
@@ -378,7 +394,7 @@ class EpisodeRecorder:
                     raise _not_open(row)
                 row.status, row.abort_reason, row.finished_at = "aborted", reason, time.time()
                 session.add(row)
-                crud.bump_run_counters(session, run_id=row.run, episodes_aborted=1)
+                self._ended(session, row, [])
             self._next_call_index.pop(episode_id, None)
         self._closed(episode_id)
         return EpisodeRecord.from_row(row), True

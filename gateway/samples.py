@@ -4,7 +4,10 @@ Owns: which calls train which policy — a call to the model `<run>/<policy>` of
 episode's own run is one `Sample` of that policy (prompt ids, completion ids, the
 engine's behaviour logprobs, the weights version it started with, its call index, the
 earlier call it continues).
-Calls to base models or to other runs' policies train nothing. Knows nothing about HTTP.
+Calls to base models or to other runs' policies train nothing. Also what a reward means
+(`rewards_per_policy`) and `finished_episode`: the one place a `FinishedEpisode` (what the
+run's buffer holds) is built, from a live finish and from the database on restart alike.
+Knows nothing about HTTP.
 """
 
 from __future__ import annotations
@@ -13,7 +16,9 @@ import time
 from collections.abc import Collection, Mapping, Sequence
 
 from experiments_db.models import SampleRow
-from gateway.buffer import BufferedSample
+from gateway.buffer import BufferedSample, FinishedEpisode
+from gateway.drift import drift_counts
+from gateway.errors import Unprocessable
 from gateway.recorder import CallRecord, EpisodeRecord
 from trainer.types import Sample
 
@@ -83,3 +88,51 @@ def buffered_by_policy(rows: Sequence[SampleRow]) -> dict[str, list[BufferedSamp
         assert row.id is not None
         by_policy.setdefault(row.policy, []).append(BufferedSample(sample_of_row(row), row.id))
     return by_policy
+
+
+def rewards_per_policy(
+    reward: float | dict[str, float], policies: Sequence[str]
+) -> dict[str, float]:
+    """A float applies to every policy; a dict must name each policy, and only those."""
+    if not isinstance(reward, dict):
+        return {policy: float(reward) for policy in policies}
+    known = ", ".join(policies)
+    unknown = sorted(set(reward) - set(policies))
+    if unknown:
+        raise Unprocessable(
+            f"reward: unknown polic{'ies' if len(unknown) > 1 else 'y'} {', '.join(unknown)}; "
+            f"this run's policies are: {known}.",
+            param="reward",
+        )
+    missing = [policy for policy in policies if policy not in reward]
+    if missing:
+        raise Unprocessable(
+            f"reward: no reward for {', '.join(missing)}; give every policy of the run "
+            f"({known}) a reward, or one float for all.",
+            param="reward",
+        )
+    return {policy: float(reward[policy]) for policy in policies}
+
+
+def finished_episode(
+    episode: EpisodeRecord,
+    rows: Sequence[SampleRow],
+    calls: Sequence[CallRecord],
+    *,
+    policies: Sequence[str],
+    code_version: str | None,
+) -> FinishedEpisode:
+    """A finished episode as its run's buffer holds it: its reward per policy (as the
+    client sent it, read by `rewards_per_policy`), its persisted sample rows, its metrics,
+    its chat calls' drift counts, task family and its client's code version."""
+    reward = episode.reward if episode.reward is not None else 0.0
+    return FinishedEpisode(
+        episode_id=episode.episode_id,
+        group_id=episode.group_id,
+        rewards=rewards_per_policy(reward, policies),
+        samples=buffered_by_policy(rows),
+        metrics=dict(episode.metrics or {}),
+        drift=drift_counts(calls),
+        task_family=episode.task_family,
+        code_version=code_version,
+    )
