@@ -1,7 +1,8 @@
 """Wire types of the swarm API, shared by the gateway and the swarm client.
 
-Owns: the JSON shapes of episode creation and episode traces. Must not know about torch,
-the trainer, or the gateway's internals; only pydantic.
+Owns: the JSON shapes of episode creation and episode traces, and of run control — where
+every run setting's type, bounds and default is declared, once (`RunSettings`). Must not
+know about torch, the trainer, or the gateway's internals; only pydantic.
 """
 
 from __future__ import annotations
@@ -316,10 +317,6 @@ def _real(**bounds: float) -> object:
     return Field(allow_inf_nan=False, **bounds)
 
 
-Algorithm = Literal["grpo", "rloo", "reinforce"]
-ZeroVarianceGroups = Literal["drop", "keep"]
-PartialGroups = Literal["train", "drop"]
-Merge = Literal["none", "timeline", "tree"]
 Lr = Annotated[float, _real(gt=0.0, le=1.0)]
 WeightDecay = Annotated[float, _real(ge=0.0, le=1.0)]
 AdamBeta = Annotated[float, _real(ge=0.0, lt=1.0)]
@@ -345,7 +342,7 @@ class RunSettings(BaseModel):
     all but `FIXED_AT_CREATION` while the run trains (`RunPatch`). The trainer reads the
     fields of `trainer.config.TrainSettings` from it at every step."""
 
-    algorithm: Algorithm = "grpo"
+    algorithm: Literal["grpo", "rloo", "reinforce"] = "grpo"
     lr: Lr = 1e-5
     weight_decay: WeightDecay = 0.0
     adam_betas: tuple[AdamBeta, AdamBeta] = (0.9, 0.999)
@@ -355,17 +352,17 @@ class RunSettings(BaseModel):
     group_size: GroupSize = 8
     batch_groups: BatchGroups = 4
     max_staleness: MaxStaleness = 1  # samples more than this many versions old are dropped
-    zero_variance_groups: ZeroVarianceGroups = "drop"
+    zero_variance_groups: Literal["drop", "keep"] = "drop"
     # an open group (fewer than group_size finished episodes) whose first episode finished
     # more than group_timeout_s ago is closed: "train" keeps it when it holds at least
     # min_group_size episodes, "drop" drops it (and smaller ones are dropped either way)
-    partial_groups: PartialGroups = "train"
+    partial_groups: Literal["train", "drop"] = "train"
     min_group_size: MinGroupSize = 2  # ≤ group_size (ignored when group_size is 1)
     group_timeout_s: GroupTimeout = 60.0
     micro_batch_tokens: MicroBatchTokens = 4096  # tokens per forward/backward chunk
     # how an episode's calls are laid out for training: one sequence per call ("none"),
     # merged timelines ("timeline"), or timelines packed as prefix trees ("tree", fastest)
-    merge: Merge = "tree"
+    merge: Literal["none", "timeline", "tree"] = "tree"
     # the longest call an update takes (None: the engine's context); longer calls are
     # dropped and counted as `too_long`, never cut
     max_sequence_tokens: MaxSequenceTokens | None = None
