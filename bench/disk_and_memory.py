@@ -34,8 +34,8 @@ from tests.integration.test_memory_release import play_group, rss_bytes  # noqa:
 
 
 def checkpoint_sizes(model: str) -> None:
-    from tests.unit.trainer.policy_helpers import contrast_group, prompt_ids
-    from trainer.config import EngineConfig, TrainSettings
+    from tests.unit.trainer.policy_helpers import contrast_group, prompt_ids, train_settings
+    from trainer.config import EngineConfig
     from trainer.policy import TorchPolicyFactory
 
     factory = TorchPolicyFactory(EngineConfig(max_batch=8, initial_cache_tokens=64))
@@ -43,7 +43,7 @@ def checkpoint_sizes(model: str) -> None:
     policy = factory.build(served_name="r/p", base_model=model, lora=None, seed=0)
     prompt = prompt_ids(policy)
     group = contrast_group(policy, prompt, [1000, 2000], [5000, 6000])
-    asyncio.run(policy.trainer.train_step([group], TrainSettings()))
+    asyncio.run(policy.trainer.train_step([group], train_settings()))
     with tempfile.TemporaryDirectory() as tmp:
         for kind, resumable in (("resumable", True), ("export", False)):
             target = Path(tmp) / kind

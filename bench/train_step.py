@@ -36,7 +36,8 @@ import time
 import torch
 from chat_prompts import QUESTIONS  # sibling module: run as `python bench/...`
 
-from trainer.config import EngineConfig, TrainSettings
+from swarm.protocol import RunSettings
+from trainer.config import EngineConfig
 from trainer.engine.torch_engine import DEFAULT_THREADS, reserve_cores_for_engine
 from trainer.model import bundled_model_dir, resolve_dtype
 from trainer.policy import TorchPolicyFactory
@@ -139,7 +140,7 @@ async def our_grpo_step(policy: Policy, args) -> tuple[float, float, float]:
     started = time.perf_counter()
     groups = await rollout_groups(policy, prompts, args.group_size, args.completion_tokens)
     generated = time.perf_counter() - started
-    result = await policy.trainer.train_step(groups, TrainSettings(lr=1e-6))
+    result = await policy.trainer.train_step(groups, RunSettings(lr=1e-6))
     return generated, result.metrics["step_seconds"], time.perf_counter() - started
 
 
@@ -155,7 +156,7 @@ async def our_update_alone(policy: Policy) -> float:
     # one group of 8 so GRPO has a baseline; each row is 256 tokens
     merged = [Group("all", [e for g in groups for e in g.episodes])]
     # the first step pays one-time costs (optimizer state, allocator warm-up): time the second
-    settings = TrainSettings(lr=1e-6, max_staleness=4)
+    settings = RunSettings(lr=1e-6, max_staleness=4)  # a run's: train_step reads its part
     await policy.trainer.train_step(merged, settings)
     result = await policy.trainer.train_step(merged, settings)
     assert result.samples_trained == UPDATE_ROWS, result.samples_dropped

@@ -22,7 +22,6 @@ from trainer.config import TrainSettings
 from trainer.types import Policy
 
 TERMINAL_STATUSES: frozenset[str] = frozenset({"stopped", "finished", "failed"})
-_TRAIN_FIELDS = frozenset(TrainSettings.model_fields) & frozenset(RunSettings.model_fields)
 
 
 @dataclass(frozen=True)
@@ -95,8 +94,10 @@ class Run:
         return {name: policy.trainer.version for name, policy in self.policies.items()}
 
     def train_settings(self) -> TrainSettings:
-        """The trainer's view of the current settings (read at each step: live edits apply)."""
-        return TrainSettings(**self.settings.model_dump(include=set(_TRAIN_FIELDS)))
+        """The trainer's view of the current settings (read at each step: live edits apply):
+        the fields of `TrainSettings`, every one a run setting (declared once, in
+        `RunSettings`)."""
+        return TrainSettings.model_validate(self.settings, from_attributes=True)
 
     def effective_task_mix(self) -> dict[str, float] | None:
         """The task mix at the current step: `task_mix`, moved along `task_mix_schedule`

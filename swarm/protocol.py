@@ -1,13 +1,15 @@
 """Wire types of the swarm API, shared by the gateway and the swarm client.
 
-Owns: the JSON shapes of episode creation and episode traces. Must not know about torch,
-the trainer, or the gateway's internals; only pydantic.
+Owns: the JSON shapes of episode creation and episode traces, and of run control — where
+every run setting's type, bounds and default is declared, once (`RunSettings`). Must not
+know about torch, the trainer, or the gateway's internals; only pydantic.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import typing
 from typing import Annotated, Literal
 
 from pydantic import (
@@ -17,6 +19,7 @@ from pydantic import (
     Field,
     StringConstraints,
     ValidationInfo,
+    create_model,
     field_validator,
     model_validator,
 )
@@ -301,8 +304,13 @@ class PolicySpec(BaseModel):
     lora: LoraSpec | None = None
 
 
-# -- run settings: one bounded type per setting, shared by RunSettings and RunPatch; the
-# trainer's TrainSettings (trainer/config.py) declares the same bounds (a test checks) ------
+# -- run settings: declared once, here ----------------------------------------------------
+# Every run setting's type, bounds and default is declared once: the field of `RunSettings`
+# (with the bounded types below, which the researcher's factor catalogue reads too).
+# `RunPatch` is generated from it; the trainer's `trainer.config.TrainSettings` declares only
+# the names and types an update reads (no defaults, no bounds), and the gateway hands it a
+# run's settings at each step. tests/unit/gateway/test_run_settings_reach.py checks that every
+# one of them can be set through POST /runs and PATCH and is documented in docs/api.md.
 
 
 def _real(**bounds: float) -> object:
@@ -311,6 +319,7 @@ def _real(**bounds: float) -> object:
 
 Lr = Annotated[float, _real(gt=0.0, le=1.0)]
 WeightDecay = Annotated[float, _real(ge=0.0, le=1.0)]
+AdamBeta = Annotated[float, _real(ge=0.0, lt=1.0)]
 MaxGradNorm = Annotated[float, _real(gt=0.0, le=1e6)]
 ClipEps = Annotated[float, _real(gt=0.0, lt=1.0)]
 KlCoef = Annotated[float, _real(ge=0.0, le=1e3)]
@@ -325,21 +334,24 @@ MaxBufferedGroups = Annotated[int, Field(ge=1, le=1_000_000)]
 KeepCheckpoints = Annotated[int, Field(ge=0, le=1000)]
 StepCount = Annotated[int, Field(ge=1, le=MAX_COUNT)]
 Seed = Annotated[int, Field(ge=0, le=2**63 - 1)]
+TaskMix = Annotated[dict[str, float], AfterValidator(check_task_mix)]
 
 
 class RunSettings(BaseModel):
     """Everything `POST /runs` takes besides name and policies. `PATCH /runs/{id}` may change
-    the fields in `RunPatch` while the run trains."""
+    all but `FIXED_AT_CREATION` while the run trains (`RunPatch`). The trainer reads the
+    fields of `trainer.config.TrainSettings` from it at every step."""
 
     algorithm: Literal["grpo", "rloo", "reinforce"] = "grpo"
     lr: Lr = 1e-5
     weight_decay: WeightDecay = 0.0
+    adam_betas: tuple[AdamBeta, AdamBeta] = (0.9, 0.999)
     max_grad_norm: MaxGradNorm = 1.0
-    clip_eps: ClipEps = 0.2
-    kl_coef: KlCoef = 0.0
+    clip_eps: ClipEps = 0.2  # PPO-clip range of importance ratios
+    kl_coef: KlCoef = 0.0  # KL to the frozen base policy; 0: off (no reference model kept)
     group_size: GroupSize = 8
     batch_groups: BatchGroups = 4
-    max_staleness: MaxStaleness = 1
+    max_staleness: MaxStaleness = 1  # samples more than this many versions old are dropped
     zero_variance_groups: Literal["drop", "keep"] = "drop"
     # an open group (fewer than group_size finished episodes) whose first episode finished
     # more than group_timeout_s ago is closed: "train" keeps it when it holds at least
@@ -347,12 +359,14 @@ class RunSettings(BaseModel):
     partial_groups: Literal["train", "drop"] = "train"
     min_group_size: MinGroupSize = 2  # ≤ group_size (ignored when group_size is 1)
     group_timeout_s: GroupTimeout = 60.0
-    micro_batch_tokens: MicroBatchTokens = 4096
+    micro_batch_tokens: MicroBatchTokens = 4096  # tokens per forward/backward chunk
     # how an episode's calls are laid out for training: one sequence per call ("none"),
     # merged timelines ("timeline"), or timelines packed as prefix trees ("tree", fastest)
     merge: Literal["none", "timeline", "tree"] = "tree"
-    max_sequence_tokens: MaxSequenceTokens | None = None  # longer calls are dropped, counted
-    task_mix: dict[str, float] | None = None
+    # the longest call an update takes (None: the engine's context); longer calls are
+    # dropped and counted as `too_long`, never cut
+    max_sequence_tokens: MaxSequenceTokens | None = None
+    task_mix: TaskMix | None = None
     task_mix_schedule: TaskMixSchedule | None = None  # needs task_mix
     # back-pressure: new groups wait (429 buffer_full) while the run holds this many
     # complete, open and in-flight groups (None: 4 × batch_groups)
@@ -380,8 +394,6 @@ class RunSettings(BaseModel):
             raise ValueError(f"must be at most group_size ({group_size}), got {value}")
         return value
 
-    _task_mix = field_validator("task_mix")(check_task_mix)
-
     @field_validator("task_mix_schedule")
     @classmethod
     def _needs_task_mix(
@@ -390,6 +402,12 @@ class RunSettings(BaseModel):
         if value is not None and info.data.get("task_mix") is None:
             raise ValueError("a schedule starts from task_mix: set task_mix too")
         return value
+
+
+# the settings a live run keeps as it was created; PATCH may change every other one
+FIXED_AT_CREATION = frozenset(
+    {"algorithm", "group_size", "micro_batch_tokens", "max_sequence_tokens", "seed"}
+)
 
 
 class RunCreate(RunSettings):
@@ -418,34 +436,10 @@ def _field_errors(
     )
 
 
-class RunPatch(BaseModel):
-    """`PATCH /runs/{id}` body: live edits, applied from the next training step. Any other
-    field is a 422 naming it: a setting fixed at creation (`group_size`, `algorithm`, ...)
-    "cannot change on a live run"; an unknown one lists the patchable fields."""
+class _LiveEdits(BaseModel):
+    """What `RunPatch` adds to its fields: any other field is a 422 naming it."""
 
     model_config = ConfigDict(extra="forbid")
-
-    lr: Lr | None = None
-    weight_decay: WeightDecay | None = None
-    max_grad_norm: MaxGradNorm | None = None
-    clip_eps: ClipEps | None = None
-    kl_coef: KlCoef | None = None
-    batch_groups: BatchGroups | None = None
-    max_staleness: MaxStaleness | None = None
-    zero_variance_groups: Literal["drop", "keep"] | None = None
-    partial_groups: Literal["train", "drop"] | None = None
-    min_group_size: MinGroupSize | None = None
-    group_timeout_s: GroupTimeout | None = None
-    merge: Literal["none", "timeline", "tree"] | None = None
-    task_mix: dict[str, float] | None = None
-    task_mix_schedule: TaskMixSchedule | None = None
-    max_buffered_groups: MaxBufferedGroups | None = None
-    max_steps: StepCount | None = None
-    max_dropped_batches: StepCount | None = None
-    checkpoint_every: StepCount | None = None
-    keep_checkpoints: KeepCheckpoints | None = None
-
-    _task_mix = field_validator("task_mix")(check_task_mix)
 
     @model_validator(mode="before")
     @classmethod
@@ -470,6 +464,32 @@ class RunPatch(BaseModel):
             "unknown_field",
             f"is not a run setting; PATCH takes {', '.join(cls.model_fields)}",
         )
+
+
+def _live_edits_model() -> type[_LiveEdits]:
+    # each field of RunSettings but FIXED_AT_CREATION, with its own type and bounds, None
+    # when absent; a field sent as null is set (it clears max_steps, ...)
+    declared = typing.get_type_hints(RunSettings, include_extras=True)
+    fields: dict[str, typing.Any] = {
+        name: (declared[name] | None, None)
+        for name in RunSettings.model_fields
+        if name not in FIXED_AT_CREATION
+    }
+    return create_model(
+        "RunPatch",
+        __base__=_LiveEdits,
+        __module__=__name__,
+        __doc__=(
+            "`PATCH /runs/{id}` body: live edits, applied from the next training step: every "
+            "run setting but `FIXED_AT_CREATION`. Any other field is a 422 naming it: a "
+            'setting fixed at creation (`group_size`, `algorithm`, ...) "cannot change on a '
+            'live run"; an unknown one lists the patchable fields.'
+        ),
+        **fields,
+    )
+
+
+RunPatch = _live_edits_model()
 
 
 class PolicyPublic(BaseModel):

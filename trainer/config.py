@@ -1,4 +1,5 @@
-"""Typed configuration of the trainer's model and engine (pydantic, printed at start)."""
+"""Typed configuration of the trainer's model and engine (pydantic, printed at start), and
+`TrainSettings`: what an update reads from its run's settings."""
 
 from __future__ import annotations
 
@@ -49,42 +50,35 @@ class LoraConfig(BaseModel):
     target_modules: list[str] | None = None  # None: every attention and MLP projection
 
 
-# Bounds of the run settings the gateway passes through: the same as swarm.protocol's
-# RunSettings declares for these fields (swarm may not import the trainer, nor the trainer
-# swarm; tests/security/test_run_settings.py checks that they agree).
-MAX_COUNT = 1_000_000_000
-MAX_TOKENS = 1 << 20
-
-
-def _real(**bounds: float) -> object:
-    return Field(allow_inf_nan=False, **bounds)
-
-
-Beta = Annotated[float, _real(ge=0.0, lt=1.0)]
+FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
 
 
 class TrainSettings(BaseModel):
-    """Hyper-parameters of a run's updates. Torch-free; the gateway stores them with the run
-    and passes them to every `train_step`, so live edits (lr, kl_coef, ...) apply at once.
-    Every float is finite and bounded: a setting can never write inf/NaN into the weights."""
+    """What one update reads from its run's settings: names and types, no defaults, no bounds.
 
-    algorithm: Literal["grpo", "rloo", "reinforce"] = "grpo"
-    lr: Annotated[float, _real(gt=0.0, le=1.0)] = 1e-5
-    weight_decay: Annotated[float, _real(ge=0.0, le=1.0)] = 0.0
-    adam_betas: tuple[Beta, Beta] = (0.9, 0.999)
-    max_grad_norm: Annotated[float, _real(gt=0.0, le=1e6)] = 1.0
-    # PPO-clip range for importance ratios
-    clip_eps: Annotated[float, _real(gt=0.0, lt=1.0)] = 0.2
-    # KL to the frozen base policy; 0 = off (no reference model kept)
-    kl_coef: Annotated[float, _real(ge=0.0, le=1e3)] = 0.0
-    # drop samples more than this many versions old
-    max_staleness: Annotated[int, Field(ge=0, le=MAX_COUNT)] = 1
-    zero_variance_groups: Literal["drop", "keep"] = "drop"
-    # tokens per forward/backward chunk
-    micro_batch_tokens: Annotated[int, Field(ge=64, le=MAX_TOKENS)] = 4096
+    Torch-free. Their defaults and bounds are declared once, by the run settings of the wire
+    (`swarm.protocol.RunSettings`, which clients and the researcher read too: the trainer may
+    not import swarm, nor swarm the trainer); the gateway validates every `POST /runs` and
+    `PATCH` against them and hands the run's settings to each `train_step`, so live edits (lr,
+    kl_coef, ...) apply at once. `train_step` validates what it is given into this model (a
+    dict over Ray, or any object with these attributes): a float is always finite, so a
+    setting can never write inf/NaN into the weights; the choices are what the trainer
+    implements (tests/unit/gateway/test_run_settings_reach.py checks the wire offers the same).
+    """
+
+    algorithm: Literal["grpo", "rloo", "reinforce"]
+    lr: FiniteFloat
+    weight_decay: FiniteFloat
+    adam_betas: tuple[FiniteFloat, FiniteFloat]
+    max_grad_norm: FiniteFloat
+    clip_eps: FiniteFloat  # PPO-clip range for importance ratios
+    kl_coef: FiniteFloat  # KL to the frozen base policy; 0 = off (no reference model kept)
+    max_staleness: int  # drop samples more than this many versions old
+    zero_variance_groups: Literal["drop", "keep"]
+    micro_batch_tokens: int  # tokens per forward/backward chunk
     # how an episode's calls are laid out for the update (trainer.context): one sequence per
     # call, merged timelines, or timelines packed as prefix trees (fastest; see docs/context.md)
-    merge: Literal["none", "timeline", "tree"] = "tree"
+    merge: Literal["none", "timeline", "tree"]
     # the longest call the update takes (None: the engine's context); longer calls are
     # dropped and counted as `too_long`, never cut
-    max_sequence_tokens: Annotated[int, Field(ge=16, le=MAX_TOKENS)] | None = None
+    max_sequence_tokens: int | None

@@ -112,6 +112,11 @@ def build_update_backend(
     raise ValueError(f"unknown optimizer backend {kind!r}")
 
 
+# what an optimizer is built with before any settings arrive: every step applies its own
+# (adamw_hyperparameters) before stepping, so these values never make an update (lr 0)
+INITIAL_ADAMW: dict[str, Any] = {"lr": 0.0, "betas": (0.9, 0.999), "weight_decay": 0.0}
+
+
 def adamw_hyperparameters(settings: TrainSettings) -> dict[str, Any]:
     """What a step reads from the live settings, as AdamW param-group keys."""
     return {

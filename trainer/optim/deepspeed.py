@@ -68,7 +68,7 @@ from deepspeed.accelerator import get_accelerator
 from deepspeed.utils import safe_get_full_optimizer_state, safe_set_full_optimizer_state
 
 from trainer.config import TrainSettings
-from trainer.optim import ForwardFn, adamw_hyperparameters
+from trainer.optim import INITIAL_ADAMW, ForwardFn, adamw_hyperparameters
 from trainer.optim.torch import load_adamw_state
 
 log = logging.getLogger(__name__)
@@ -100,21 +100,25 @@ def ensure_process_group(device: torch.device) -> str:
         return backend
 
 
-def deepspeed_config(stage: int, settings: TrainSettings, fused: bool) -> dict[str, Any]:
-    """The DeepSpeed config for one policy's engine (see the module docstring)."""
+def deepspeed_config(stage: int, settings: TrainSettings | None, fused: bool) -> dict[str, Any]:
+    """The DeepSpeed config for one policy's engine (see the module docstring). `settings`
+    None: the engine's first config, before any run's settings (each step applies its own
+    before stepping, `_apply_settings`)."""
+    adamw = adamw_hyperparameters(settings) if settings is not None else INITIAL_ADAMW
     return {
         "train_micro_batch_size_per_gpu": 1,  # bookkeeping only: we feed whole micro-batches
         "gradient_accumulation_steps": 1,
         "managed_gradient_accumulation": False,  # our engine.step() ends each accumulation
-        "gradient_clipping": settings.max_grad_norm,
+        # without settings any positive value: clipping on, each step sets its own
+        "gradient_clipping": settings.max_grad_norm if settings is not None else 1.0,
         "zero_optimization": {"stage": stage},
         "optimizer": {
             "type": "AdamW",
             "params": {
-                "lr": settings.lr,
-                "betas": list(settings.adam_betas),
+                "lr": adamw["lr"],
+                "betas": list(adamw["betas"]),
                 "eps": 1e-8,
-                "weight_decay": settings.weight_decay,
+                "weight_decay": adamw["weight_decay"],
                 "torch_adam": True,
                 "fused": fused,
             },
@@ -166,9 +170,7 @@ class DeepSpeedUpdate:
             head = model.get_output_embeddings()
             if head is not None and isinstance(getattr(head, "weight", None), torch.nn.Parameter):
                 deepspeed.zero.register_external_parameter(self.module, head.weight)
-        self.config = deepspeed_config(
-            zero_stage, TrainSettings(), fused=device.type in ("cpu", "cuda")
-        )
+        self.config = deepspeed_config(zero_stage, None, fused=device.type in ("cpu", "cuda"))
         logging.getLogger("DeepSpeed").setLevel(logging.WARNING)  # its config dump is INFO
         self.engine, *_ = deepspeed.initialize(
             model=self.module, model_parameters=parameters, config=self.config

@@ -127,7 +127,7 @@ class TorchPolicyTrainer:
 
     # -- PolicyTrainer --------------------------------------------------------------------
     async def train_step(self, groups: Sequence[Group], settings: Any) -> StepResult:
-        settings = TrainSettings.model_validate(settings)
+        settings = TrainSettings.model_validate(settings, from_attributes=True)
         async with self._lock:
             scored = compute_advantages(groups, settings.algorithm, settings.zero_variance_groups)
             selection = select_samples(scored, self.engine.version, settings.max_staleness)

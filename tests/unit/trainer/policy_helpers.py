@@ -6,11 +6,18 @@ import asyncio
 
 import torch
 
-from trainer.config import EngineConfig
+from swarm.protocol import RunSettings
+from trainer.config import EngineConfig, TrainSettings
 from trainer.policy import TorchPolicyFactory
 from trainer.types import EpisodeSamples, Group, Policy, Sample
 
 LORA = {"r": 4, "alpha": 8}
+
+
+def train_settings(**changes) -> TrainSettings:
+    """What a step reads from a run created with `changes` (the run settings' defaults and
+    bounds are declared once, in `swarm.protocol.RunSettings`)."""
+    return TrainSettings.model_validate(RunSettings(**changes), from_attributes=True)
 
 
 def make_factory() -> TorchPolicyFactory:

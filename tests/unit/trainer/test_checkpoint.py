@@ -18,10 +18,11 @@ from tests.unit.trainer.policy_helpers import (
     make_factory,
     make_policy,
     prompt_ids,
+    train_settings,
 )
 from trainer import checkpoint
 from trainer.checkpoint import read_trainer_state
-from trainer.config import EngineConfig, TrainSettings
+from trainer.config import EngineConfig
 from trainer.errors import CheckpointPathError, InsufficientDisk
 from trainer.policy import TorchPolicyFactory
 from trainer.types import OPTIMIZER_FILE, SamplingParams
@@ -33,7 +34,7 @@ GOOD, BAD = [1000, 2000, 3000], [5000, 6000, 7000]
 def test_a_checkpoint_loads_in_transformers_and_resumes_version_and_optimizer(lora, tmp_path):
     policy = make_policy(lora)
     prompt = prompt_ids(policy)
-    settings = TrainSettings(lr=1e-2)
+    settings = train_settings(lr=1e-2)
     for _ in range(2):
         asyncio.run(
             policy.trainer.train_step([contrast_group(policy, prompt, GOOD, BAD)], settings)
@@ -72,7 +73,7 @@ def _trained_policy(factory=None):
     )
     prompt = prompt_ids(policy)
     asyncio.run(
-        policy.trainer.train_step([contrast_group(policy, prompt, GOOD, BAD)], TrainSettings())
+        policy.trainer.train_step([contrast_group(policy, prompt, GOOD, BAD)], train_settings())
     )
     return policy
 

@@ -16,7 +16,13 @@ pytest.importorskip(
     "deepspeed", reason="DeepSpeed is not installed: pip install --no-build-isolation deepspeed"
 )
 
-from tests.unit.trainer.policy_helpers import LORA, prompt_ids, sample, served_logprobs  # noqa: E402
+from tests.unit.trainer.policy_helpers import (  # noqa: E402
+    LORA,
+    prompt_ids,
+    sample,
+    served_logprobs,
+    train_settings,
+)
 from trainer.checkpoint import read_trainer_state  # noqa: E402
 from trainer.config import EngineConfig, TrainSettings  # noqa: E402
 from trainer.optim.deepspeed import DeepSpeedUpdate, deepspeed_config  # noqa: E402
@@ -27,7 +33,7 @@ STAGES = [0, 1, 2, 3]
 GOOD = [1000, 2000, 3000, 4000]
 BAD = [5000, 6000, 7000, 8000]
 # no clipping hit (tiny's gradient norm is ~4), a visible step, weight decay on
-SETTINGS = TrainSettings(lr=1e-3, weight_decay=0.01, adam_betas=(0.8, 0.99), max_grad_norm=1e3)
+SETTINGS = train_settings(lr=1e-3, weight_decay=0.01, adam_betas=(0.8, 0.99), max_grad_norm=1e3)
 
 
 def make_policy(
@@ -333,7 +339,7 @@ def test_the_real_smollm2_takes_a_zero1_step_on_cpu():
             ],
         )
         before = served_logprobs(policy, prompt, good[:4])
-        result = step(policy, TrainSettings(lr=1e-5), [group])
+        result = step(policy, train_settings(lr=1e-5), [group])
         assert result.version == 1 and result.metrics["tokens"] == len(good) + len(bad)
         assert 0 < result.metrics["grad_norm"] < float("inf")
         assert served_logprobs(policy, prompt, good[:4]) != pytest.approx(before, abs=1e-6)

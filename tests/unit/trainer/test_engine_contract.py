@@ -631,7 +631,7 @@ def test_vllm_settings_come_from_the_environment():
 def test_a_policy_served_by_the_vllm_adapter_trains_and_serves_the_new_weights(monkeypatch, lora):
     """`TorchPolicyFactory(engine="vllm")` with the stand-in behind `build_vllm_engine`: a
     train step pushes the master's weights through run_exclusive + load_weights."""
-    from trainer.config import TrainSettings
+    from tests.unit.trainer.policy_helpers import train_settings
     from trainer.engine import vllm_engine
     from trainer.policy import TorchPolicyFactory
     from trainer.types import EpisodeSamples, Group, Sample
@@ -671,7 +671,7 @@ def test_a_policy_served_by_the_vllm_adapter_trains_and_serves_the_new_weights(m
                 for name, reward, c in (("good", 1.0, good), ("bad", 0.0, bad))
             ],
         )
-        result = run(policy.trainer.train_step([group], TrainSettings(lr=1e-2)))
+        result = run(policy.trainer.train_step([group], train_settings(lr=1e-2)))
         assert result.samples_trained == 2 and result.version == engine.version == 1
         served = fakes[-1].torch_engine.model
         master = policy.trainer.master

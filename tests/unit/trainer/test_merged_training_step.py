@@ -10,8 +10,12 @@ import asyncio
 import pytest
 import torch
 
-from tests.unit.trainer.policy_helpers import make_policy, prompt_ids, served_logprobs
-from trainer.config import TrainSettings
+from tests.unit.trainer.policy_helpers import (
+    make_policy,
+    prompt_ids,
+    served_logprobs,
+    train_settings,
+)
 from trainer.types import EpisodeSamples, Group, Sample
 
 LR = 1e-3
@@ -71,8 +75,8 @@ def test_a_tree_step_is_the_unmerged_step_with_fewer_tokens(policies):
     groups = multi_turn_groups(none)
     calls = sum(len(e.samples) for g in groups for e in g.episodes)
 
-    merged = asyncio.run(tree.trainer.train_step(groups, TrainSettings(lr=LR, merge="tree")))
-    plain = asyncio.run(none.trainer.train_step(groups, TrainSettings(lr=LR, merge="none")))
+    merged = asyncio.run(tree.trainer.train_step(groups, train_settings(lr=LR, merge="tree")))
+    plain = asyncio.run(none.trainer.train_step(groups, train_settings(lr=LR, merge="none")))
 
     assert merged.version == plain.version == 1
     assert merged.samples_trained == plain.samples_trained == calls
@@ -118,7 +122,7 @@ def test_a_batch_whose_every_call_is_too_long_trains_nothing(policies):
 
     result = asyncio.run(
         tree.trainer.train_step(
-            groups, TrainSettings(lr=LR, merge="tree", max_sequence_tokens=shortest - 1)
+            groups, train_settings(lr=LR, merge="tree", max_sequence_tokens=shortest - 1)
         )
     )
 
@@ -143,7 +147,7 @@ def test_a_window_that_fits_only_the_first_calls_trains_just_those(policies):
 
     result = asyncio.run(
         tree.trainer.train_step(
-            groups, TrainSettings(lr=LR, merge="tree", max_sequence_tokens=window)
+            groups, train_settings(lr=LR, merge="tree", max_sequence_tokens=window)
         )
     )
 

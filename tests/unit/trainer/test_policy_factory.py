@@ -49,8 +49,12 @@ def test_create_returns_a_served_trainable_lora_policy_while_the_loop_keeps_runn
 def test_load_engine_serves_an_export_as_the_trained_policy_served_it(tmp_path):
     """An ended run's policy is served again from its export checkpoint: the same tokens
     and logprobs at the same version, with no master or optimizer built."""
-    from tests.unit.trainer.policy_helpers import contrast_group, make_policy, prompt_ids
-    from trainer.config import TrainSettings
+    from tests.unit.trainer.policy_helpers import (
+        contrast_group,
+        make_policy,
+        prompt_ids,
+        train_settings,
+    )
 
     policy = make_policy()
     prompt = prompt_ids(policy)
@@ -60,7 +64,7 @@ def test_load_engine_serves_an_export_as_the_trained_policy_served_it(tmp_path):
     group = contrast_group(policy, prompt, [1000, 2000], [5000, 6000])
 
     async def go():
-        await policy.trainer.train_step([group], TrainSettings(lr=0.05))
+        await policy.trainer.train_step([group], train_settings(lr=0.05))
         trained = await policy.served.engine.generate(prompt, greedy)
         await policy.trainer.save_checkpoint(str(tmp_path / "final"), resumable=False)
         engine = await make_factory().load_engine(

@@ -16,8 +16,8 @@ from tests.unit.trainer.policy_helpers import (
     prompt_ids,
     sample,
     served_logprobs,
+    train_settings,
 )
-from trainer.config import TrainSettings
 from trainer.types import EpisodeSamples, Group, SamplingParams
 
 GOOD = [1000, 2000, 3000, 4000]
@@ -43,7 +43,7 @@ def test_a_step_changes_master_and_served_weights_and_bumps_the_version(policy):
     token, logprob_before = greedy_first_token(policy, prompt)
     master_before = policy.trainer.master.model.model.embed_tokens.weight.detach().clone()
 
-    settings = TrainSettings(lr=3e-3)
+    settings = train_settings(lr=3e-3)
     result = asyncio.run(
         policy.trainer.train_step([contrast_group(policy, prompt, GOOD, BAD)], settings)
     )
@@ -85,7 +85,7 @@ def test_stale_malformed_and_zero_variance_samples_are_dropped_and_counted(polic
     )
 
     result = asyncio.run(
-        policy.trainer.train_step([live, flat], TrainSettings(lr=1e-3, max_staleness=1))
+        policy.trainer.train_step([live, flat], train_settings(lr=1e-3, max_staleness=1))
     )
 
     assert result.samples_trained == 2
@@ -104,7 +104,7 @@ def test_an_all_dropped_batch_is_a_no_op(policy):
         e.samples[0].version = -5
     before = served_logprobs(policy, prompt, GOOD)
 
-    result = asyncio.run(policy.trainer.train_step([flat, stale], TrainSettings(lr=1e-2)))
+    result = asyncio.run(policy.trainer.train_step([flat, stale], train_settings(lr=1e-2)))
 
     assert result.version == policy.trainer.version == 0
     assert result.samples_trained == 0
@@ -118,7 +118,7 @@ def test_training_raises_the_served_probability_of_the_rewarded_completion(lora,
     try:
         prompt = prompt_ids(policy)
         before = sum(served_logprobs(policy, prompt, GOOD))
-        settings = TrainSettings(lr=lr, kl_coef=0.01)
+        settings = train_settings(lr=lr, kl_coef=0.01)
         for _ in range(4):
             group = contrast_group(policy, prompt, GOOD, BAD)
             result = asyncio.run(policy.trainer.train_step([group], settings))
@@ -140,7 +140,7 @@ def test_a_nan_loss_skips_the_update_and_leaves_the_weights_finite_and_unchanged
         k: v.detach().clone() for k, v in policy.trainer.master.model.state_dict().items()
     }
 
-    result = asyncio.run(policy.trainer.train_step([group], TrainSettings(lr=3e-3)))
+    result = asyncio.run(policy.trainer.train_step([group], train_settings(lr=3e-3)))
 
     assert math.isnan(result.metrics["loss"]) and result.metrics["skipped_nonfinite"] == 1.0
     after = policy.trainer.master.model.state_dict()
