@@ -37,9 +37,9 @@ sys.path.insert(0, str(REPO))  # for tests.fakes when run as a script
 
 import httpx  # noqa: E402
 
-from gateway.app import make_app  # noqa: E402
-from gateway.openai_api import ChatCompletionRequest  # noqa: E402
-from gateway.recorder import EpisodeRecorder  # noqa: E402
+from gateway.http.app import make_app  # noqa: E402
+from gateway.openai.wire import ChatCompletionRequest  # noqa: E402
+from gateway.recording.recorder import EpisodeRecorder  # noqa: E402
 from gateway.settings import GatewaySettings, RequestLimits  # noqa: E402
 from tests.fakes import fake_served_model  # noqa: E402
 

@@ -3,9 +3,9 @@
 The only module of `gateway` that imports the trainer's torch side: it loads the models,
 builds one engine per model, opens the recorder under the state dir and hands all of it
 to `make_app` — or, with `--ray`, places every served model and every run's policy in a
-Ray actor of its own (`gateway.ray_hosting`, `trainer.hosting`) and hands `make_app` the
+Ray actor of its own (`gateway.serve.ray_hosting`, `trainer.hosting`) and hands `make_app` the
 same interfaces. This is the one place that picks in-process or Ray. Its options are one
-typed model, `gateway.serve_options.ServeOptions`, split there into the settings of the
+typed model, `gateway.serve.options.ServeOptions`, split there into the settings of the
 gateway, the engines, the served models and the policy factory.
 """
 
@@ -19,11 +19,11 @@ import typer
 import uvicorn
 
 from experiments_db.errors import UnusableDatabase
-from gateway.app import make_app
-from gateway.backends import BackendUnavailable, check_backends
-from gateway.recorder import EpisodeRecorder
-from gateway.serve_options import CannotReadKey, ServeOptions, typer_command
-from gateway.state import check_state_dir
+from gateway.http.app import make_app
+from gateway.http.state import check_state_dir
+from gateway.recording.recorder import EpisodeRecorder
+from gateway.serve.backends import BackendUnavailable, check_backends
+from gateway.serve.options import CannotReadKey, ServeOptions, typer_command
 
 cli = typer.Typer(
     help="The swarmrl gateway: OpenAI-compatible inference on the policies being trained, "
@@ -198,7 +198,7 @@ def _on_ray(address, model_configs, engine_config, factory_kwargs, resources):
     models, factory, shutdown). The actors die with this process (Ray fate-sharing)."""
     import ray
 
-    from gateway.ray_hosting import ActorResources, RayPolicyFactory, start_served_model
+    from gateway.serve.ray_hosting import ActorResources, RayPolicyFactory, start_served_model
     from trainer.hosting import PolicyHost
 
     try:

@@ -3,10 +3,10 @@
 Owns: bind address, where state lives, the admin key, request limits (`RequestLimits`:
 how much one OpenAI request may ask for, and how many generations one key may have in
 flight), client leases, and
-which trainer backends were asked for (engine, Ray, optimizer; `gateway/backends.py`
+which trainer backends were asked for (engine, Ray, optimizer; `gateway/serve/backends.py`
 checks them before anything starts). Built by the
 composition root (`gateway/__main__.py`) from CLI flags and the environment (through
-`gateway.serve_options.ServeOptions.gateway_settings`); everything else receives a
+`gateway.serve.options.ServeOptions.gateway_settings`); everything else receives a
 `GatewaySettings` and never reads the environment itself.
 """
 
@@ -55,7 +55,7 @@ class GatewaySettings(BaseModel):
     max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1)
     public_base_url: str | None = None  # how clients reach us, when behind a proxy
     # Host names besides loopback and `host` that requests may name (a reverse proxy's);
-    # pages of these sites may also POST (gateway/web_guards.py)
+    # pages of these sites may also POST (gateway/http/web_guards.py)
     allowed_hosts: list[str] = Field(default_factory=list)
     database_url: str | None = None  # default: SQLite file in state_dir
     client_lease_s: float = Field(default=30.0, gt=0)  # a client silent this long is gone
@@ -71,7 +71,7 @@ class GatewaySettings(BaseModel):
     # runs not yet stopped/finished/failed (each holds a policy's weights and optimizer);
     # POST /runs beyond it is a 429 `too_many_live_runs`
     max_live_runs: int = Field(default=8, ge=1)
-    # what GET /capacity reports (gateway/capacity.py): the models' torch device and each
+    # what GET /capacity reports (gateway/http/capacity.py): the models' torch device and each
     # engine's torch threads, filled by the composition root; the operator's own answer to
     # "how many runs at once" (None: the gateway's rule)
     device: str = "cpu"
@@ -82,7 +82,7 @@ class GatewaySettings(BaseModel):
     # 0: every checkpoint kept whole
     keep_checkpoints: int = Field(default=2, ge=0)
     # ended runs' policies whose engine stays loaded (the most recently used); the others
-    # are served by reloading their final weights from disk on demand (gateway/ended_policies.py)
+    # are served by reloading their final weights from disk on demand (gateway/runs/ended_policies.py)
     ended_policies_resident: int = Field(default=1, ge=0)
 
     @property

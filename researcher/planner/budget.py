@@ -24,6 +24,8 @@ def reserve_s(budget_s: float) -> float:
     """The end of the budget kept for the last evaluation and the report once a pilot has
     priced the runs (their evaluation included): 5% of it, at least a minute."""
     return max(60.0, 0.05 * budget_s)
+
+
 MIN_STEPS, MAX_STEPS = 2, 200
 MIN_EVAL_EPISODES, MAX_EVAL_EPISODES = 16, 48
 

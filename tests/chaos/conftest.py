@@ -216,7 +216,7 @@ def check_ledger(ledger: list[str], database_url: str, run: str) -> LedgerCheck:
 
     One step, not two, even across a gateway restart: a restart rewinds the steps after
     its checkpoint (their samples back to "buffered" with no `step_trained`, their
-    episodes' `step` back to None: `gateway.run_store.RunStore.rewind`) and trains them
+    episodes' `step` back to None: `gateway.runs.store.RunStore.rewind`) and trains them
     again, so a sample consumed before the kill by a step that died with the process is
     recorded once, by the step that trained it after the restart."""
     from sqlmodel import Session, select

@@ -13,8 +13,8 @@ import uvicorn
 from rich.console import Console
 
 from experiments_db import crud
-from gateway.app import make_app
-from gateway.recorder import EpisodeRecorder
+from gateway.http.app import make_app
+from gateway.recording.recorder import EpisodeRecorder
 from gateway.settings import GatewaySettings
 from researcher import study as study_module
 from researcher.concurrency import resolve_parallel_runs

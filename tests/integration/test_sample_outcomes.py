@@ -27,8 +27,8 @@ from fastapi.testclient import TestClient
 from experiments_db import crud
 from experiments_db.db import dispose, make_engine, session_scope
 from experiments_db.models import SampleRow
-from gateway.app import make_app
-from gateway.recorder import EpisodeRecorder
+from gateway.http.app import make_app
+from gateway.recording.recorder import EpisodeRecorder
 from gateway.settings import GatewaySettings
 from tests.fakes import fake_served_model
 
@@ -57,7 +57,7 @@ def tiny_policies(hosting: str, ray_address: str | None = None) -> Any:
     options = {"engine_dtype": "float32", "compute_dtype": "float32"}
     engine = EngineConfig(max_batch=8, initial_cache_tokens=64)
     if hosting == "ray":
-        from gateway.ray_hosting import RayPolicyFactory
+        from gateway.serve.ray_hosting import RayPolicyFactory
         from trainer.hosting import PolicyHost
 
         return RayPolicyFactory(

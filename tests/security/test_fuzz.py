@@ -1,7 +1,7 @@
 """A bounded schemathesis run against the real gateway app: every operation of its OpenAPI
 schema, fuzzed over loopback HTTP with a fixed seed and a capped number of examples (valid
 and invalid inputs), must never answer 5xx — on the default gateway (no admin key) and on
-one with an admin key, called with and without it. The app is `gateway.app.make_app` on the
+one with an admin key, called with and without it. The app is `gateway.http.app.make_app` on the
 fakes of tests/fakes.py (the composition the gateway unit tests use), served by uvicorn on
 127.0.0.1.
 
@@ -26,8 +26,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 
 schemathesis = pytest.importorskip("schemathesis", reason="pip install -e '.[dev]'")
 
-from gateway.app import make_app  # noqa: E402
-from gateway.recorder import EpisodeRecorder  # noqa: E402
+from gateway.http.app import make_app  # noqa: E402
+from gateway.recording.recorder import EpisodeRecorder  # noqa: E402
 from gateway.settings import GatewaySettings  # noqa: E402
 from tests.fakes import FakePolicyFactory, fake_served_model  # noqa: E402
 

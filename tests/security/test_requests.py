@@ -11,7 +11,7 @@ import httpx
 import openai
 import pytest
 
-from gateway.admission import caller_key
+from gateway.openai.admission import caller_key
 from gateway.settings import RequestLimits
 from tests.unit.gateway.conftest import (  # noqa: F401 - fixtures
     MODEL,

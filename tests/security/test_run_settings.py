@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from gateway.recorder import EpisodeRecorder
+from gateway.recording.recorder import EpisodeRecorder
 from swarm.protocol import REWARD_LIMIT, RunPatch, RunSettings
 from tests.fakes import FakePolicyFactory
 from tests.unit.gateway.conftest import (

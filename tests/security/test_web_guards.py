@@ -25,8 +25,8 @@ from typer.testing import CliRunner
 from experiments_db import crud
 from experiments_db.db import session_scope
 from experiments_db.studies import StudyRow
-from gateway.app import make_app
-from gateway.recorder import EpisodeRecorder
+from gateway.http.app import make_app
+from gateway.recording.recorder import EpisodeRecorder
 from gateway.settings import GatewaySettings
 from researcher.cli import app as researcher_cli
 from researcher.gateway_api import GatewayAPI

@@ -109,7 +109,7 @@ class BlockTorch:
         return None
 
 sys.meta_path.insert(0, BlockTorch())
-import gateway.app, gateway.recorder, gateway.drift, gateway.traces, swarm, swarm.protocol
+import gateway.http.app, gateway.recording.recorder, gateway.recording.drift, gateway.swarm_api.traces, swarm, swarm.protocol
 assert "torch" not in sys.modules
 print("ok")
 """

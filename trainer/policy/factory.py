@@ -10,7 +10,7 @@ copy, the engine, the tokenizer and the trainer — from a model name or a check
   a DeepSpeed engine at ZeRO `zero_stage` (`optimizer="deepspeed"`, stage 0 unless given);
   built after the engine copy, so ZeRO never touches the served weights.
 - `load_engine`: an engine alone (no master, no optimizer) serving weights on disk in the
-  engine dtype — an ended run's final policy, reloaded on demand (`gateway.ended_policies`).
+  engine dtype — an ended run's final policy, reloaded on demand (`gateway.runs.ended_policies`).
 - loading runs in a helper thread (`asyncio.to_thread`, one torch thread) so the event
   loop keeps serving.
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from gateway.app import make_app
-from gateway.recorder import EpisodeRecorder
+from gateway.http.app import make_app
+from gateway.recording.recorder import EpisodeRecorder
 from gateway.settings import GatewaySettings
 from tests.fakes import EchoEngine, FakePolicyFactory, fake_served_model
 

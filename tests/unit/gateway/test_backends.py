@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 import gateway.__main__ as gateway_main
-from gateway import backends
-from gateway.backends import BackendProbes, BackendUnavailable, check_backends
+from gateway.serve import backends
+from gateway.serve.backends import BackendProbes, BackendUnavailable, check_backends
 from gateway.settings import GatewaySettings
 
 NOT_INSTALLED = "vLLM is not installed: pip install 'swarmrl[gpu]' on a CUDA machine"

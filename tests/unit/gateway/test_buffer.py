@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gateway.buffer import FinishedEpisode, GroupBuffer
+from gateway.runs.buffer import FinishedEpisode, GroupBuffer
 
 
 def episode(episode_id: str, group_id: str | None) -> FinishedEpisode:

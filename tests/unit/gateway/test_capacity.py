@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.capacity import suggest_concurrent_runs, usable_cpus
+from gateway.http.capacity import suggest_concurrent_runs, usable_cpus
 from gateway.settings import GatewaySettings
 from tests.unit.gateway.conftest import bearer, create_run
 

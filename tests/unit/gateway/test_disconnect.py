@@ -12,10 +12,10 @@ import httpx
 import pytest
 import uvicorn
 
-from gateway.app import make_app
-from gateway.chat_service import ChatService
-from gateway.openai_api import ChatCompletionRequest
+from gateway.http.app import make_app
+from gateway.openai.chat import ChatService
 from gateway.registry import ModelRegistry
+from gateway.openai.wire import ChatCompletionRequest
 from tests.fakes import EchoEngine, fake_served_model
 from tests.unit.gateway.conftest import MODEL, chat_body
 

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from gateway.app import make_app
-from gateway.buffer import BufferedGroup, FinishedEpisode
-from gateway.recorder import EpisodeRecorder
+from gateway.http.app import make_app
+from gateway.recording.recorder import EpisodeRecorder
+from gateway.runs.buffer import BufferedGroup, FinishedEpisode
+from gateway.runs.training import step_metrics
 from gateway.settings import GatewaySettings
-from gateway.training import step_metrics
 from tests.fakes import FakePolicyTrainer, ScriptedEngine
 from tests.unit.gateway.conftest import bearer, create_run, eventually, finish, run_state
 from trainer.tokenizer import HFChatTokenizer
@@ -158,7 +158,7 @@ def test_an_edited_reply_is_unrepaired_logged_and_its_call_is_a_snap(
     episode = open_episode(client)
     chat(client, episode, [QUESTION])
 
-    with caplog.at_level(logging.INFO, logger="gateway.chat_service"):
+    with caplog.at_level(logging.INFO, logger="gateway.openai.chat"):
         chat(client, episode, follow_up("The capital is Paris, of course."))
 
     trace = trace_of(client, episode)

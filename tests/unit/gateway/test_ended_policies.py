@@ -1,5 +1,5 @@
 """An ended run frees its policy's engine, yet its policy still answers by model name with
-the trained weights (issue 14, F11; `gateway.ended_policies`).
+the trained weights (issue 14, F11; `gateway.runs.ended_policies`).
 
 The pool is tested on stand-in engines (LRU bound, leases, failed loads); the gateway tests
 train a tiny random Llama for real (float32 throughout, so the reloaded weights answer
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.ended_policies import EndedPolicyPool, EndedTrainer, ReloadingEngine
+from gateway.runs.ended_policies import EndedPolicyPool, EndedTrainer, ReloadingEngine
 from tests.fakes import CharTokenizer, EchoEngine
 from tests.unit.gateway.conftest import (
     bearer,
@@ -264,8 +264,8 @@ def test_a_restarted_gateway_serves_its_ended_runs_policies_from_their_final_wei
 ):
     from fastapi.testclient import TestClient
 
-    from gateway.app import make_app
-    from gateway.recorder import EpisodeRecorder
+    from gateway.http.app import make_app
+    from gateway.recording.recorder import EpisodeRecorder
     from trainer.config import ModelConfig
     from trainer.engine import TorchEngine
     from trainer.model import load_model

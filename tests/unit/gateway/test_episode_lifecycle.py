@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from experiments_db import crud
 from experiments_db.db import session_scope
-from gateway.recorder import EpisodeRecorder
+from gateway.recording.recorder import EpisodeRecorder
 from tests.unit.gateway.conftest import (
     MODEL,
     assert_openai_error,

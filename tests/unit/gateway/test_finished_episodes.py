@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.buffer import FinishedEpisode
 from gateway.errors import Unprocessable
-from gateway.samples import rewards_per_policy
+from gateway.runs.buffer import FinishedEpisode
+from gateway.runs.samples import rewards_per_policy
 from tests.fakes import FakePolicyFactory
 from tests.unit.gateway.conftest import Start, chat_as, create_run, finish, open_episode
 

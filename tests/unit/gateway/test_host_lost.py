@@ -2,7 +2,7 @@
 handled like a gateway restart, inside the living gateway: the run's episodes left open
 are aborted ("policy host lost"), the run rewinds to its last checkpoint, its policies are
 created again from it, and the steps after it train again. Runs on `FakePolicyFactory`
-trainers given a `host_lost()` (what `gateway.ray_hosting.RayTrainer` has); the real
+trainers given a `host_lost()` (what `gateway.serve.ray_hosting.RayTrainer` has); the real
 thing, with a SIGKILLed actor on a local Ray cluster, is in
 tests/integration/test_ray_policies.py."""
 

@@ -8,7 +8,7 @@ import time
 
 from experiments_db import crud
 from experiments_db.db import session_scope
-from gateway.buffer import BufferedGroup, FinishedEpisode, GroupBuffer
+from gateway.runs.buffer import BufferedGroup, FinishedEpisode, GroupBuffer
 from tests.unit.gateway.conftest import (
     chat_as,
     create_run,

@@ -13,7 +13,7 @@ import pytest
 
 from experiments_db import crud
 from experiments_db.db import session_scope
-from gateway.recorder import EpisodeRecorder
+from gateway.recording.recorder import EpisodeRecorder
 from gateway.settings import GatewaySettings
 from tests.postgres import _free_port
 from tests.unit.gateway.conftest import chat_as, create_run, finish, open_episode

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gateway.errors import EpisodeNotFound
-from gateway.recorder import CallRecord, EpisodeRecorder
+from gateway.recording.recorder import CallRecord, EpisodeRecorder
 from trainer.types import Completion, TokenLogprob
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from fastapi.testclient import TestClient
 
-from gateway.recorder import EpisodeRecorder
+from gateway.recording.recorder import EpisodeRecorder
 from gateway.settings import GatewaySettings
 from tests.fakes import FakePolicyFactory
 from tests.unit.gateway.conftest import (

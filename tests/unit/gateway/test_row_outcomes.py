@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.buffer import BufferedGroup, BufferedSample, FinishedEpisode
-from gateway.training import outcome_counters, row_outcomes
+from gateway.runs.buffer import BufferedGroup, BufferedSample, FinishedEpisode
+from gateway.runs.training import outcome_counters, row_outcomes
 from trainer.types import Sample, SampleOutcome, StepResult
 
 

@@ -10,8 +10,8 @@ import pytest
 from experiments_db import crud
 from experiments_db.db import session_scope
 from experiments_db.models import RunRow, SampleRow
-from gateway.recorder import EpisodeRecord, EpisodeRecorder
-from gateway.runs import count_episode_end
+from gateway.recording.recorder import EpisodeRecord, EpisodeRecorder
+from gateway.runs.manager import count_episode_end
 from tests.fakes import FakePolicyFactory
 from tests.unit.gateway.conftest import Start, chat_as, create_run, finish, open_episode, run_state
 

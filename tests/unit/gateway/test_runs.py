@@ -6,7 +6,7 @@ import json
 
 from fastapi.testclient import TestClient
 
-from gateway.app import make_app
+from gateway.http.app import make_app
 from tests.fakes import FakePolicyFactory, fake_served_model
 from tests.unit.gateway.conftest import (
     MODEL,

@@ -1,4 +1,4 @@
-"""`gateway serve`'s options as one typed model (`gateway.serve_options.ServeOptions`):
+"""`gateway serve`'s options as one typed model (`gateway.serve.options.ServeOptions`):
 the command offers the same options as before it (flags, env vars, defaults, bounds, help
 texts, as captured from the hand-written command), typer's parsing lands in the model,
 the model's bounds hold without the CLI, and it splits into the gateway's, the engines'
@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from typer.testing import CliRunner
 
 from gateway.__main__ import cli
-from gateway.serve_options import CannotReadKey, ServeOptions, typer_command
+from gateway.serve.options import CannotReadKey, ServeOptions, typer_command
 from gateway.settings import GatewaySettings
 from trainer.config import EngineConfig
 

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from gateway.task_mix import effective_mix, quotas, select, short_families
+from gateway.runs.task_mix import effective_mix, quotas, select, short_families
 from tests.unit.gateway.conftest import (
     assert_openai_error,
     chat_as,

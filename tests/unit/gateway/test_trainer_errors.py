@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi.testclient import TestClient
 
-from gateway.app import make_app
+from gateway.http.app import make_app
 from tests.fakes import fake_served_model
 from tests.unit.gateway.conftest import MODEL, assert_openai_error, chat_body
 from trainer.errors import ChatFormatError

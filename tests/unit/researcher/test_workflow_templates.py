@@ -183,6 +183,7 @@ def test_max_tokens_as_the_factor_overrides_the_tasks_own(tmp_path):
 
 def test_a_user_workflow_is_wrapped_not_templated(tmp_path):
     from researcher import user_workflow
+
     source = tmp_path / "agent.py"
     source.write_text(
         "PARAMS = {'system_prompt': ''}\n"

@@ -1,0 +1,174 @@
+"""`GET /metrics`: the gateway in Prometheus text format.
+
+Owns: one `CollectorRegistry` per app (never the global one, so many apps can live in one
+process), a counter of HTTP requests by method, route template and status, and a collector
+that reads each run's state when scraped: status, step, policy versions, the last step's
+reward mean, episode and sample counters, the batches that trained nothing by reason
+(no steps: `batches_dropped`), the number of active clients, and the
+token-drift repairs (and drifts left unrepaired) of episode-bound chat calls per served
+model. The run counters come from the database, so `render` runs in a worker thread.
+Knows nothing about torch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from prometheus_client import CollectorRegistry, Counter, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from gateway.recording.drift import DriftTracker
+from gateway.runs.manager import RunManager
+from gateway.runs.store import RunStore
+from gateway.swarm_api.clients import ClientRegistry
+
+PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+RUN_STATUSES = ("starting", "running", "paused", "stopped", "finished", "failed")
+
+
+class GatewayCollector(Collector):
+    def __init__(
+        self,
+        runs: RunManager,
+        store: RunStore,
+        clients: ClientRegistry,
+        drift: DriftTracker | None = None,
+    ):
+        self._runs = runs
+        self._store = store
+        self._clients = clients
+        self._drift = drift
+
+    def collect(self) -> Iterator[Metric]:
+        rows = {row.id: row for row in self._store.rows()}
+        step = GaugeMetricFamily("swarmrl_run_step", "Training steps taken.", labels=["run"])
+        status = GaugeMetricFamily(
+            "swarmrl_run_status", "1 for the run's current status.", labels=["run", "status"]
+        )
+        version = GaugeMetricFamily(
+            "swarmrl_policy_version", "Weights version served.", labels=["run", "policy"]
+        )
+        reward = GaugeMetricFamily(
+            "swarmrl_run_reward_mean", "Mean reward of the last step.", labels=["run", "policy"]
+        )
+        episodes = CounterMetricFamily(
+            "swarmrl_run_episodes", "Episodes by outcome.", labels=["run", "outcome"]
+        )
+        buffered = GaugeMetricFamily(
+            "swarmrl_run_samples_buffered", "Samples waiting to train.", labels=["run"]
+        )
+        samples = CounterMetricFamily(
+            "swarmrl_run_samples", "Samples consumed by training.", labels=["run", "outcome"]
+        )
+        dropped_batches = CounterMetricFamily(
+            "swarmrl_run_batches_dropped",
+            "Batches no policy trained a sample from (no step), by reason.",
+            labels=["run", "reason"],
+        )
+        for run in self._runs.runs():
+            step.add_metric([run.name], run.step)
+            for reason, count in run.batches_dropped.items():
+                dropped_batches.add_metric([run.name, reason], count)
+            for name in RUN_STATUSES:
+                status.add_metric([run.name, name], 1.0 if run.status == name else 0.0)
+            for policy, value in run.policy_versions().items():
+                version.add_metric([run.name, policy], value)
+            for (policy, name), value in run.last_metrics.items():
+                if policy is not None and name == "reward/mean":
+                    reward.add_metric([run.name, policy], value)
+            row = rows.get(run.name)
+            if row is None:
+                continue
+            episodes.add_metric([run.name, "finished"], row.episodes_finished)
+            episodes.add_metric([run.name, "aborted"], row.episodes_aborted)
+            buffered.add_metric([run.name], row.samples_buffered)
+            samples.add_metric([run.name, "trained"], row.samples_trained)
+            samples.add_metric([run.name, "dropped"], row.samples_dropped)
+        clients = GaugeMetricFamily("swarmrl_clients_active", "Registered, unexpired clients.")
+        clients.add_metric([], self._clients.active_count)
+        yield from (step, status, version, reward, episodes, buffered, samples, clients)
+        yield dropped_batches
+        if self._drift is not None:
+            yield from self._drift_metrics(self._drift.totals())
+
+    def _drift_metrics(self, totals: dict[tuple[str, str], int]) -> Iterator[Metric]:
+        repairs = CounterMetricFamily(
+            "swarmrl_drift_repairs",
+            "Episode chat calls whose prompt reuses generated token ids that re-tokenizing "
+            "would have changed.",
+            labels=["model"],
+        )
+        unrepaired = CounterMetricFamily(
+            "swarmrl_drift_unrepaired",
+            "Episode chat calls that continue an earlier call whose turn was rewritten, so "
+            "its generated ids could not be reused.",
+            labels=["model"],
+        )
+        for (model, status), count in sorted(totals.items()):
+            if status == "repaired":
+                repairs.add_metric([model], count)
+            elif status == "unrepaired":
+                unrepaired.add_metric([model], count)
+        yield from (repairs, unrepaired)
+
+
+class Telemetry:
+    def __init__(
+        self,
+        runs: RunManager,
+        store: RunStore,
+        clients: ClientRegistry,
+        drift: DriftTracker | None = None,
+    ):
+        self.registry = CollectorRegistry(auto_describe=False)
+        self.requests = Counter(
+            "swarmrl_http_requests",
+            "HTTP requests answered, by method, route template and status.",
+            ["method", "route", "status"],
+            registry=self.registry,
+        )
+        self.registry.register(GatewayCollector(runs, store, clients, drift))
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)
+
+
+class CountRequests:
+    """ASGI middleware: count each HTTP response by route template (not raw path, which
+    would make one series per episode id)."""
+
+    def __init__(self, app: ASGIApp, telemetry: Telemetry):
+        self.app = app
+        self.telemetry = telemetry
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        status = 500
+
+        async def send_recording_status(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_recording_status)
+        finally:
+            template = route_template(scope)
+            self.telemetry.requests.labels(scope["method"], template, str(status)).inc()
+
+
+def route_template(scope: Scope) -> str:
+    """The matched route as a template (`/swarm/episodes/{episode_id}/finish`): the path
+    with each path parameter's value put back as its name; "unmatched" for unknown routes."""
+    if "endpoint" not in scope:
+        return "unmatched"
+    path = scope["path"]
+    params = scope.get("path_params") or {}
+    for name, value in sorted(params.items(), key=lambda item: -len(str(item[1]))):
+        path = path.replace(f"/{value}", f"/{{{name}}}", 1)
+    return path
