@@ -23,8 +23,8 @@ from gateway.http.routes import health, metrics, openai, runs, swarm
 from gateway.http.state import GatewayState
 from gateway.http.telemetry import CountRequests
 from gateway.http.web_guards import gateway_guards
-from gateway.registry import ModelRegistry
 from gateway.recording.recorder import EpisodeRecorder
+from gateway.registry import ModelRegistry
 from gateway.settings import GatewaySettings
 from trainer.types import PolicyFactory, ServedModel
 

@@ -15,9 +15,9 @@ from gateway.http.telemetry import Telemetry
 from gateway.openai.admission import Admission
 from gateway.openai.chat import ChatService
 from gateway.openai.completions import CompletionsService
-from gateway.registry import ModelRegistry
 from gateway.recording.drift import DriftTracker
 from gateway.recording.recorder import EpisodeRecorder
+from gateway.registry import ModelRegistry
 from gateway.runs.manager import RunManager
 from gateway.runs.store import RunStore
 from gateway.settings import GatewaySettings

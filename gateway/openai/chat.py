@@ -28,7 +28,6 @@ from gateway.openai.common import (
     usage_of,
 )
 from gateway.openai.fanout import collect, generate_all, merge_streams
-from gateway.registry import ModelRegistry
 from gateway.openai.sampling import (
     check_limits,
     completion_budget,
@@ -54,6 +53,7 @@ from gateway.openai.wire import (
 )
 from gateway.recording.drift import DriftTracker
 from gateway.recording.recorder import CallRecord, EpisodeRecorder
+from gateway.registry import ModelRegistry
 from gateway.settings import RequestLimits
 from trainer.types import (
     Completion,

@@ -20,7 +20,6 @@ from gateway.openai.common import (
     usage_of,
 )
 from gateway.openai.fanout import collect, generate_all, merge_streams
-from gateway.registry import ModelRegistry
 from gateway.openai.sampling import (
     check_limits,
     completion_budget,
@@ -35,6 +34,7 @@ from gateway.openai.wire import (
     LegacyLogprobs,
 )
 from gateway.recording.recorder import CallRecord, EpisodeRecorder
+from gateway.registry import ModelRegistry
 from gateway.settings import RequestLimits
 from trainer.types import ChatTokenizer, Completion, SamplingParams, ServedModel, StreamEnd
 

@@ -19,8 +19,8 @@ import threading
 from collections import Counter
 from collections.abc import Sequence
 
-from gateway.registry import ModelRegistry
 from gateway.recording.recorder import CallRecord, EpisodeRecorder
+from gateway.registry import ModelRegistry
 from trainer.context.drift import PriorCall
 from trainer.types import ParsedAssistant
 

@@ -47,8 +47,8 @@ from gateway.errors import (
     RateLimited,
     Unprocessable,
 )
-from gateway.registry import ModelRegistry
 from gateway.recording.recorder import EpisodeRecord, EpisodeRecorder
+from gateway.registry import ModelRegistry
 from gateway.runs.checkpoints import RunCheckpoints
 from gateway.runs.queries import RunQueries
 from gateway.runs.release import EndedRuns

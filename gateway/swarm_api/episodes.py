@@ -24,8 +24,8 @@ import secrets
 import anyio
 
 from gateway.errors import RateLimited, RunNotAccepting, RunNotFound, Unprocessable
-from gateway.registry import ModelRegistry
 from gateway.recording.recorder import CallRecord, EpisodeRecord, EpisodeRecorder, episode_not_open
+from gateway.registry import ModelRegistry
 from gateway.runs.manager import RunManager
 from gateway.runs.run import Run
 from gateway.runs.samples import finished_episode, rewards_per_policy, sample_rows

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from gateway.registry import ModelRegistry
 from gateway.recording.drift import drift_counts
 from gateway.recording.recorder import CallRecord, EpisodeRecorder, episode_trace
+from gateway.registry import ModelRegistry
 from gateway.runs.manager import RunManager
 from gateway.runs.samples import policy_of_call
 from swarm.protocol import EpisodeTrace, TimelineCallTrace, TimelineTrace

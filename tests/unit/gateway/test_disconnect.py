@@ -14,8 +14,8 @@ import uvicorn
 
 from gateway.http.app import make_app
 from gateway.openai.chat import ChatService
-from gateway.registry import ModelRegistry
 from gateway.openai.wire import ChatCompletionRequest
+from gateway.registry import ModelRegistry
 from tests.fakes import EchoEngine, fake_served_model
 from tests.unit.gateway.conftest import MODEL, chat_body
 
