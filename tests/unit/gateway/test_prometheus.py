@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -17,6 +19,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from gateway.http.app import make_app
 from gateway.http.telemetry import EngineLoadCollector
 from gateway.registry import ModelRegistry
+from tests.fakes import CharTokenizer, EchoEngine
 from tests.unit.gateway.conftest import (
     MODEL,
     chat_as,
@@ -28,6 +31,7 @@ from tests.unit.gateway.conftest import (
     run_state,
     sse_data,
 )
+from trainer.types import ServedModel
 
 
 def scrape(client) -> dict[tuple[str, tuple], float]:
@@ -238,3 +242,49 @@ def test_engine_load_gauges_show_a_full_batch_and_the_request_waiting_behind_it(
         "swarmrl_engine_max_batch": 2,
         "swarmrl_engine_batch_occupancy": 1.0,
     }
+
+
+class LoadedEchoEngine(EchoEngine):
+    """The fake engine with `trainer.types.EngineLoad` gauges."""
+
+    requests_waiting = 3
+    sequences_active = 1
+    max_batch = 4
+
+
+def test_every_series_is_listed_with_its_labels_in_the_gateway_docs(recorder, settings, factory):
+    tokenizer = CharTokenizer()
+    served = ServedModel(name=MODEL, tokenizer=tokenizer, engine=LoadedEchoEngine(tokenizer))
+    app = make_app([served], recorder, settings, policy_factory=factory)
+    with TestClient(app) as client:
+        create_run(client, group_size=1, batch_groups=1)
+        finish(client, chat_as_episode(client), 1.0)
+        response = client.get("/metrics")
+    families = list(text_string_to_metric_families(response.text))
+    load = {
+        s.name: s.value for f in families for s in f.samples if f.name.startswith("swarmrl_engine")
+    }
+    assert load == {
+        "swarmrl_engine_requests_waiting": 3,
+        "swarmrl_engine_sequences_active": 1,
+        "swarmrl_engine_max_batch": 4,
+        "swarmrl_engine_batch_occupancy": 0.25,
+    }
+    docs = (Path(__file__).parents[3] / "docs" / "gateway.md").read_text()
+    listed: dict[str, set[str]] = {}  # `name{label,label=value|value}`, first mention
+    for name, labels in re.findall(r"`(swarmrl_\w+)(?:\{([^}]*)\})?`", docs):
+        listed.setdefault(name, {label.split("=")[0] for label in labels.split(",") if label})
+    for family in families:
+        if family.name.endswith("_created"):  # prometheus-client's start time of each series
+            continue
+        name = family.name + ("_total" if family.type == "counter" else "")
+        assert name in listed, name
+        if family.samples:  # (a family with nothing counted yet shows no labels)
+            labels = {label for sample in family.samples for label in sample.labels} - {"le"}
+            assert listed[name] == labels, (name, labels)
+
+
+def chat_as_episode(client) -> dict:
+    episode = open_episode(client)
+    chat_as(client, episode)
+    return episode
