@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -89,7 +89,7 @@ class PreparedChat:
     include_usage: bool
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]] | None
-    clock: RequestClock
+    clock: RequestClock = field(default_factory=RequestClock)  # from the start of prepare
 
 
 def _message_dicts(request: ChatCompletionRequest) -> list[dict[str, Any]]:

@@ -9,7 +9,7 @@ nothing about routes, auth, or torch.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gateway.errors import InvalidRequest, stream_error_event
 from gateway.openai.common import (
@@ -59,7 +59,7 @@ class PreparedCompletion:
     prompt_tokens: int  # summed over distinct prompts
     logprobs: int | None
     include_usage: bool
-    clock: RequestClock
+    clock: RequestClock = field(default_factory=RequestClock)  # from the start of prepare
 
 
 def _check_completion_semantics(request: CompletionRequest) -> None:
