@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.errors import GatewayError, InvalidRequest
+from gateway.errors import InvalidRequest
 from gateway.openai.assistant_turn import (
     AssistantTurn,
     StreamFailed,
@@ -86,12 +86,12 @@ _ERROR_TYPES_BY_OPENAI_TYPE: dict[str, ErrorType] = {
 }
 
 
-def anthropic_error(error: GatewayError) -> ErrorBody:
-    """A gateway error in Anthropic's shape (the HTTP status stays the error's own)."""
-    kind = _ERROR_TYPES_BY_STATUS.get(error.status)
+def anthropic_error(status: int, message: str) -> ErrorBody:
+    """An error answered with HTTP `status`, in Anthropic's shape."""
+    kind = _ERROR_TYPES_BY_STATUS.get(status)
     if kind is None:
-        kind = "api_error" if error.status >= 500 else "invalid_request_error"
-    return ErrorBody(error=ErrorDetail(type=kind, message=error.message))
+        kind = "api_error" if status >= 500 else "invalid_request_error"
+    return ErrorBody(error=ErrorDetail(type=kind, message=message))
 
 
 def _stream_error(error: dict[str, Any]) -> ErrorBody:

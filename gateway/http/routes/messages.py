@@ -19,6 +19,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.routing import APIRoute
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from gateway.errors import (
     GatewayError,
@@ -37,7 +38,7 @@ def _error_response(error: GatewayError) -> JSONResponse:
     headers = None
     if isinstance(error, RateLimited):
         headers = {"Retry-After": str(max(1, math.ceil(error.retry_after)))}
-    body = anthropic_error(error).model_dump()
+    body = anthropic_error(error.status, error.message).model_dump()
     return JSONResponse(body, status_code=error.status, headers=headers)
 
 
@@ -52,6 +53,9 @@ class AnthropicErrorRoute(APIRoute):
                 return await handle(request)
             except RequestValidationError as error:
                 return _error_response(validation_error_to_gateway_error(error))
+            except StarletteHTTPException as error:  # e.g. a body that is not UTF-8 JSON
+                body = anthropic_error(error.status_code, str(error.detail)).model_dump()
+                return JSONResponse(body, status_code=error.status_code, headers=error.headers)
             except Exception as error:  # logged by as_gateway_error when unexpected
                 return _error_response(as_gateway_error(error))
 

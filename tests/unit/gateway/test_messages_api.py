@@ -223,6 +223,10 @@ def test_unknown_keys_and_models_are_anthropic_shaped_errors(client):
         "/v1/messages", content=b"{not json", headers={"content-type": "application/json"}
     )
     assert_anthropic_error(response, 400, "invalid_request_error")
+    response = client.post(
+        "/v1/messages", content=b"\xd4h\x18", headers={"content-type": "application/json"}
+    )
+    assert_anthropic_error(response, 400, "invalid_request_error")  # not UTF-8 at all
 
 
 def test_the_stop_sequence_that_ended_the_text_is_named():
