@@ -12,6 +12,7 @@ from gateway.openai.assistant_turn import AssistantTurn
 from tests.unit.gateway.conftest import bearer, create_run, open_episode
 from tests.unit.gateway.translated_apis import (
     BASE,
+    PARIS,
     WEATHER_CALL,
     assert_one_timeline,
     new_episode,
@@ -22,7 +23,6 @@ from tests.unit.gateway.translated_apis import (
     trace_of,
 )
 
-PARIS = "The capital is Paris."
 WEATHER_TOOL = {
     "name": "get_weather",
     "description": "Current weather in a city",

@@ -19,6 +19,7 @@ from tests.unit.gateway.conftest import (
 )
 from tests.unit.gateway.translated_apis import (
     BASE,
+    PARIS,
     WEATHER_CALL,
     assert_one_timeline,
     new_episode,
@@ -29,7 +30,6 @@ from tests.unit.gateway.translated_apis import (
     trace_of,
 )
 
-PARIS = "The capital is Paris."
 WEATHER_TOOL = {
     "type": "function",
     "name": "get_weather",

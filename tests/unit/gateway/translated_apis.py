@@ -18,6 +18,7 @@ from trainer.tokenizer import HFChatTokenizer
 from trainer.types import ServedModel
 
 BASE = "smol"
+PARIS = "The capital is Paris."
 WEATHER_CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
 
 
