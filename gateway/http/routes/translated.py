@@ -14,7 +14,7 @@ from fastapi import Request
 from fastapi.responses import Response
 from pydantic import BaseModel
 
-from gateway.http.routes.openai import _answer as stream_or_answer
+from gateway.http.routes.openai import stream_or_answer
 from gateway.http.state import GatewayState
 from gateway.openai.admission import caller_key
 from gateway.openai.chat import PreparedChat
