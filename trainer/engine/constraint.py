@@ -4,7 +4,8 @@ Owns: the llguidance tokenizer of a served tokenizer (`GrammarCompiler`: built o
 engine on first use, ~1 s), compiling a request's `Grammar` into a `GrammarMatcher`, and
 `mask_logits`: a batch's logits with each constrained row cut to the tokens its matcher
 allows (-inf elsewhere, so sampling, greedy and the reported logprobs all see the masked,
-renormalised distribution), plus each such row's logprobs without the mask.
+renormalised distribution), plus each such row's logprobs without the mask. A token is
+marked constrained when the mask moved its logprob (`CONSTRAINED_SHIFT`).
 Must not know how tokens are sampled or what becomes of them.
 """
 
@@ -72,14 +73,19 @@ class GrammarCompiler:
         return GrammarMatcher(matcher, self._vocab_size)
 
 
+# a token is "constrained" when the mask moved its logprob by more than this (the mask
+# removed probability mass); a mask that only cut tokens of ~zero probability (free text
+# between tool calls, which bars special tokens) leaves it unmarked
+CONSTRAINED_SHIFT = 1e-6
+
+
 @dataclass
 class MaskedLogits:
-    """A batch's logits after its grammars: `logits_BV` to sample from; per row whether the
-    mask removed any token (`constrained`) and the sampled token's logprob without it."""
+    """A batch's logits after its grammars: `logits_BV` to sample from, `raw_BV` as the
+    model gave them (for each sampled token's logprob without the mask)."""
 
     logits_BV: torch.Tensor
     raw_BV: torch.Tensor
-    constrained: list[bool]
 
     def unmasked_logprob(self, row: int, token: int, temperature: float) -> float:
         scale = temperature if temperature > 0 else 1.0
@@ -95,11 +101,9 @@ def mask_logits(
     if not rows:
         return None
     masked_BV = logits_BV.clone()
-    constrained = [False] * len(matchers)
     for i in rows:
         allowed_V = matchers[i].allowed_V().to(logits_BV.device)  # type: ignore[union-attr]
         width = min(allowed_V.shape[0], masked_BV.shape[1])
         masked_BV[i, :width].masked_fill_(~allowed_V[:width], float("-inf"))
         masked_BV[i, width:] = float("-inf")
-        constrained[i] = not bool(allowed_V[:width].all()) or width < masked_BV.shape[1]
-    return MaskedLogits(masked_BV, logits_BV, constrained)
+    return MaskedLogits(masked_BV, logits_BV)

@@ -38,7 +38,12 @@ import torch
 
 from trainer.config import EngineConfig
 from trainer.engine.completion import CompletionBuilder, prompt_error, serving_context
-from trainer.engine.constraint import GrammarCompiler, GrammarMatcher, mask_logits
+from trainer.engine.constraint import (
+    CONSTRAINED_SHIFT,
+    GrammarCompiler,
+    GrammarMatcher,
+    mask_logits,
+)
 from trainer.engine.kv_cache import SlotKVCache
 from trainer.engine.sampling import RowSampler, sample_rows
 from trainer.engine.streaming import Emit, RelayedEngine
@@ -450,6 +455,7 @@ class TorchEngine(RelayedEngine):
                     added = seq.out.add(token, logprob, top_logprobs, version, now)
                 else:
                     complete = seq.grammar.advance(token)
+                    free = masked.unmasked_logprob(row, token, seq.request.params.temperature)
                     added = seq.out.add(
                         token,
                         logprob,
@@ -457,10 +463,8 @@ class TorchEngine(RelayedEngine):
                         version,
                         now,
                         "stop" if complete else None,
-                        constrained=masked.constrained[row],
-                        unconstrained_logprob=masked.unmasked_logprob(
-                            row, token, seq.request.params.temperature
-                        ),
+                        constrained=logprob - free > CONSTRAINED_SHIFT,
+                        unconstrained_logprob=free,
                     )
                 seq.request.emit(added)
             except Exception as e:  # noqa: BLE001 - e.g. the tokenizer on this token
