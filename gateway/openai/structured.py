@@ -5,8 +5,10 @@ constrained) and `tools` / `tool_choice` into a `trainer.types.Grammar` built by
 `trainer.grammar`: a forced call (`required`, or a named function) names a declared tool
 and carries arguments matching its parameters schema; with `auto`, a call the model opens
 is well-formed; with `auto` and a JSON `response_format`, the answer is that JSON or a
-call. Each grammar is checked with the grammar library first, so a bad schema or an
-unsupported feature is a 400 naming the field. Knows nothing about HTTP or engines.
+call; a forced call wins over `response_format`. Each grammar is checked with the grammar
+library first, so a bad schema or an unsupported feature is a 400 naming the field.
+Without the library a JSON `response_format` is a 400 saying so, and tool calls are
+served unconstrained as before. Knows nothing about HTTP or engines.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from trainer.errors import GrammarUnavailable, InvalidGrammar
 from trainer.types import Grammar
 
 log = logging.getLogger(__name__)
+_warned_unconstrained_tools: list[bool] = []  # warn once per process
 
 
 def _tool_schemas(request: ChatCompletionRequest) -> list[grammar.ToolSchema]:
@@ -54,22 +57,27 @@ def chat_grammar(request: ChatCompletionRequest) -> Grammar | None:
     wants_json, schema = _json_schema(request)
     tools = _tool_schemas(request) if request.tool_choice != "none" else []
     choice = request.tool_choice
-    if tools and (choice == "required" or isinstance(choice, NamedToolChoice)):
-        tool_choice = choice.model_dump() if isinstance(choice, NamedToolChoice) else choice
-        if isinstance(choice, NamedToolChoice):
-            tools = [t for t in tools if t.name == choice.function.name]
-        built = grammar.forced_call(tools, chat_format.forced_prefix(tool_choice))
-        return _checked(built, param="tools")
     if tools and wants_json:
         return _checked(grammar.json_or_call(schema, tools), param="response_format")
     if tools:
+        if choice == "required" or isinstance(choice, NamedToolChoice):
+            tool_choice = choice.model_dump() if isinstance(choice, NamedToolChoice) else choice
+            if isinstance(choice, NamedToolChoice):
+                tools = [t for t in tools if t.name == choice.function.name]
+            built = grammar.forced_call(tools, chat_format.forced_prefix(tool_choice))
+        else:
+            built = grammar.calls_in_text(tools)
         try:
-            return _checked(grammar.calls_in_text(tools), param="tools")
+            return _checked(built, param="tools")
         except InvalidRequest as error:
-            if isinstance(error.__cause__, GrammarUnavailable):
-                log.debug("tool calls left unconstrained: %s", error)
-                return None  # auto calls worked before constrained decoding: keep them
-            raise
+            if not isinstance(error.__cause__, GrammarUnavailable):
+                raise
+            # tool calls were served before constrained decoding: without the library they
+            # still are, as the model writes them (only the forced opening is enforced)
+            if not _warned_unconstrained_tools:
+                _warned_unconstrained_tools.append(True)
+                log.warning("tool calls are not constrained: %s", error.__cause__)
+            return None
     if wants_json:
         return _checked(grammar.json_value(schema), param="response_format")
     return None
