@@ -19,9 +19,18 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 
+def _columns() -> list[sa.Column]:
+    return [
+        sa.Column("constrained", sa.JSON(), nullable=True),
+        sa.Column("unconstrained_logprobs", sa.JSON(), nullable=True),
+    ]
+
+
 def upgrade() -> None:
-    op.add_column("call", sa.Column("constrained", sa.JSON(), nullable=True))
-    op.add_column("call", sa.Column("unconstrained_logprobs", sa.JSON(), nullable=True))
+    present = {column["name"] for column in sa.inspect(op.get_bind()).get_columns("call")}
+    for column in _columns():
+        if column.name not in present:
+            op.add_column("call", column)
 
 
 def downgrade() -> None:
