@@ -74,8 +74,8 @@ How it maps the contract:
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import concurrent.futures
+import dataclasses
 import inspect
 import itertools
 import logging

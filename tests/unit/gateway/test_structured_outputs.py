@@ -36,7 +36,10 @@ WEATHER = {
 }
 ADD = {
     "type": "object",
-    "properties": {"a": {"type": "integer", "maximum": 99}, "b": {"type": "integer", "maximum": 99}},
+    "properties": {
+        "a": {"type": "integer", "maximum": 99},
+        "b": {"type": "integer", "maximum": 99},
+    },
     "required": ["a", "b"],
     "additionalProperties": False,
 }
@@ -77,7 +80,10 @@ def chat(client: TestClient, url: str = "/v1/chat/completions", **fields: Any) -
 
 
 def json_schema_format(schema: dict[str, Any], strict: bool = True) -> dict[str, Any]:
-    return {"type": "json_schema", "json_schema": {"name": "reply", "schema": schema, "strict": strict}}
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": "reply", "schema": schema, "strict": strict},
+    }
 
 
 @pytest.mark.parametrize("strict", [True, False])
@@ -125,7 +131,11 @@ def test_a_named_tool_choice_calls_that_tool_with_valid_arguments(client):
 def test_streamed_forced_tool_calls_carry_their_type(client):
     response = chat(client, tools=TOOLS, tool_choice="required", seed=2, stream=True)
     chunks = [json.loads(data) for data in sse_data(response.text)[:-1]]
-    deltas = [c["choices"][0]["delta"]["tool_calls"] for c in chunks if c["choices"][0]["delta"].get("tool_calls")]
+    deltas = [
+        c["choices"][0]["delta"]["tool_calls"]
+        for c in chunks
+        if c["choices"][0]["delta"].get("tool_calls")
+    ]
     assert len(deltas) == 1
     assert deltas[0][0]["type"] == "function"
     assert deltas[0][0]["function"]["name"] in PARAMETERS
@@ -158,7 +168,15 @@ def test_bad_or_unsupported_schemas_are_a_400_naming_response_format(client, res
 
 
 def test_a_tool_whose_parameters_schema_cannot_be_compiled_is_a_400_naming_tools(client):
-    bad = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {"x": {"type": "strin"}}}}}]
+    bad = [
+        {
+            "type": "function",
+            "function": {
+                "name": "f",
+                "parameters": {"type": "object", "properties": {"x": {"type": "strin"}}},
+            },
+        }
+    ]
     error = assert_openai_error(chat(client, tools=bad, tool_choice="required"), 400)
     assert error["param"] == "tools" and "strin" in error["message"]
 
@@ -175,7 +193,9 @@ def test_a_recorded_constrained_call_keeps_masked_logprobs_and_marks_constrained
     assert call.constrained is not None and any(call.constrained)
     assert call.unconstrained_logprobs is not None
     assert call.behaviour_logprobs == call.unconstrained_logprobs
-    for masked, free, marked in zip(call.logprobs, call.unconstrained_logprobs, call.constrained, strict=True):
+    for masked, free, marked in zip(
+        call.logprobs, call.unconstrained_logprobs, call.constrained, strict=True
+    ):
         assert masked >= free - 1e-6  # a mask only removes mass
         assert marked == (masked - free > 1e-6)
     trace = call.to_trace()

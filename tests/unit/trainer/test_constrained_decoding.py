@@ -34,9 +34,22 @@ SCHEMA = {
 TOOLS = [
     grammar.ToolSchema(
         "get_weather",
-        {"type": "object", "properties": {"city": {"type": "string", "maxLength": 8}}, "required": ["city"], "additionalProperties": False},
+        {
+            "type": "object",
+            "properties": {"city": {"type": "string", "maxLength": 8}},
+            "required": ["city"],
+            "additionalProperties": False,
+        },
     ),
-    grammar.ToolSchema("add", {"type": "object", "properties": {"a": {"type": "integer", "minimum": 0, "maximum": 9}}, "required": ["a"], "additionalProperties": False}),
+    grammar.ToolSchema(
+        "add",
+        {
+            "type": "object",
+            "properties": {"a": {"type": "integer", "minimum": 0, "maximum": 9}},
+            "required": ["a"],
+            "additionalProperties": False,
+        },
+    ),
 ]
 
 
@@ -131,7 +144,10 @@ def test_recorded_logprobs_equal_a_recomputation_under_the_same_mask(
     )
     assert torch.allclose(torch.tensor(done.logprobs), masked, atol=1e-4)
     assert torch.allclose(torch.tensor(done.unconstrained_logprobs), free, atol=1e-4)
-    assert done.constrained == [bool(m - f > CONSTRAINED_SHIFT) for m, f in zip(done.logprobs, done.unconstrained_logprobs, strict=True)]
+    assert done.constrained == [
+        bool(m - f > CONSTRAINED_SHIFT)
+        for m, f in zip(done.logprobs, done.unconstrained_logprobs, strict=True)
+    ]
     assert any(done.constrained)  # the mask did move logprobs on the random model
 
 

@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import json
 import importlib.util
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -442,7 +442,8 @@ def test_a_grammar_constrains_the_completion_and_marks_its_tokens(harness, engin
         assert any(done.constrained)
         if done.unconstrained_logprobs is not None:  # the torch engine sees both
             assert all(
-                m >= f - 1e-5 for m, f in zip(done.logprobs, done.unconstrained_logprobs, strict=True)
+                m >= f - 1e-5
+                for m, f in zip(done.logprobs, done.unconstrained_logprobs, strict=True)
             )
     plain = run(engine.generate(prompt, greedy(3)))
     assert plain.constrained is None and plain.unconstrained_logprobs is None

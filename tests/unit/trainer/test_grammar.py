@@ -14,7 +14,11 @@ llguidance = pytest.importorskip("llguidance", reason="constrained decoding need
 TOOLS = [
     grammar.ToolSchema(
         "get_weather",
-        {"type": "object", "properties": {"city": {"enum": ["Paris", "Rome"]}}, "required": ["city"]},
+        {
+            "type": "object",
+            "properties": {"city": {"enum": ["Paris", "Rome"]}},
+            "required": ["city"],
+        },
     ),
     grammar.ToolSchema("add", {"type": "object", "properties": {"a": {"type": "integer"}}}),
 ]
@@ -23,7 +27,9 @@ TOOLS = [
 def matcher(tiny_tokenizer, built):
     import llguidance.hf
 
-    tokenizer = llguidance.hf.from_tokenizer(tiny_tokenizer.hf, eos_token=[tiny_tokenizer.hf.eos_token_id])
+    tokenizer = llguidance.hf.from_tokenizer(
+        tiny_tokenizer.hf, eos_token=[tiny_tokenizer.hf.eos_token_id]
+    )
     return llguidance.LLMatcher(tokenizer, llguidance.LLMatcher.grammar_from_lark(built.lark))
 
 
@@ -33,9 +39,7 @@ def matcher(tiny_tokenizer, built):
         grammar.json_value(None),
         grammar.json_value({"type": "object", "properties": {"x": {"type": "boolean"}}}),
         grammar.forced_call(TOOLS, chat_format.forced_prefix("required")),
-        grammar.forced_call(
-            TOOLS[1:], chat_format.forced_prefix({"function": {"name": "add"}})
-        ),
+        grammar.forced_call(TOOLS[1:], chat_format.forced_prefix({"function": {"name": "add"}})),
         grammar.calls_in_text(TOOLS),
         grammar.json_or_call(None, TOOLS),
     ],
@@ -61,9 +65,29 @@ def test_bad_schemas_and_unsupported_features_are_refused_with_the_librarys_reas
 
 
 def test_json_is_laid_out_as_json_dumps_writes_it(tiny_tokenizer):
-    m = matcher(tiny_tokenizer, grammar.json_value({"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"], "additionalProperties": False}))
+    m = matcher(
+        tiny_tokenizer,
+        grammar.json_value(
+            {
+                "type": "object",
+                "properties": {"a": {"type": "integer"}},
+                "required": ["a"],
+                "additionalProperties": False,
+            }
+        ),
+    )
     assert not m.consume_tokens(tiny_tokenizer.encode('{"a":1}'))  # no compact layout
-    m = matcher(tiny_tokenizer, grammar.json_value({"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"], "additionalProperties": False}))
+    m = matcher(
+        tiny_tokenizer,
+        grammar.json_value(
+            {
+                "type": "object",
+                "properties": {"a": {"type": "integer"}},
+                "required": ["a"],
+                "additionalProperties": False,
+            }
+        ),
+    )
     assert m.consume_tokens(tiny_tokenizer.encode('{"a": 1}'))
     assert m.is_accepting()
 
@@ -74,7 +98,11 @@ def test_a_forced_call_accepts_only_declared_tools_with_valid_arguments(tiny_tok
     good = chat_format.tool_call_text("get_weather", {"city": "Rome"})[len(prefix) :]
     m = matcher(tiny_tokenizer, built)
     assert m.consume_tokens(tiny_tokenizer.encode(good)) and m.is_stopped()
-    for bad in ('12 * 7", "arguments": {}}', 'get_weather", "arguments": "12"}', 'get_weather", "arguments": {"city": "Oslo"}}'):
+    for bad in (
+        '12 * 7", "arguments": {}}',
+        'get_weather", "arguments": "12"}',
+        'get_weather", "arguments": {"city": "Oslo"}}',
+    ):
         m = matcher(tiny_tokenizer, built)
         assert not m.consume_tokens(tiny_tokenizer.encode(bad)), bad
 
@@ -91,12 +119,18 @@ def test_with_auto_text_is_free_until_the_model_opens_a_call_which_must_then_be_
     m = matcher(tiny_tokenizer, built)
     assert not m.consume_tokens(tiny_tokenizer.encode('<tool_call>\n{"name": "subtract"'))
     m = matcher(tiny_tokenizer, built)
-    assert not m.consume_tokens(tiny_tokenizer.encode('<tool_call>\n{"name": "add", "arguments": 12'))
+    assert not m.consume_tokens(
+        tiny_tokenizer.encode('<tool_call>\n{"name": "add", "arguments": 12')
+    )
 
 
 def test_a_json_answer_or_a_call(tiny_tokenizer):
-    built = grammar.json_or_call({"type": "object", "properties": {"n": {"type": "integer"}}}, TOOLS)
-    assert matcher(tiny_tokenizer, built).consume_tokens(tiny_tokenizer.encode(json.dumps({"n": 4})))
+    built = grammar.json_or_call(
+        {"type": "object", "properties": {"n": {"type": "integer"}}}, TOOLS
+    )
+    assert matcher(tiny_tokenizer, built).consume_tokens(
+        tiny_tokenizer.encode(json.dumps({"n": 4}))
+    )
     call = chat_format.tool_call_text("add", {"a": 3})
     assert matcher(tiny_tokenizer, built).consume_tokens(tiny_tokenizer.encode(call))
     assert not matcher(tiny_tokenizer, built).consume_tokens(tiny_tokenizer.encode("Sure! {"))
