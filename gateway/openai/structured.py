@@ -57,30 +57,35 @@ def chat_grammar(request: ChatCompletionRequest) -> Grammar | None:
     wants_json, schema = _json_schema(request)
     tools = _tool_schemas(request) if request.tool_choice != "none" else []
     choice = request.tool_choice
+    if tools and (choice == "required" or isinstance(choice, NamedToolChoice)):
+        if isinstance(choice, NamedToolChoice):
+            tools = [t for t in tools if t.name == choice.function.name]
+            prefix = chat_format.forced_prefix(choice.model_dump())
+        else:
+            prefix = chat_format.forced_prefix(choice)
+        return _tool_grammar(grammar.forced_call(tools, prefix))
     if tools and wants_json:
         return _checked(grammar.json_or_call(schema, tools), param="response_format")
     if tools:
-        if choice == "required" or isinstance(choice, NamedToolChoice):
-            tool_choice = choice.model_dump() if isinstance(choice, NamedToolChoice) else choice
-            if isinstance(choice, NamedToolChoice):
-                tools = [t for t in tools if t.name == choice.function.name]
-            built = grammar.forced_call(tools, chat_format.forced_prefix(tool_choice))
-        else:
-            built = grammar.calls_in_text(tools)
-        try:
-            return _checked(built, param="tools")
-        except InvalidRequest as error:
-            if not isinstance(error.__cause__, GrammarUnavailable):
-                raise
-            # tool calls were served before constrained decoding: without the library they
-            # still are, as the model writes them (only the forced opening is enforced)
-            if not _warned_unconstrained_tools:
-                _warned_unconstrained_tools.append(True)
-                log.warning("tool calls are not constrained: %s", error.__cause__)
-            return None
+        return _tool_grammar(grammar.calls_in_text(tools))
     if wants_json:
         return _checked(grammar.json_value(schema), param="response_format")
     return None
+
+
+def _tool_grammar(built: Grammar) -> Grammar | None:
+    """`built`, checked; None without the library: tool calls were served before
+    constrained decoding, and still are, as the model writes them (only a forced call's
+    opening is enforced, by the prompt)."""
+    try:
+        return _checked(built, param="tools")
+    except InvalidRequest as error:
+        if not isinstance(error.__cause__, GrammarUnavailable):
+            raise
+        if not _warned_unconstrained_tools:
+            _warned_unconstrained_tools.append(True)
+            log.warning("tool calls are not constrained: %s", error.__cause__)
+        return None
 
 
 def _checked(built: Grammar, *, param: str) -> Grammar:

@@ -110,8 +110,8 @@ class CompletionBuilder:
         "stop" (EOS unless `ignore_eos`, or a stop string: the text is cut before it),
         "length" (`max_tokens` reached), else `finish_otherwise` (the sampler's own end,
         e.g. a completed grammar). With a grammar, `constrained` says whether its mask
-        removed any token, `unconstrained_logprob` is the logprob without the mask (None
-        when the engine cannot see it)."""
+        moved this token's logprob, `unconstrained_logprob` is the logprob without the
+        mask (None when the engine cannot see it)."""
         p = self.params
         if not self.tokens:
             self.first_token_at = now

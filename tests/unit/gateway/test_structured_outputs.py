@@ -204,3 +204,14 @@ def test_a_recorded_constrained_call_keeps_masked_logprobs_and_marks_constrained
     assert plain.status_code == 200
     second = recorder.get_calls(episode.episode_id)[1]
     assert second.constrained is None and second.behaviour_logprobs == second.logprobs
+
+
+def test_a_forced_tool_call_wins_over_a_json_response_format(client):
+    response = chat(
+        client,
+        tools=TOOLS,
+        tool_choice="required",
+        response_format=json_schema_format(SCHEMA),
+        seed=3,
+    )
+    assert_declared_call_with_valid_arguments(response.json()["choices"][0], set(PARAMETERS))
