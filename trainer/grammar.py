@@ -49,7 +49,8 @@ def _json(schema: dict[str, Any]) -> str:
     """`schema` as an embedded llguidance JSON grammar, written the way `json.dumps`
     writes JSON (", " and ": ", no other whitespace): a model cannot pad forever, and a
     call's arguments re-render to the same text when an agent sends them back."""
-    options = {**JSON_LAYOUT, **(schema.get("x-guidance") or {})}
+    own = schema.get("x-guidance")  # llguidance's options, when the caller set some
+    options = {**JSON_LAYOUT, **(own if isinstance(own, dict) else {})}
     return "%json " + json.dumps({**schema, "x-guidance": options}, ensure_ascii=False)
 
 

@@ -134,3 +134,12 @@ def test_a_json_answer_or_a_call(tiny_tokenizer):
     call = chat_format.tool_call_text("add", {"a": 3})
     assert matcher(tiny_tokenizer, built).consume_tokens(tiny_tokenizer.encode(call))
     assert not matcher(tiny_tokenizer, built).consume_tokens(tiny_tokenizer.encode("Sure! {"))
+
+
+def test_a_schema_with_its_own_llguidance_options_keeps_them():
+    built = grammar.json_value({"type": "object", "x-guidance": {"whitespace_flexible": True}})
+    assert '"whitespace_flexible": true' in built.lark
+    grammar.check(built)
+    odd = grammar.json_value({"type": "object", "x-guidance": 5})  # not options: ours apply
+    assert '"whitespace_flexible": false' in odd.lark
+    grammar.check(odd)
