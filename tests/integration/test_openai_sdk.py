@@ -131,7 +131,37 @@ def test_a_forced_tool_choice_returns_an_openai_tool_call(smollm2_gateway):
         and call.function.name == "get_weather"
         and call.id.startswith("call_")
     )
-    assert isinstance(call.function.arguments, str)
+    assert {"city"} <= set(json.loads(call.function.arguments))  # constrained: valid JSON
+
+
+def test_required_tool_calls_name_the_declared_tool_with_schema_valid_arguments(smollm2_gateway):
+    pytest.importorskip("llguidance", reason="constrained decoding needs llguidance")
+    for seed in range(3):
+        r = client(smollm2_gateway).chat.completions.create(
+            model="smollm2-135m",
+            messages=[{"role": "user", "content": "What is 12 * 7?"}],
+            tools=[WEATHER],
+            tool_choice="required",
+            max_tokens=40,
+            seed=seed,
+        )
+        (call,) = r.choices[0].message.tool_calls
+        assert call.function.name == "get_weather"
+        assert isinstance(json.loads(call.function.arguments)["city"], str)
+
+
+def test_the_sdk_parse_gets_an_answer_matching_its_pydantic_model(smollm2_gateway):
+    pytest.importorskip("llguidance", reason="constrained decoding needs llguidance")
+    from pydantic import BaseModel
+
+    class Capital(BaseModel):
+        country: str
+        capital: str
+
+    r = client(smollm2_gateway).chat.completions.parse(
+        model="smollm2-135m", messages=QUESTION, response_format=Capital, max_tokens=100
+    )
+    assert isinstance(r.choices[0].message.parsed, Capital)
 
 
 def test_a_tool_result_round_trip_is_accepted(smollm2_gateway):
