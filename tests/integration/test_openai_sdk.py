@@ -136,15 +136,23 @@ def test_a_forced_tool_choice_returns_an_openai_tool_call(smollm2_gateway):
 
 def test_required_tool_calls_name_the_declared_tool_with_schema_valid_arguments(smollm2_gateway):
     pytest.importorskip("llguidance", reason="constrained decoding needs llguidance")
+    # bounded arguments: sampled at temperature 1, SmolLM2 may write a "city" of hundreds
+    # of characters or extra properties until max_tokens cuts the call (the grammar holds
+    # the shape, not the length)
+    short_city = json.loads(json.dumps(WEATHER))
+    parameters = short_city["function"]["parameters"]
+    parameters["properties"]["city"]["maxLength"] = 24
+    parameters["additionalProperties"] = False
     for seed in range(3):
         r = client(smollm2_gateway).chat.completions.create(
             model="smollm2-135m",
             messages=[{"role": "user", "content": "What is 12 * 7?"}],
-            tools=[WEATHER],
+            tools=[short_city],
             tool_choice="required",
-            max_tokens=40,
+            max_tokens=120,
             seed=seed,
         )
+        assert r.choices[0].finish_reason == "tool_calls", r.choices[0]
         (call,) = r.choices[0].message.tool_calls
         assert call.function.name == "get_weather"
         assert isinstance(json.loads(call.function.arguments)["city"], str)
