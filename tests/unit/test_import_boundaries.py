@@ -19,6 +19,7 @@ GATEWAY_MAY_USE = {
     "swarm.web_guards",  # Host/Origin checks shared with the researcher UI (stdlib only)
     "trainer.types",
     "trainer.chat_format",
+    "trainer.grammar",  # torch-free grammar builders (llguidance only to check them)
     "trainer.errors",
     "trainer.config",  # torch-free pydantic settings (TrainSettings)
     "trainer.context",  # torch-free timeline merging and token-drift splicing
