@@ -4,8 +4,9 @@ The game is TextArena's own (`textarena.make("Mastermind-v0-raw", ...)`, the env
 TextArena's observation wrappers, so the rollout keeps the chat itself): a hidden code of
 `code_length` digits from 1..`num_numbers`; each guess ("[2 1]") is answered with black pegs
 (right digit, right place) and white pegs (right digit, wrong place); the game ends on the
-code, after `max_turns` guesses, or on a second invalid move in a row (one is forgiven with
-a warning). TextArena's env decides termination and the reward, never a re-implementation:
+code, when its turn limit is reached, or on a second invalid move in a row (one is forgiven
+with a warning). TextArena 0.7's turn counter lets `max_turns` + 1 guesses be made (the
+prompt says `max_turns`); that is the library's rule and is kept. TextArena's env decides termination and the reward, never a re-implementation:
 1 for cracking the code, else its "percentage completion" of the last valid guess,
 (black + 0.5 × white) / code_length, and 0.0 when no valid guess was made.
 
@@ -108,15 +109,15 @@ class MastermindGame:
     """One game of TextArena's Mastermind set up from a task, played move by move."""
 
     def __init__(self, task: dict[str, Any]):
-        textarena = _textarena()
-        self._player_action = textarena.ObservationType.PLAYER_ACTION
-        self.env = textarena.make(
-            task.get("env_id", ENV_ID), **{knob: task[knob] for knob in KNOBS}
-        )
         # TextArena seeds the process-wide `random` (State.__init__) and draws the code from
-        # it: keep everyone else's random stream as it was
+        # it (importing it draws too): keep everyone else's random stream as it was
         outside = random.getstate()
         try:
+            textarena = _textarena()
+            self._player_action = textarena.ObservationType.PLAYER_ACTION
+            self.env = textarena.make(
+                task.get("env_id", ENV_ID), **{knob: task[knob] for knob in KNOBS}
+            )
             self.env.reset(num_players=1, seed=task["env_seed"])
         finally:
             random.setstate(outside)
@@ -160,8 +161,9 @@ def reward(moves: list[str | None], task: dict[str, Any]) -> float:
 
 
 def max_calls(task: dict[str, Any]) -> int:
-    """A bound on model calls: each guess may follow one forgiven invalid move."""
-    return 2 * task["max_turns"] + 1
+    """A bound on model calls: each of the max_turns + 1 guesses TextArena allows may follow
+    one forgiven invalid move, and a second invalid move ends the game."""
+    return 2 * (task["max_turns"] + 1) + 1
 
 
 async def rollout(task: dict[str, Any], episode) -> float:
