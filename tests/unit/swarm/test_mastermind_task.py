@@ -199,7 +199,9 @@ def test_the_rollout_plays_turn_by_turn_on_one_growing_conversation():
     assert asyncio.run(mastermind.rollout(task, episode)) == 1.0
     requests = episode.llm.requests
     assert len(requests) == 3
-    assert all(r["max_tokens"] == mastermind.MAX_TOKENS and r["model"] == "r/policy" for r in requests)
+    assert all(
+        r["max_tokens"] == mastermind.MAX_TOKENS and r["model"] == "r/policy" for r in requests
+    )
     first, second, third = (r["messages"] for r in requests)
     assert len(first) == 1 and "You are playing Mastermind" in first[0]["content"]
     assert second[: len(first)] == first and third[: len(second)] == second  # one timeline
