@@ -33,7 +33,6 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-import torch
 from chat_prompts import QUESTIONS  # sibling module: run as `python bench/...`
 from torch._C._profiler import _ExperimentalConfig
 from torch.profiler import ProfilerActivity, profile, record_function
@@ -155,8 +154,12 @@ async def profiled_step(policy: Policy, prompts: list[list[int]], args):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", choices=["smollm2", "tiny"], default="smollm2",
-                        help="the bundled SmolLM2-135M-Instruct, or the tiny random model")
+    parser.add_argument(
+        "--model",
+        choices=["smollm2", "tiny"],
+        default="smollm2",
+        help="the bundled SmolLM2-135M-Instruct, or the tiny random model",
+    )
     parser.add_argument("--prompts", type=int, default=2)
     parser.add_argument("--group-size", type=int, default=4)
     parser.add_argument("--completion-tokens", type=int, default=128)
@@ -196,7 +199,9 @@ def main() -> None:
         "rollouts", rollout_wall, rollouts, {p: rollout_phases.get(p, 0.0) for p in ROLLOUT_PHASES}
     )
     print_table(
-        "update (train_step)", update_wall, update,
+        "update (train_step)",
+        update_wall,
+        update,
         {p: update_phases.get(p, 0.0) for p in UPDATE_PHASES},
     )
     print(f"\nwhole step: {rollout_wall + update_wall:.2f} s wall unprofiled")

@@ -61,7 +61,9 @@ def grads_and_logprobs(model, batches, autocast: bool) -> tuple[dict, torch.Tens
 
 
 def compute_copy_grads_and_logprobs(master: FullMaster, batches) -> tuple[dict, torch.Tensor]:
-    backend = TorchUpdate(master.trainable_parameters(), master_forward(master), master.compute_pairs())
+    backend = TorchUpdate(
+        master.trainable_parameters(), master_forward(master), master.compute_pairs()
+    )
     backend.zero_grad()
     total = sum(b.trained_tokens for b in batches)
     logprobs = []
