@@ -6,7 +6,8 @@ backward, optimizer step, weight copy to the engine), in seconds and share.
         [--prompts 2] [--group-size 4] [--completion-tokens 128] [--top-ops 12]
 
 The step is `bench/train_step.py`'s (same prompts, reward, `ignore_eos` completions, one
-`train_step` through `TorchPolicyTrainer`, bf16 autocast where the CPU is fast at it), on
+`train_step` through `TorchPolicyTrainer`, bf16 where the CPU is fast at it: on the
+masters' bf16 compute copy), on
 the engine's single compute thread as `gateway serve` runs it. One step runs first
 unprofiled (it pays one-time costs: optimizer state, allocator and cache growth), then a
 second one unprofiled for the wall-clock figures, then a third under the profiler.
