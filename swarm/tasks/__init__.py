@@ -11,6 +11,10 @@ per seed, train and test disjoint by content), a verifier, and a reference
 - `reasoning_gym`: any reasoning-gym dataset by name (`dataset=`, its knobs as params),
   rewarded by the dataset's own `score_answer`; first-class, with difficulty levels:
   `countdown`, `chain_sum`, `basic_arithmetic`, `letter_counting`.
+- `bfcl`: function calling from the Berkeley Function Calling Leaderboard (its wheel's data,
+  `category=` simple / multiple / parallel / parallel_multiple), the functions offered as
+  OpenAI tools, rewarded by BFCL's own AST checker on the reply's `tool_calls`. Its tasks are
+  BFCL's entries (not generated); the split is a function of the BFCL id.
 
 Every task carries `"family"` (the module name), which `swarm run` sends as the episode's
 `task_family`. Must not know about the gateway's HTTP API: rollouts use only `Episode`.
@@ -26,4 +30,5 @@ CATALOGUE = (
     "basic_arithmetic",
     "letter_counting",
     "reasoning_gym",
+    "bfcl",
 )
