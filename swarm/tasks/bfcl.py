@@ -51,6 +51,7 @@ CATEGORIES = {  # our name -> BFCL's category (its data file and the checker's d
     "multiple": "multiple",
     "parallel": "parallel",
     "parallel_multiple": "parallel_multiple",
+    "multi_turn_base": "multi_turn_base",  # the executable backends: bfcl_multi_turn.py
 }
 DEFAULT_CATEGORY = "simple"
 MAX_TOKENS = 128  # one call's JSON; the parallel categories get PARALLEL_MAX_TOKENS
@@ -130,6 +131,30 @@ def openai_tools(functions: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return tools
 
 
+def _function_docs(involved_classes: list[str]) -> list[dict[str, Any]]:
+    """The documents of a multi-turn entry's functions: those of its backend classes (BFCL's
+    `populate_test_cases_with_predefined_functions`)."""
+    files = _import(
+        "bfcl_eval.constants.executable_backend_config"
+    ).MULTI_TURN_FUNC_DOC_FILE_MAPPING
+    folder = Path(_import("bfcl_eval").__file__).parent / "data" / "multi_turn_func_doc"
+    return [doc for name in involved_classes for doc in _json_lines(folder / files[name])]
+
+
+def _task_fields(category: str, entry: dict[str, Any], truth: list[Any]) -> dict[str, Any]:
+    fields: dict[str, Any] = {"category": category, "bfcl_id": entry["id"]}
+    if category.startswith("multi_turn"):
+        functions = _function_docs(entry["involved_classes"])
+        fields.update(turns=entry["question"], initial_config=entry["initial_config"],
+                      involved_classes=entry["involved_classes"])  # fmt: skip
+    else:
+        functions = entry["function"]
+        fields.update(messages=entry["question"][0])  # single-turn: the first (only) turn
+    max_tokens = PARALLEL_MAX_TOKENS if "parallel" in category else MAX_TOKENS
+    tools = openai_tools(functions)
+    return {**fields, "functions": functions, "tools": tools, "ground_truth": truth, "max_tokens": max_tokens}  # fmt: skip
+
+
 def tasks(
     split: str = "train",
     seed: int = 0,
@@ -137,25 +162,12 @@ def tasks(
     category: str = DEFAULT_CATEGORY,
 ) -> Iterator[dict[str, Any]]:
     """The tasks of `split` of BFCL's `category` in a seed-dependent order (the first `n`;
-    default: all of them). Each carries the BFCL id, its chat `messages`, the BFCL
-    `functions` and the same as OpenAI `tools`, and the `ground_truth` the checker reads."""
+    default: all of them). Each carries the BFCL id, its chat `messages` (multi-turn: its
+    `turns`, `initial_config` and `involved_classes`), the BFCL `functions` and the same as
+    OpenAI `tools`, and the `ground_truth` the checker reads."""
     bfcl_category = _bfcl_category(category)
-    max_tokens = PARALLEL_MAX_TOKENS if "parallel" in bfcl_category else MAX_TOKENS
-    space = [
-        (
-            entry["id"],
-            {
-                "category": bfcl_category,
-                "bfcl_id": entry["id"],
-                "messages": entry["question"][0],  # single-turn: the first (only) turn
-                "functions": entry["function"],
-                "tools": openai_tools(entry["function"]),
-                "ground_truth": truth,
-                "max_tokens": max_tokens,
-            },
-        )
-        for entry, truth in entries(bfcl_category)
-    ]
+    space = [(entry["id"], _task_fields(bfcl_category, entry, truth))
+             for entry, truth in entries(bfcl_category)]  # fmt: skip
     return shuffled_tasks(FAMILY, split, seed, space, n)
 
 
@@ -193,7 +205,9 @@ def decode_tool_calls(tool_calls: Any) -> list[dict[str, dict[str, Any]]] | None
     that are not a JSON object)."""
     decoded = []
     for call in tool_calls or []:
-        function = call.get("function") if isinstance(call, dict) else getattr(call, "function", None)
+        function = (
+            call.get("function") if isinstance(call, dict) else getattr(call, "function", None)
+        )
         if isinstance(function, dict):
             name, arguments = function.get("name"), function.get("arguments")
         else:
@@ -211,6 +225,8 @@ def decode_tool_calls(tool_calls: Any) -> list[dict[str, dict[str, Any]]] | None
 
 def check(tool_calls: Any, task: dict[str, Any]) -> dict[str, Any]:
     """BFCL's verdict on `tool_calls` for `task`: {"valid": bool, "error": [...], ...}."""
+    if "turns" in task:
+        raise ValueError(f"{task['bfcl_id']} is multi-turn: score it with multi_turn_reward")
     decoded = decode_tool_calls(tool_calls)
     if decoded is None:
         return {"valid": False, "error": ["malformed tool call"], "error_type": "decode"}
@@ -219,18 +235,36 @@ def check(tool_calls: Any, task: dict[str, Any]) -> dict[str, Any]:
     language = _import("bfcl_eval.constants.enums").Language.PYTHON
     try:
         return _ast_checker()(
-            task["functions"], decoded, task["ground_truth"], language, task["category"], CHECKER_MODEL
+            task["functions"],
+            decoded,
+            task["ground_truth"],
+            language,
+            task["category"],
+            CHECKER_MODEL,
         )
     except Exception as error:  # the checker choking on a model's garbage: that call is wrong
         return {"valid": False, "error": [repr(error)], "error_type": "checker_raised"}
 
 
 def reward(tool_calls: Any, task: dict[str, Any]) -> float:
-    """1.0 when BFCL's AST checker accepts the calls, else 0.0 (no call, malformed: 0.0)."""
+    """1.0 when BFCL's AST checker accepts the calls, else 0.0 (no call, malformed: 0.0).
+    A multi-turn task's reward is `multi_turn_reward`."""
     return 1.0 if check(tool_calls, task)["valid"] else 0.0
 
 
+def multi_turn_reward(calls_per_turn: list[list[list[str]]], task: dict[str, Any]) -> float:
+    """1.0 when BFCL's multi-turn checker accepts the calls made (per turn, per step, in
+    BFCL's execution form `name(arg=value, ...)`), else 0.0."""
+    from swarm.tasks import bfcl_multi_turn
+
+    return 1.0 if bfcl_multi_turn.check(calls_per_turn, task)["valid"] else 0.0
+
+
 async def rollout(task: dict[str, Any], episode) -> float:
+    if "turns" in task:  # multi-turn, against BFCL's executable backends
+        from swarm.tasks import bfcl_multi_turn
+
+        return await bfcl_multi_turn.rollout(task, episode)
     llm = episode.openai()
     response = await llm.chat.completions.create(
         model=episode.model,

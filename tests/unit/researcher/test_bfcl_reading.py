@@ -23,9 +23,19 @@ SERVED = ["m-135M"]
     [
         ("does a larger group help on function calling?", "bfcl", "group_size", [4, 8]),
         ("does a KL penalty of 0.1 slow learning on BFCL?", "bfcl", "kl_coef", [0.0, 0.1]),
-        ("does lr 1e-4 help on the Berkeley function calling leaderboard?", "bfcl", "lr", [2e-5, 1e-4]),  # fmt: skip
+        (
+            "does lr 1e-4 help on the Berkeley function calling leaderboard?",
+            "bfcl",
+            "lr",
+            [2e-5, 1e-4],
+        ),  # fmt: skip
         ("does LoRA hurt on tool calling?", "bfcl", "lora", ["full", 16]),
-        ("does a group size of 8 help on tool use?", "calculator", "group_size", [4, 8]),  # unchanged
+        (
+            "does a group size of 8 help on tool use?",
+            "calculator",
+            "group_size",
+            [4, 8],
+        ),  # unchanged
     ],
 )
 def test_questions_about_function_calling_are_read_as_bfcl(question, task, factor, levels):
