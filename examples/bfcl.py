@@ -8,7 +8,10 @@ One chat call per task: the request from the Berkeley Function Calling Leaderboa
 the reply's `tool_calls` (1.0 when it accepts them, 0.0 otherwise, also for no call or
 arguments that are not JSON). CATEGORY picks the BFCL category: "simple" (one function, one
 call; the default), "multiple" (pick one of several functions), "parallel" (several calls
-of one function) or "parallel_multiple".
+of one function), "parallel_multiple", or "multi_turn_base": conversations of 1-8 turns
+against BFCL's executable backends (a file system, trading bot, travel booking, ...), run by
+the family's reference rollout and scored by BFCL's multi-turn checker; its tools alone are
+4-8k tokens, more than the bundled model's context holds.
 """
 
 import swarm
@@ -23,6 +26,8 @@ def tasks(split: str = "train"):
 
 
 async def rollout(task: dict, episode: swarm.Episode) -> float:
+    if "turns" in task:  # multi_turn_base: tool calls run on BFCL's backends, turn by turn
+        return await bfcl.rollout(task, episode)
     llm = episode.openai()  # an AsyncOpenAI whose calls are recorded into this episode
     response = await llm.chat.completions.create(
         model=episode.model,

@@ -188,12 +188,15 @@ TASKS: dict[str, TaskInfo] = {
         TaskInfo(
             "bfcl",
             "a request and the functions offered as OpenAI tools, from the Berkeley Function "
-            'Calling Leaderboard\'s data (bfcl-eval), e.g. "Find the area of a triangle with a '
+            "Calling Leaderboard's data (bfcl-eval), e.g. \"Find the area of a triangle with a "
             'base of 10 units and height of 5 units." with calculate_triangle_area(base, height, '
             'unit); category "simple" (one function, one call; the default), "multiple" '
-            '(several functions, one call), "parallel" (several calls), "parallel_multiple"',
+            '(several functions, one call), "parallel" (several calls), "parallel_multiple", '
+            '"multi_turn_base" (conversations against BFCL\'s executable backends; needs a '
+            "context of 10k tokens or more)"
             "BFCL's own AST checker on the reply's tool_calls: 1.0 when it accepts them (the "
-            "right functions with the right argument values), else 0.0; no or malformed call 0.0",
+            "right functions with the right argument values), else 0.0; no or malformed call 0.0 "
+            "(multi-turn: BFCL's multi-turn checker on the backends' states and results)",
             False,
             "function calling (BFCL, the Berkeley Function Calling Leaderboard)",
             (
