@@ -193,7 +193,7 @@ TASKS: dict[str, TaskInfo] = {
             'unit); category "simple" (one function, one call; the default), "multiple" '
             '(several functions, one call), "parallel" (several calls), "parallel_multiple", '
             '"multi_turn_base" (conversations against BFCL\'s executable backends; needs a '
-            "context of 10k tokens or more)"
+            "context of 10k tokens or more)",
             "BFCL's own AST checker on the reply's tool_calls: 1.0 when it accepts them (the "
             "right functions with the right argument values), else 0.0; no or malformed call 0.0 "
             "(multi-turn: BFCL's multi-turn checker on the backends' states and results)",
