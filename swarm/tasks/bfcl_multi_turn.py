@@ -28,6 +28,7 @@ these tasks (`category="multi_turn_base"`) and dispatches its rollout and reward
 
 from __future__ import annotations
 
+import ast
 import keyword
 import re
 import uuid
@@ -51,13 +52,28 @@ def execution_calls(tool_calls: Any, allowed: set[str]) -> list[str | None] | No
     decoded = bfcl.decode_tool_calls(tool_calls)
     if decoded is None:
         return None
-    return [
+    calls = [
         _call_string(name, arguments)
-        if name in allowed and all(k.isidentifier() and not keyword.iskeyword(k) for k in arguments)
+        if all(k.isidentifier() and not keyword.iskeyword(k) for k in arguments)
         else None
         for call in decoded
         for name, arguments in call.items()
     ]
+    return [call if call is not None and is_safe_call(call, allowed) else None for call in calls]
+
+
+def is_safe_call(call: str, allowed: set[str]) -> bool:
+    """Whether BFCL may `eval` the call string: one call of an offered function whose
+    arguments are all literals (what `execution_calls` makes, and BFCL's ground truth)."""
+    try:
+        node = ast.parse(call, mode="eval").body
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+            return False
+        for value in [*node.args, *(argument.value for argument in node.keywords)]:
+            ast.literal_eval(value)
+    except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
+        return False
+    return node.func.id in allowed and all(argument.arg is not None for argument in node.keywords)
 
 
 class Backends:
@@ -83,15 +99,21 @@ class Backends:
 
 
 def check(calls_per_turn: list[list[list[str]]], task: dict[str, Any]) -> dict[str, Any]:
-    """BFCL's verdict on the calls made: one list per turn of one list per step."""
+    """BFCL's verdict on the calls made: one list per turn of one list per step. A call
+    BFCL may not `eval` (`is_safe_call`) is left out, as if it had failed to run."""
     if len(calls_per_turn) != len(task["ground_truth"]):
         return {"valid": False, "error_type": "multi_turn:force_terminated"}
+    allowed = {function["name"] for function in task["functions"]}
+    safe = [
+        [kept for step in turn if (kept := [c for c in step if is_safe_call(c, allowed)])]
+        for turn in calls_per_turn
+    ]
     checker = bfcl._import("bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker")
     backends = Backends(task)  # only for its fresh name and the clean-up
     entry = {key: task[key] for key in ("initial_config", "involved_classes")}
     try:
         return checker.multi_turn_checker(
-            calls_per_turn, task["ground_truth"], {**entry, "id": task["bfcl_id"]},
+            safe, task["ground_truth"], {**entry, "id": task["bfcl_id"]},
             task["category"], backends.name,
         )  # fmt: skip
     except Exception as error:  # the checker choking on a model's garbage: that is wrong

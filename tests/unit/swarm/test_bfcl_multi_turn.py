@@ -169,3 +169,19 @@ def test_the_example_workflow_runs_a_multi_turn_task_like_the_reference_rollout(
         ours = asyncio.run(workflow.rollout(task, ScriptedEpisode(replies)))
         assert ours == asyncio.run(bfcl.rollout(task, ScriptedEpisode(replies)))
     assert ours == 0.0
+
+
+def test_the_checker_never_evals_a_call_string_that_is_not_a_literal_call(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    task = next(t for t in all_tasks() if t["bfcl_id"] == "multi_turn_base_0")
+    injected = [
+        "__import__('os').system('touch PWNED')",
+        "cd(folder=__import__('os').system('touch PWNED'))",
+        "cd(folder='document'); __import__('os').system('touch PWNED')",
+        "cd(**{'folder': 'document'})",
+    ]
+    assert not [call for call in injected if bfcl_multi_turn.is_safe_call(call, {"cd"})]
+    assert bfcl_multi_turn.is_safe_call("sort('final_report.pdf')", {"sort"})
+    played = [[injected] for _ in task["turns"]]
+    assert bfcl.multi_turn_reward(played, task) == 0.0
+    assert not list(Path(tmp_path).iterdir())
