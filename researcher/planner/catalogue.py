@@ -31,6 +31,7 @@ from swarm import protocol
 from swarm.tasks import (
     arithmetic,
     basic_arithmetic,
+    bfcl,
     calculator,
     chain_sum,
     countdown,
@@ -98,8 +99,6 @@ TASKS: dict[str, TaskInfo] = {
                 "calculator(?: tasks?| tool)?",
                 "(?:the )?tool use(?: tasks?)?",
                 "(?:the )?tool tasks?",
-                "tool calling(?: tasks?)?",
-                "function calling(?: tasks?)?",
                 "tools",
             ),
             calculator.MAX_TOKENS,
@@ -206,6 +205,29 @@ TASKS: dict[str, TaskInfo] = {
             ),
             mastermind.MAX_TOKENS,
         ),
+        TaskInfo(
+            "bfcl",
+            "a request and the functions offered as OpenAI tools, from the Berkeley Function "
+            "Calling Leaderboard's data (bfcl-eval), e.g. \"Find the area of a triangle with a "
+            'base of 10 units and height of 5 units." with calculate_triangle_area(base, height, '
+            'unit); category "simple" (one function, one call; the default), "multiple" '
+            '(several functions, one call), "parallel" (several calls), "parallel_multiple", '
+            '"multi_turn_base" (conversations against BFCL\'s executable backends; needs a '
+            "context of 10k tokens or more)",
+            "BFCL's own AST checker on the reply's tool_calls: 1.0 when it accepts them (the "
+            "right functions with the right argument values), else 0.0; no or malformed call 0.0 "
+            "(multi-turn: BFCL's multi-turn checker on the backends' states and results)",
+            False,
+            "function calling (BFCL, the Berkeley Function Calling Leaderboard)",
+            (
+                "bfcl(?: tasks?| benchmark)?",
+                "berkeley function calling(?: leaderboard| benchmark)?",
+                "(?:the )?gorilla (?:leaderboard|benchmark)",
+                "function calling(?: tasks?| benchmark)?",
+                "tool calling(?: tasks?| benchmark)?",
+            ),
+            bfcl.MAX_TOKENS,
+        ),
     )
 }
 DEFAULT_TASK = "arithmetic"
@@ -234,7 +256,6 @@ UNSHIPPED_TASKS = (
     "humaneval",
     "mbpp",
     "sudoku",
-    "bfcl",
     "swe bench",
     "alfworld",
     "webshop",

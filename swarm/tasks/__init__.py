@@ -13,6 +13,10 @@ per seed, train and test disjoint by content), a verifier, and a reference
   `countdown`, `chain_sum`, `basic_arithmetic`, `letter_counting`.
 - `mastermind`: TextArena's Mastermind, a multi-turn code-breaking game, with difficulty
   levels; TextArena's env decides the reward (the `games` extra).
+- `bfcl`: function calling from the Berkeley Function Calling Leaderboard (its wheel's data,
+  `category=` simple / multiple / parallel / parallel_multiple), the functions offered as
+  OpenAI tools, rewarded by BFCL's own AST checker on the reply's `tool_calls`. Its tasks are
+  BFCL's entries (not generated); the split is a function of the BFCL id.
 
 Every task carries `"family"` (the module name), which `swarm run` sends as the episode's
 `task_family`. Must not know about the gateway's HTTP API: rollouts use only `Episode`.
@@ -29,4 +33,5 @@ CATALOGUE = (
     "letter_counting",
     "reasoning_gym",
     "mastermind",
+    "bfcl",
 )

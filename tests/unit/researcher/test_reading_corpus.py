@@ -465,7 +465,7 @@ CORPUS: list[Q] = [
     Q('does the algorithm matter for the calculator task?', 'algorithm', ['grpo', 'rloo'], 'calculator', H, TWO_SIDED),
     Q('GRPO or RLOO for arithmetic?', 'algorithm', ['grpo', 'rloo'], 'arithmetic', H, TWO_SIDED),
     Q('does reinforce++ beat rloo on the guessing game?', 'algorithm', ['rloo', 'reinforce'], 'guess_number', H, G),
-    Q('which advantage estimator is best for tool calling?', 'algorithm', ['grpo', 'rloo', 'reinforce'], 'calculator', H, TWO_SIDED),
+    Q('which advantage estimator is best for tool calling?', 'algorithm', ['grpo', 'rloo', 'reinforce'], 'bfcl', H, TWO_SIDED),
     Q('does timeline merging save wall time versus no merging on the calculator?', 'merge', ['none', 'timeline'], 'calculator', COST, L),
     Q('is tree packing cheaper than timelines on the guessing game?', 'merge', ['timeline', 'tree'], 'guess_number', COST, L),
     Q('does dropping zero-variance groups speed up learning?', 'zero_variance_groups', ['keep', 'drop'], 'arithmetic', LS, G),
@@ -583,7 +583,7 @@ CORPUS: list[Q] = [
     Q('does more training help the calculator task?', 'max_steps', [20, 40], 'calculator', H, G),
     Q('does kl 0.1 help the model say banana?', 'kl_coef', [0.0, 0.1], 'learnable', H, G),
     Q('is lr 1e-5 too small for arithmetic?', 'lr', [2e-05, 1e-05], 'arithmetic', H, TWO_SIDED),
-    Q('does lr 1e-4 hurt tool calling within 50 steps?', 'lr', [2e-05, 0.0001], 'calculator', LS, L, None, extra={'steps': 50}),
+    Q('does lr 1e-4 hurt tool calling within 50 steps?', 'lr', [2e-05, 0.0001], 'bfcl', LS, L, None, extra={'steps': 50}),
     Q('does beta 0.04 (the TRL default) help arithmetic?', 'kl_coef', [0.0, 0.04], 'arithmetic', H, G),
     # -- casing, punctuation, imperative phrasings ------------------------------------------------
     Q('KL-penalty 0.5 — does it slow learning on the easy task?', 'kl_coef', [0.0, 0.5], 'learnable', LS, L),

@@ -40,11 +40,13 @@ def sample(module, split: str, seed: int = 0, n: int = 40) -> list[dict[str, Any
 
 REASONING_GYM = {"reasoning_gym", "countdown", "chain_sum", "basic_arithmetic", "letter_counting"}
 GAMES = {"mastermind"}  # TextArena's: tested in test_mastermind_task.py
+LIBRARY_FAMILIES = REASONING_GYM | GAMES | {"bfcl"}
 
 
 def test_the_catalogue_names_every_task_module():
-    # the reasoning-gym families are tested in test_reasoning_gym_tasks.py
-    assert set(CATALOGUE) == set(MODULES) | REASONING_GYM | GAMES
+    # the library families are tested in test_reasoning_gym_tasks.py, test_mastermind_task.py
+    # and test_bfcl_tasks.py
+    assert set(CATALOGUE) == set(MODULES) | LIBRARY_FAMILIES
 
 
 @pytest.mark.parametrize("name", sorted(MODULES))
