@@ -21,7 +21,8 @@ CATEGORY = "simple"
 
 
 def tasks(split: str = "train"):
-    # {"id", "bfcl_id", "category", "messages", "functions", "tools", "ground_truth", "max_tokens"}
+    # {"id", "bfcl_id", "category", "messages", "functions", "tools", "ground_truth",
+    #  "max_tokens", "tool_choice"}
     return bfcl.tasks(split, seed=0, category=CATEGORY)
 
 
@@ -33,6 +34,7 @@ async def rollout(task: dict, episode: swarm.Episode) -> float:
         model=episode.model,
         messages=task["messages"],
         tools=task["tools"],
+        tool_choice=task["tool_choice"],  # "required" for simple/multiple: one constrained call
         max_tokens=task["max_tokens"],
     )
     return bfcl.reward(response.choices[0].message.tool_calls, task)

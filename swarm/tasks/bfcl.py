@@ -152,7 +152,12 @@ def _task_fields(category: str, entry: dict[str, Any], truth: list[Any]) -> dict
         fields.update(messages=entry["question"][0])  # single-turn: the first (only) turn
     max_tokens = PARALLEL_MAX_TOKENS if "parallel" in category else MAX_TOKENS
     tools = openai_tools(functions)
-    return {**fields, "functions": functions, "tools": tools, "ground_truth": truth, "max_tokens": max_tokens}  # fmt: skip
+    # one call is always right in these categories: "required" has the gateway constrain the
+    # reply to one well-formed call of an offered function, so the checker judges its values
+    # (with "auto" a small model mostly answers in prose: no call, no reward, no signal)
+    choice = "auto" if "parallel" in category or category.startswith("multi_turn") else "required"
+    return {**fields, "functions": functions, "tools": tools, "ground_truth": truth,
+            "max_tokens": max_tokens, "tool_choice": choice}  # fmt: skip
 
 
 def tasks(
@@ -270,6 +275,7 @@ async def rollout(task: dict[str, Any], episode) -> float:
         model=episode.model,
         messages=task["messages"],
         tools=task["tools"],
+        tool_choice=task.get("tool_choice", "auto"),
         max_tokens=task.get("max_tokens", MAX_TOKENS),
     )
     return reward(response.choices[0].message.tool_calls, task)

@@ -231,7 +231,20 @@ def test_the_reference_rollout_offers_the_tools_and_scores_the_tool_calls():
     (request,) = episode.llm.requests
     assert request["messages"] == task["messages"] and request["tools"] == task["tools"]
     assert request["max_tokens"] == bfcl.MAX_TOKENS and request["model"] == "r/policy"
+    assert request["tool_choice"] == "required"  # simple: one constrained call
     assert asyncio.run(bfcl.rollout(task, ScriptedEpisode([{"content": "math.factorial(5)"}]))) == 0.0  # fmt: skip
+
+
+@needs_bfcl
+@pytest.mark.parametrize(
+    ("category", "choice"),
+    [("simple", "required"), ("multiple", "required"), ("parallel", "auto"),
+     ("parallel_multiple", "auto"), ("multi_turn_base", "auto")],
+)  # fmt: skip
+def test_one_call_categories_require_a_call_and_the_others_leave_it_to_the_model(
+    category, choice
+):
+    assert {t["tool_choice"] for t in bfcl.tasks("test", category=category, n=20)} == {choice}
 
 
 @needs_bfcl
