@@ -6,8 +6,10 @@
 The rollout is the family's reference one (`swarm/tasks/mastermind.py`): TextArena's own
 Mastermind env gives the rules, answers each reply ("[2 1]") with pegs, and ends the game;
 each turn is one chat call on the growing conversation (≤ 24 tokens), so an episode's calls
-merge into one timeline. Reward: TextArena's — 1 for cracking the code, else (black + 0.5 ×
-white) / code length of the last valid guess, 0.0 without one. LEVEL picks the difficulty:
+merge into one timeline; each reply is constrained to a well-formed guess (the task's
+`response_format`; `constrained=False` in `tasks` turns it off). Reward: TextArena's — 1
+for cracking the code, else (black + 0.5 × white) / code length of the last valid guess,
+0.0 without one. LEVEL picks the difficulty:
 "tiny" (2 digits of 1..4, 6 guesses; the default), "easy" (3 of 1..5, 8 guesses),
 "standard" (TextArena's Mastermind-v0: 4 of 1..6, 20 guesses) or "hard" (4 of 1..8, 30).
 """

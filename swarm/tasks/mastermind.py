@@ -91,8 +91,12 @@ def tasks(
     level: str = DEFAULT_LEVEL,
     **params: Any,
 ) -> Iterator[dict[str, Any]]:
-    """`n` games of `split` (default DEFAULT_N) at `level`; `params` override its knobs."""
+    """`n` games of `split` (default DEFAULT_N) at `level`; `params` override its knobs.
+    `constrained` (default True): each game carries a `response_format` that has the gateway
+    constrain every reply to a well-formed guess (`guess_format`)."""
+    constrained = bool(params.pop("constrained", True))
     settings = settings_for(level, params)
+    response_format = guess_format(settings) if constrained else None
     shape = "{code_length}x{num_numbers}{dup}t{max_turns}".format(
         **settings, dup="d" if settings["duplicate_numbers"] else ""
     )
@@ -100,9 +104,26 @@ def tasks(
     def make(rng: random.Random) -> tuple[str, dict[str, Any]]:
         env_seed = rng.randrange(ENV_SEEDS)
         fields = {"env_id": ENV_ID, "env_seed": env_seed, **settings, "max_tokens": MAX_TOKENS}
+        if response_format is not None:
+            fields["response_format"] = response_format
         return f"{shape}:{env_seed}", fields
 
     return draw_tasks(FAMILY, split, seed, DEFAULT_N if n is None else n, make)
+
+
+def guess_format(settings: dict[str, Any]) -> dict[str, Any] | None:
+    """A JSON-schema `response_format` whose one value is a guess as TextArena reads it
+    ("[2 1]": `code_length` digits of 1..`num_numbers`): the reply is that JSON string, whose
+    brackets the game finds. Without it a small model mostly writes prose, which the game
+    rejects, so every game scores 0 and a GRPO group has nothing to learn from. None when
+    the digits do not fit one character each (more than 9 numbers)."""
+    numbers, length = settings["num_numbers"], settings["code_length"]
+    if numbers > 9:
+        return None
+    digit = f"[1-{numbers}]"
+    pattern = rf"^\[{digit}( {digit}){{{length - 1}}}\]$"
+    schema = {"type": "string", "pattern": pattern}
+    return {"type": "json_schema", "json_schema": {"name": "guess", "schema": schema, "strict": True}}
 
 
 class MastermindGame:
@@ -172,8 +193,12 @@ async def rollout(task: dict[str, Any], episode) -> float:
     messages = [{"role": "user", "content": game.observation()}]
     while not game.done:
         assert game.moves < max_calls(task), "TextArena did not end the game"
+        constraint = {"response_format": task["response_format"]} if task.get("response_format") else {}
         response = await llm.chat.completions.create(
-            model=episode.model, messages=messages, max_tokens=task.get("max_tokens", MAX_TOKENS)
+            model=episode.model,
+            messages=messages,
+            max_tokens=task.get("max_tokens", MAX_TOKENS),
+            **constraint,
         )
         reply = response.choices[0].message.content or ""
         answer = game.play(reply)

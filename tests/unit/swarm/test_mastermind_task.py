@@ -15,6 +15,7 @@ import importlib.util
 import itertools
 import json
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -202,6 +203,7 @@ def test_the_rollout_plays_turn_by_turn_on_one_growing_conversation():
     assert all(
         r["max_tokens"] == mastermind.MAX_TOKENS and r["model"] == "r/policy" for r in requests
     )
+    assert all(r["response_format"] == task["response_format"] for r in requests)
     first, second, third = (r["messages"] for r in requests)
     assert len(first) == 1 and "You are playing Mastermind" in first[0]["content"]
     assert second[: len(first)] == first and third[: len(second)] == second  # one timeline
@@ -281,3 +283,22 @@ def test_games_are_played_and_scored_with_the_network_blocked():
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
+
+
+@pytest.mark.parametrize(
+    ("level", "right", "wrong"),
+    [("tiny", ["[2 1]", "[4 4]"], ["[2 5]", "[2 1 3]", "2 1", "[21]", "I guess [2 1]"]),
+     ("standard", ["[1 6 2 3]"], ["[1 7 2 3]", "[1 2 3]"]),
+     ("hard", ["[8 1 2 3]"], ["[9 1 2 3]"])],
+)  # fmt: skip
+def test_the_guess_format_admits_exactly_a_well_formed_guess(level, right, wrong):
+    task = sample("test", n=1, level=level)[0]
+    pattern = task["response_format"]["json_schema"]["schema"]["pattern"]
+    assert all(re.fullmatch(pattern, g) for g in right)
+    assert not any(re.fullmatch(pattern, g) for g in wrong)
+
+
+def test_constrained_false_leaves_the_reply_free():
+    task = sample("test", n=1, constrained=False)[0]
+    assert "response_format" not in task
+    assert {k: v for k, v in sample("test", n=1)[0].items() if k != "response_format"} == task
