@@ -8,7 +8,11 @@ SmolLM2-135M-Instruct, timing the engine's own stages by wrapping them on the en
 thread (the wrapper costs ~1 µs a call). `--ops` adds torch.profiler's top operators of the
 decode steps. Prints ms per decode step per stage and the share of the step; the reference
 is a bare model forward of the same batch (what a step cannot go below without a faster
-forward).
+forward), and that forward taken apart: the model's own linear layers alone on a batch of
+N rows (reading every weight once: the weights-read part), the LM head alone, and a
+narrow twin of the model (same layers and ops, hidden size 64: the per-op framework and
+Python cost, with almost no arithmetic). `--threads 1` measures CPU time of the engine's
+thread, which other work on the machine inflates far less than wall time.
 """
 
 from __future__ import annotations
@@ -98,9 +102,53 @@ def main() -> None:
             cache.crop(-1)
         return 1000 * sorted(times)[len(times) // 2]
 
+    def forward_parts_ms() -> dict[str, float]:
+        """The bare forward's parts, each the fastest of 10 runs."""
+        rows = len(prompts)
+        linears = [
+            m for layer in model.get_decoder().layers for m in layer.modules()
+            if isinstance(m, torch.nn.Linear)
+        ]  # fmt: skip
+        inputs = {
+            m.in_features: torch.randn(rows, m.in_features, dtype=m.weight.dtype) for m in linears
+        }
+        head = model.get_output_embeddings()
+        narrow_config = model.config.__class__(**{
+            **model.config.to_dict(), "hidden_size": 64, "intermediate_size": 128,
+            "head_dim": 16, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 1000,
+        })  # fmt: skip
+        narrow = type(model)(narrow_config).to(next(model.parameters()).dtype).eval()
+        narrow_cache = narrow(torch.randint(0, 1000, (rows, 40)), use_cache=True).past_key_values
+        step_ids = torch.randint(0, 1000, (rows, 1))
+
+        def narrow_step() -> None:
+            narrow(step_ids, past_key_values=narrow_cache, use_cache=True)
+            narrow_cache.crop(-1)
+
+        parts = {
+            "decoder linears alone (every weight read once)": lambda: [
+                m(inputs[m.in_features]) for m in linears
+            ],
+            "LM head alone": lambda: head(inputs[head.in_features]),
+            "narrow twin forward (ops without arithmetic)": narrow_step,
+        }
+        fastest = {}
+        for name, run_part in parts.items():
+            times = []
+            for _ in range(10):
+                started = CLOCK()
+                run_part()
+                times.append(CLOCK() - started)
+            fastest[name] = 1000 * min(times)
+        return fastest
+
     async def run() -> tuple[float, float, int]:
         await engine.generate(prompts[0], SamplingParams(max_tokens=4, ignore_eos=True))
         bare = await engine.run_exclusive(bare_forward_ms, bump_version=False)
+        parts = await engine.run_exclusive(forward_parts_ms, bump_version=False)
+        print(f"bare HF forward of {len(prompts)} rows, one new token each: {bare:6.2f} ms")
+        for name, ms in parts.items():
+            print(f"  {name:<48s}: {ms:6.2f} ms")
         await engine.run_exclusive(lambda: timed(engine, totals), bump_version=False)
         steps_before = engine.steps
         started = time.perf_counter()
@@ -114,7 +162,7 @@ def main() -> None:
             print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=25))
         return time.perf_counter() - started, bare, engine.steps - steps_before
 
-    elapsed, bare_ms, steps = asyncio.run(run())
+    elapsed, _bare_ms, steps = asyncio.run(run())
     engine.shutdown()
     step_ms = 1000 * totals["_decode_step"] / steps
     rows = {
@@ -130,7 +178,6 @@ def main() -> None:
         f"{args.requests} requests x {args.new_tokens} tokens: {elapsed:.2f} s, {steps} decode "
         f"steps, {steps / elapsed:.1f} steps/s, {args.requests * args.new_tokens / elapsed:.0f} tok/s"
     )
-    print(f"  bare HF forward of the same batch (one token per row): {bare_ms:6.2f} ms")
     print(f"  decode step, all of it                               : {step_ms:6.2f} ms")
     for name, ms in per_step.items():
         print(f"    {name:<40s}: {ms:6.2f} ms  ({100 * ms / step_ms:4.1f}%)")
