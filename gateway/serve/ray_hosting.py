@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -194,16 +194,21 @@ async def _start(
 def _remote_class(actor_class: Any, resources: ActorResources) -> Any:
     import ray
 
-    # The actor's process is started by Ray, not from ours: hand it the OpenMP spin bound
-    # `gateway serve` set for itself (trainer/openmp.py), so both decode alike.
-    openmp = {name: os.environ[name] for name in OPENMP_SETTINGS if name in os.environ}
     return ray.remote(actor_class).options(
         num_cpus=resources.num_cpus,
         num_gpus=resources.num_gpus,
         max_restarts=0,  # a lost actor is restored by the run manager, from a checkpoint
         max_concurrency=1000,
-        runtime_env={"env_vars": openmp} if openmp else None,
+        runtime_env=actor_runtime_env(os.environ),
     )
+
+
+def actor_runtime_env(environ: Mapping[str, str]) -> dict[str, Any] | None:
+    """The actor's process is started by Ray, not from ours: hand it the OpenMP spin bound
+    `gateway serve` set for itself (trainer/openmp.py), so actors decode as in-process
+    engines do. None when there is nothing to hand on."""
+    openmp = {name: environ[name] for name in OPENMP_SETTINGS if name in environ}
+    return {"env_vars": openmp} if openmp else None
 
 
 def _log_started(name: str, description: dict[str, Any]) -> None:
