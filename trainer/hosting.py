@@ -41,10 +41,11 @@ from trainer.types import (
 )
 
 # How much of a stream `stream_chunks` gathers into one item after the first token. Ray
-# carries each item a streaming actor method yields as one object (a put and a report to
-# the caller, ~1 ms of the actor's CPU, which its engine thread shares on a small machine);
-# one item per token cost decode throughput. 0.1 s keeps a streamed reply live for a reader.
-STREAM_CHUNK_S = 0.1
+# carries each item a streaming actor method yields as one object: ~0.35 ms of the actor's
+# CPU (which its engine thread shares on a small machine) and ~0.4 ms of the caller's
+# (bench/ray_streaming.py); one object per token cost decode throughput. 0.2 s (5 updates a second) keeps a streamed
+# reply live for a reader; the first token goes alone, so time to first token is unchanged.
+STREAM_CHUNK_S = 0.2
 
 
 class PolicyHost:
