@@ -43,8 +43,9 @@ from trainer.types import (
 # How much of a stream `stream_chunks` gathers into one item after the first token. Ray
 # carries each item a streaming actor method yields as one object: ~0.35 ms of the actor's
 # CPU (which its engine thread shares on a small machine) and ~0.4 ms of the caller's
-# (bench/ray_streaming.py); one object per token cost decode throughput. 0.2 s (5 updates a second) keeps a streamed
-# reply live for a reader; the first token goes alone, so time to first token is unchanged.
+# (bench/ray_streaming.py); one object per token cost decode throughput. 0.2 s (5 updates
+# a second) keeps a streamed reply live for a reader; the first token goes alone, so time
+# to first token is unchanged.
 STREAM_CHUNK_S = 0.2
 
 
@@ -104,7 +105,8 @@ class PolicyHost:
     ) -> AsyncIterator[list[GeneratedToken | StreamEnd]]:
         """`stream`'s items in order, in lists: the first token alone (time to first token),
         then each list closed by the first item at least `STREAM_CHUNK_S` after the previous
-        list, or by the `StreamEnd`."""
+        list, or by the `StreamEnd` (no timer: a token waits in its list at most until the
+        next item comes, one decode step, or a weight update's pause)."""
         chunk: list[GeneratedToken | StreamEnd] = []
         last_sent: float | None = None
         async for item in self.engine.stream(prompt_token_ids, params):
