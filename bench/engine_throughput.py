@@ -1,13 +1,16 @@
-"""Engine throughput: 8 concurrent chat requests through `TorchEngine` vs plain HF `generate`.
+"""Engine throughput: N concurrent chat requests through `TorchEngine` vs plain HF `generate`.
 
-    .venv/bin/python bench/engine_throughput.py [--dtype float32|bfloat16|auto] [--requests 8] [--new-tokens 128]
+    .venv/bin/python bench/engine_throughput.py [--dtype float32|bfloat16|auto] [--concurrency 8,16,32] [--new-tokens 128]
 
 Same model (the bundled SmolLM2-135M-Instruct), same prompts, 128 new tokens each
 (`ignore_eos` / `min_new_tokens` so every request really produces them), sampling at
 temperature 1. Baselines, measured in the same run:
-  1. plain `model.generate`, one request after another (what a naive server does);
-  2. `model.generate` on all 8 prompts at once, left-padded (static batching).
-Prints tokens/s of each and the ratios. Not a test: machines are noisy.
+  1. plain `model.generate`, one request after another (what a naive server does; measured
+     once, on the first 8 prompts: its tokens/s does not depend on N);
+  2. `model.generate` on all N prompts at once, left-padded (static batching), per N.
+Prints tokens/s of each and the ratios. Not a test: machines are noisy. On a machine whose
+cores other work keeps busy, run it with `GOMP_SPINCOUNT=1000` (what `gateway serve` sets,
+docs/engine.md "Spinning on a busy machine"); it applies to both sides alike.
 """
 
 from __future__ import annotations
@@ -32,10 +35,14 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("--dtype", default="auto")
-    ap.add_argument("--requests", type=int, default=8)
+    ap.add_argument(
+        "--concurrency", default="8,16,32", help="comma-separated numbers of concurrent chats"
+    )
+    ap.add_argument("--requests", type=int, default=None, help="old form of --concurrency N")
     ap.add_argument("--new-tokens", type=int, default=128)
     ap.add_argument("--model", default="smollm2-135m")
     args = ap.parse_args()
+    levels = [args.requests] if args.requests else [int(n) for n in args.concurrency.split(",")]
 
     # One thread computes (see trainer.engine.torch_engine.reserve_cores_for_engine); the
     # HF baselines run on that same engine thread through `run_exclusive`, so both sides get
@@ -47,10 +54,9 @@ def main() -> None:
     print(f"model {args.model} ({loaded.source}), dtype {dtype}, torch threads {threads}")
     prompts = [
         tok.render_chat([{"role": "user", "content": QUESTIONS[i % len(QUESTIONS)]}]).token_ids
-        for i in range(args.requests)
+        for i in range(max(levels))
     ]
     n_new = args.new_tokens
-    total = n_new * len(prompts)
     gen_kwargs = dict(
         max_new_tokens=n_new,
         min_new_tokens=n_new,
@@ -67,40 +73,54 @@ def main() -> None:
             torch.tensor([prompts[0]]), **{**gen_kwargs, "max_new_tokens": 4, "min_new_tokens": 4}
         )
         started = time.perf_counter()
-        for p in prompts:
+        for p in prompts[:8]:
             model.generate(torch.tensor([p]), **gen_kwargs)
-        return total / (time.perf_counter() - started)
+        return n_new * len(prompts[:8]) / (time.perf_counter() - started)
 
-    def hf_static_batch() -> float:
+    def hf_static_batch(n: int) -> float:
         loaded.tokenizer.padding_side = "left"
-        batch = loaded.tokenizer.pad({"input_ids": prompts}, return_tensors="pt")
+        batch = loaded.tokenizer.pad({"input_ids": prompts[:n]}, return_tensors="pt")
         started = time.perf_counter()
         model.generate(**batch, **gen_kwargs)
-        return total / (time.perf_counter() - started)
+        return n_new * n / (time.perf_counter() - started)
 
-    async def run_all() -> tuple[float, float, float]:
-        await engine.generate(prompts[0], SamplingParams(max_tokens=4, ignore_eos=True))  # warm-up
+    async def engine_concurrent(n: int) -> float:
         t0 = time.perf_counter()
-        results = await asyncio.gather(*(engine.generate(p, params) for p in prompts))
+        results = await asyncio.gather(*(engine.generate(p, params) for p in prompts[:n]))
         elapsed = time.perf_counter() - t0
         assert all(len(r.token_ids) == n_new for r in results)
-        ours = sum(len(r.token_ids) for r in results) / elapsed
+        return sum(len(r.token_ids) for r in results) / elapsed
+
+    async def run_all() -> tuple[float, dict[int, tuple[float, float]]]:
+        await engine.generate(prompts[0], SamplingParams(max_tokens=4, ignore_eos=True))  # warm-up
         sequential = await engine.run_exclusive(hf_sequential, bump_version=False)
-        static_batched = await engine.run_exclusive(hf_static_batch, bump_version=False)
-        return ours, sequential, static_batched
+        print(f"HF generate, one after another (8 x {n_new}): {sequential:.1f} tok/s (baseline)")
+        by_level = {}
+        for n in levels:
+            ours = await engine_concurrent(n)
+            static = await engine.run_exclusive(lambda n=n: hf_static_batch(n), bump_version=False)
+            by_level[n] = (ours, static)
+            report_level(n, ours, static, sequential)
+        return sequential, by_level
 
-    ours, sequential, static_batched = asyncio.run(run_all())
+    def report_level(n: int, ours: float, static: float, sequential: float) -> None:
+        print(f"{n} requests x {n_new} new tokens", flush=True)
+        print(
+            f"  HF generate, static batch      : {static:8.1f} tok/s   ({static / sequential:.2f}x baseline)"
+        )
+        print(
+            f"  swarmrl TorchEngine, concurrent: {ours:8.1f} tok/s   ({ours / sequential:.2f}x baseline, "
+            f"{ours / static:.2f}x static batch)",
+            flush=True,
+        )
+
+    sequential, by_level = asyncio.run(run_all())
     engine.shutdown()
-
-    print(f"{len(prompts)} requests x {n_new} new tokens")
-    print(f"  HF generate, one after another : {sequential:8.1f} tok/s   (baseline)")
-    print(
-        f"  HF generate, static batch      : {static_batched:8.1f} tok/s   ({static_batched / sequential:.2f}x baseline)"
-    )
-    print(
-        f"  swarmrl TorchEngine, concurrent: {ours:8.1f} tok/s   ({ours / sequential:.2f}x baseline, "
-        f"{ours / static_batched:.2f}x static batch)"
-    )
+    print(f"baseline: HF generate one after another {sequential:.1f} tok/s")
+    print("| concurrent | HF static batch tok/s | TorchEngine tok/s | engine / static batch |")
+    print("| --- | --- | --- | --- |")
+    for n, (ours, static) in by_level.items():
+        print(f"| {n} | {static:.1f} | {ours:.1f} | {ours / static:.2f}x |")
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@ gateway uses for in-process ones (`gateway serve --ray auto|HOST:PORT`).
 Owns: `RayPolicyFactory` (a `trainer.types.PolicyFactory`: each `create` places one
 actor on the cluster and answers a `Policy` of proxies), `RayEngine` (an
 `InferenceEngine` whose `stream` relays the actor's token stream — Ray streams an async
-generator's items as they are yielded; closing it early cancels the actor task),
+generator's items as they are yielded, here lists of tokens (`PolicyHost.stream_chunks`);
+closing it early cancels the actor task),
 `RayTrainer` (a `PolicyTrainer`; `host_lost()` returns when the actor's process is gone,
 so the run manager can restore the run from its checkpoint as after a gateway restart)
 and `start_served_model` for the base models `serve` loads.
@@ -20,7 +21,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Sequence
+import os
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,6 +40,8 @@ from trainer.types import (
 )
 
 log = logging.getLogger(__name__)
+
+OPENMP_SETTINGS = ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")  # as trainer/openmp.py reads them
 
 
 @dataclass(frozen=True)
@@ -84,22 +88,24 @@ class RayEngine:
     ) -> AsyncIterator[GeneratedToken | StreamEnd]:
         import ray
 
-        generator = self._actor.stream.options(num_returns="streaming").remote(
+        # tokens come in lists (`PolicyHost.stream_chunks`): one Ray object per list
+        generator = self._actor.stream_chunks.options(num_returns="streaming").remote(
             list(prompt_token_ids), params
         )
         finished = False
         try:
             async for ref in generator:
                 try:
-                    item = await ref
+                    chunk = await ref
                 except ray.exceptions.RayActorError as error:
                     raise _lost(error, self._name) from error
-                if isinstance(item, GeneratedToken):
-                    self.saw_version(item.version)
-                yield item
-                if isinstance(item, StreamEnd):
-                    finished = True
-                    return
+                for item in chunk if isinstance(chunk, list) else [chunk]:
+                    if isinstance(item, GeneratedToken):
+                        self.saw_version(item.version)
+                    yield item
+                    if isinstance(item, StreamEnd):
+                        finished = True
+                        return
         except ray.exceptions.RayActorError as error:
             raise _lost(error, self._name) from error
         finally:
@@ -200,7 +206,16 @@ def _remote_class(actor_class: Any, resources: ActorResources) -> Any:
         num_gpus=resources.num_gpus,
         max_restarts=0,  # a lost actor is restored by the run manager, from a checkpoint
         max_concurrency=1000,
+        runtime_env=actor_runtime_env(os.environ),
     )
+
+
+def actor_runtime_env(environ: Mapping[str, str]) -> dict[str, Any] | None:
+    """The actor's process is started by Ray, not from ours: hand it the OpenMP spin bound
+    `gateway serve` set for itself (trainer/openmp.py), so actors decode as in-process
+    engines do. None when there is nothing to hand on."""
+    openmp = {name: environ[name] for name in OPENMP_SETTINGS if name in environ}
+    return {"env_vars": openmp} if openmp else None
 
 
 def _log_started(name: str, description: dict[str, Any]) -> None:
