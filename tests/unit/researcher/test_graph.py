@@ -564,7 +564,10 @@ def test_a_paused_study_pauses_its_live_runs_and_resumes_them_when_set_running(h
             crud.update_study(session, study_id=ctx.study_id, status="paused")
 
         def resume_later():
-            clock.sleep(0.5)
+            # resume once the monitor has paused the run (a fixed delay raced it under load)
+            deadline = clock.monotonic() + 120
+            while not harness.gateway.paused and clock.monotonic() < deadline:
+                clock.sleep(0.05)
             with session_scope(harness.engine) as session:
                 crud.update_study(session, study_id=ctx.study_id, status="running")
 
