@@ -177,7 +177,7 @@ def _give_usual_modes(directory: Path) -> None:
     """The modes a plain `open`/`mkdir` would give (0644 / 0755 under umask 022) to every
     file and directory under `directory`, itself included."""
     mask = _current_umask()
-    for root, dirs, files in os.walk(directory):
+    for root, _, files in os.walk(directory):
         Path(root).chmod(0o777 & ~mask)
         for name in files:
             path = Path(root, name)

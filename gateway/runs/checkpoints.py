@@ -25,12 +25,12 @@ from pathlib import Path
 
 import anyio
 
+from experiments_db.models import CheckpointRow
 from gateway.errors import CheckpointNotFound, Conflict, InsufficientStorage, Unprocessable
 from gateway.runs.run import Run
 from gateway.runs.store import RunStore
 from gateway.settings import GatewaySettings
 from swarm.protocol import CheckpointPublic
-from experiments_db.models import CheckpointRow
 from trainer.errors import InsufficientDisk
 from trainer.types import OPTIMIZER_FILE, RESUME_FILES
 

@@ -15,8 +15,8 @@ import anyio
 
 from experiments_db.models import RunRow
 from gateway.errors import RunNotFound
-from gateway.runs.checkpoints import checkpoint_public
 from gateway.recording.recorder import EpisodeRecorder
+from gateway.runs.checkpoints import checkpoint_public
 from gateway.runs.run import Run
 from gateway.runs.store import RunStore
 from swarm.protocol import (

@@ -105,8 +105,9 @@ def test_optimizer_false_writes_weights_only_and_a_resumable_request_writes_them
     # written again, resumable, and bigger by the AdamW moments
     full = checkpoint(client)
     assert full["step"] == light["step"] and full["optimizer"] is True
-    assert (policy_dir / OPTIMIZER_FILE).is_file() and (Path(full["path"]) / OPTIMIZER_FILE).exists()
-    assert light_bytes < directory_bytes(policy_dir) - (policy_dir / OPTIMIZER_FILE).stat().st_size / 2
+    optimizer_file = policy_dir / OPTIMIZER_FILE
+    assert optimizer_file.is_file() and (Path(full["path"]) / OPTIMIZER_FILE).exists()
+    assert light_bytes < directory_bytes(policy_dir) - optimizer_file.stat().st_size / 2
     assert checkpoint(client, optimizer=False) == full  # a lighter request: the one there is
 
 
