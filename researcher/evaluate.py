@@ -44,6 +44,16 @@ def task_module(family: str):
         raise UnknownTaskFamily(f"no task family {family!r} in swarm.tasks") from None
 
 
+def held_out_available(family: str, at_most: int) -> int:
+    """How many of a shipped family's held-out ("test") tasks exist, up to `at_most` (a
+    procedural family's split may be endless): a design never promises more items than
+    its evaluation can score. `at_most` for a family this cannot read."""
+    try:
+        return sum(1 for _ in itertools.islice(task_module(family).tasks("test", seed=0), at_most))
+    except Exception:  # an unknown family or one whose split needs parameters: not capped
+        return at_most
+
+
 def _evaluate_family(
     gateway_url: str, model: str, family: str, n: int, api_key: str | None, concurrency: int
 ) -> list[float]:

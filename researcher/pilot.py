@@ -46,6 +46,13 @@ LR_RETUNE_FACTOR = 3.0
 STEPS_RETUNE_FACTOR = 2
 
 
+LEARNED_WORDS = {
+    "learned": "the control learned",
+    "did not learn": "the control did not learn",
+    "unclear": "unclear whether the control learned",
+}  # the pilot's verdict on the control, in words
+
+
 def wants_pilot(main: Design) -> bool:
     """A design a pilot can serve: a control and a treatment, 2+ seeds per arm (with one
     seed nothing varies to measure, and no verdict can be drawn: a smoke run)."""

@@ -19,6 +19,7 @@ import logging
 import os
 import shutil
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -154,8 +155,21 @@ def tiny_config(vocab_size: int, eos_token_id: int, bos_token_id: int) -> LlamaC
     )
 
 
+# transformers builds a model under process-wide state (the meta-device init context), so
+# two `from_pretrained` calls in two threads can leave one model's weights on "meta"
+# (two ended runs' policies reloaded at once gave "Cannot copy out of meta tensor"):
+# loads in one process go one at a time
+MODEL_LOADING = threading.Lock()
+
+
 def load_model(config: ModelConfig) -> LoadedModel:
-    """Load `config.name` onto `config.device` in the resolved dtype, ready for inference."""
+    """Load `config.name` onto `config.device` in the resolved dtype, ready for inference.
+    Thread-safe: concurrent calls load one after another."""
+    with MODEL_LOADING:
+        return _load_model(config)
+
+
+def _load_model(config: ModelConfig) -> LoadedModel:
     started = time.perf_counter()
     dtype = resolve_dtype(config.dtype, config.device)
     name = config.name

@@ -97,7 +97,8 @@ class InferenceEngine(Protocol):
     """Turns prompt token ids into sampled tokens; serves many requests at once.
 
     Implementations run off the event loop (a worker thread, a process, a Ray actor) so
-    that awaiting them never blocks the HTTP server.
+    that awaiting them never blocks the HTTP server. They may also have the load gauges of
+    `EngineLoad` (optional: not part of the runtime check).
     """
 
     @property
@@ -121,6 +122,27 @@ class InferenceEngine(Protocol):
 
     async def generate(self, prompt_token_ids: Sequence[int], params: SamplingParams) -> Completion:
         """Run one request to completion."""
+        ...
+
+
+class EngineLoad(Protocol):
+    """Optional read-only properties of an `InferenceEngine`: how loaded it is, read with
+    `getattr` by the gateway's `/metrics` at scrape time, from another thread. An engine
+    without them, or answering None, is left out of those series."""
+
+    @property
+    def requests_waiting(self) -> int | None:
+        """Requests submitted and not yet in the decode batch."""
+        ...
+
+    @property
+    def sequences_active(self) -> int | None:
+        """Sequences in the current decode batch."""
+        ...
+
+    @property
+    def max_batch(self) -> int | None:
+        """Most sequences one decode batch holds."""
         ...
 
 

@@ -92,16 +92,17 @@ class GatewayState:
             settings=settings, models=models, recorder=recorder, runs=runs, clients=clients
         )
         drift = DriftTracker(recorder, models)
+        telemetry = Telemetry(runs, store, clients, drift, models)
         return cls(
             settings=settings,
             models=models,
             recorder=recorder,
-            chat=ChatService(models, recorder, drift, settings.limits),
-            completions=CompletionsService(models, recorder, settings.limits),
+            chat=ChatService(models, recorder, drift, settings.limits, telemetry),
+            completions=CompletionsService(models, recorder, settings.limits, telemetry),
             clients=clients,
             runs=runs,
             episodes=episodes,
-            telemetry=Telemetry(runs, store, clients, drift),
+            telemetry=telemetry,
             drift=drift,
             admission=Admission(settings.limits),
         )

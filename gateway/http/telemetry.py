@@ -7,6 +7,12 @@ reward mean, episode and sample counters, the batches that trained nothing by re
 (no steps: `batches_dropped`), the number of active clients, and the
 token-drift repairs (and drifts left unrepaired) of episode-bound chat calls per served
 model. The run counters come from the database, so `render` runs in a worker thread.
+
+Serving, per served model (a base model or `<run>/<policy>`; never per request or key):
+`Telemetry.observe` (the completion services' `ServingObserver`) feeds the request latency
+and time-to-first-token histograms and the generated-token counter, once per answered
+request however many choices it had; `EngineLoadCollector` reads each engine's optional
+`trainer.types.EngineLoad` gauges (waiting requests, decode-batch occupancy) when scraped.
 Knows nothing about torch.
 """
 
@@ -14,18 +20,22 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from prometheus_client import CollectorRegistry, Counter, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from gateway.openai.timing import ServedRequest
 from gateway.recording.drift import DriftTracker
+from gateway.registry import ModelRegistry
 from gateway.runs.manager import RunManager
 from gateway.runs.store import RunStore
 from gateway.swarm_api.clients import ClientRegistry
 
 PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 RUN_STATUSES = ("starting", "running", "paused", "stopped", "finished", "failed")
+# Seconds, for a CPU box: a short cached reply in tens of ms, a long generation in minutes.
+SERVING_BUCKETS_S = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120)
 
 
 class GatewayCollector(Collector):
@@ -114,6 +124,51 @@ class GatewayCollector(Collector):
         yield from (repairs, unrepaired)
 
 
+class EngineLoadCollector(Collector):
+    """Each served model's engine load, read when scraped: what `trainer.types.EngineLoad`
+    gauges the engine has (an engine without them, or answering None, is left out)."""
+
+    def __init__(self, models: ModelRegistry):
+        self._models = models
+
+    def collect(self) -> Iterator[Metric]:
+        waiting = GaugeMetricFamily(
+            "swarmrl_engine_requests_waiting",
+            "Requests submitted to the engine and not yet in its decode batch.",
+            labels=["model"],
+        )
+        active = GaugeMetricFamily(
+            "swarmrl_engine_sequences_active",
+            "Sequences in the engine's current decode batch.",
+            labels=["model"],
+        )
+        max_batch = GaugeMetricFamily(
+            "swarmrl_engine_max_batch", "Most sequences one decode batch holds.", labels=["model"]
+        )
+        occupancy = GaugeMetricFamily(
+            "swarmrl_engine_batch_occupancy",
+            "Sequences in the current decode batch / the most it holds (0 to 1).",
+            labels=["model"],
+        )
+        for name in self._models.names():  # a copy: runs add and remove policies meanwhile
+            served = self._models.find(name)
+            if served is None:
+                continue
+            engine = served.engine
+            queued = getattr(engine, "requests_waiting", None)
+            live = getattr(engine, "sequences_active", None)
+            most = getattr(engine, "max_batch", None)
+            if queued is not None:
+                waiting.add_metric([name], queued)
+            if live is not None:
+                active.add_metric([name], live)
+            if most:
+                max_batch.add_metric([name], most)
+                if live is not None:
+                    occupancy.add_metric([name], live / most)
+        yield from (waiting, active, max_batch, occupancy)
+
+
 class Telemetry:
     def __init__(
         self,
@@ -121,6 +176,7 @@ class Telemetry:
         store: RunStore,
         clients: ClientRegistry,
         drift: DriftTracker | None = None,
+        models: ModelRegistry | None = None,
     ):
         self.registry = CollectorRegistry(auto_describe=False)
         self.requests = Counter(
@@ -129,7 +185,38 @@ class Telemetry:
             ["method", "route", "status"],
             registry=self.registry,
         )
+        self.latency = Histogram(
+            "swarmrl_request_latency_seconds",
+            "Chat and text completion requests answered in full: seconds from arrival to the "
+            "whole answer (a stream's [DONE]), n choices counted once.",
+            ["model"],
+            buckets=SERVING_BUCKETS_S,
+            registry=self.registry,
+        )
+        self.time_to_first_token = Histogram(
+            "swarmrl_time_to_first_token_seconds",
+            "Seconds from a request's arrival to the first token any of its choices got from "
+            "the engine (requests that generated no token are left out).",
+            ["model"],
+            buckets=SERVING_BUCKETS_S,
+            registry=self.registry,
+        )
+        self.generated_tokens = Counter(
+            "swarmrl_generated_tokens",
+            "Completion tokens of the requests answered in full (rate() is tokens/s).",
+            ["model"],
+            registry=self.registry,
+        )
         self.registry.register(GatewayCollector(runs, store, clients, drift))
+        if models is not None:
+            self.registry.register(EngineLoadCollector(models))
+
+    def observe(self, request: ServedRequest) -> None:
+        """One answered chat or text completion request (`ServingObserver`)."""
+        self.latency.labels(request.model).observe(request.latency_s)
+        if request.time_to_first_token_s is not None:
+            self.time_to_first_token.labels(request.model).observe(request.time_to_first_token_s)
+        self.generated_tokens.labels(request.model).inc(request.completion_tokens)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -5,15 +5,17 @@ chunk streams, and recording the call into its episode before the answer goes ou
 A chat bound to an episode is rendered with the episode's earlier chat calls
 (`gateway.recording.drift`), so replies the agent sends back keep the token ids the model sampled;
 each such call's drift status is recorded, tallied, and logged when it is "unrepaired".
-Streamed tool calls are buffered and sent as one `tool_calls` delta at the end. Raises
-`GatewayError`s only; knows nothing about routes, auth, or torch.
+Streamed tool calls are buffered and sent as one `tool_calls` delta at the end. Each
+answered request's latency, time to first token and tokens go to a `ServingObserver`
+(`gateway.openai.timing`). Raises `GatewayError`s only; knows nothing about routes, auth,
+or torch.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -35,6 +37,7 @@ from gateway.openai.sampling import (
     reject_unsupported,
     sampling_params_per_choice,
 )
+from gateway.openai.timing import NoObserver, RequestClock, ServingObserver
 from gateway.openai.wire import (
     AssistantMessage,
     ChatChoice,
@@ -86,6 +89,7 @@ class PreparedChat:
     include_usage: bool
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]] | None
+    clock: RequestClock = field(default_factory=RequestClock)  # from the start of prepare
 
 
 def _message_dicts(request: ChatCompletionRequest) -> list[dict[str, Any]]:
@@ -142,17 +146,20 @@ class ChatService:
         recorder: EpisodeRecorder,
         drift: DriftTracker | None = None,
         limits: RequestLimits | None = None,
+        observer: ServingObserver | None = None,
     ):
         self._limits = limits or RequestLimits()
         self._models = models
         self._recorder = recorder
         self._drift = drift or DriftTracker(recorder, models)
+        self._observer = observer or NoObserver()
 
     async def prepare(
         self, request: ChatCompletionRequest, episode_id: str | None = None
     ) -> PreparedChat:
         """Validate and render the chat; `episode_id`: the episode it is recorded into,
         whose earlier calls may be continued (drift repair)."""
+        clock = RequestClock()
         log_unknown_fields(request)
         check_limits(request, self._limits)
         served = self._models.get(request.model)
@@ -193,6 +200,7 @@ class ChatService:
             include_usage=bool(request.stream_options and request.stream_options.include_usage),
             messages=messages,
             tools=tools,
+            clock=clock,
         )
 
     # ---- whole responses ----------------------------------------------------------------
@@ -200,16 +208,21 @@ class ChatService:
     async def complete(self, chat: PreparedChat, episode_id: str | None) -> ChatCompletionResponse:
         engine = chat.served.engine
         ids = chat.prompt.token_ids
-        completions = await generate_all([collect(engine.stream(ids, p)) for p in chat.params])
+        first_token = chat.clock.first_token
+        completions = await generate_all(
+            [collect(engine.stream(ids, p), first_token) for p in chat.params]
+        )
         request_id = new_request_id("chatcmpl")
         choices = [self._choice(chat, i, c) for i, c in enumerate(completions)]
         await self._record(chat, request_id, completions, episode_id)
+        usage = usage_of(len(ids), completions)
+        self._observer.observe(chat.clock.served(chat.served.name, usage.completion_tokens))
         return ChatCompletionResponse(
             id=request_id,
             created=now_s(),
             model=chat.served.name,
             choices=choices,
-            usage=usage_of(len(ids), completions),
+            usage=usage,
         )
 
     def _parse(self, chat: PreparedChat, completion: Completion) -> ParsedAssistant:
@@ -341,7 +354,9 @@ class ChatService:
                     completions[i] = item.completion
                     for text in self._final_chunks(chat, i, item.completion, chunk):
                         yield text
-                elif not chat.tools_offered:
+                    continue
+                chat.clock.first_token()
+                if not chat.tools_offered:
                     text = self._token_chunk(chat, i, item, chunk)
                     if text is not None:
                         yield text
@@ -350,8 +365,8 @@ class ChatService:
             return
 
         done = [c for c in completions if c is not None]
+        usage = usage_of(len(chat.prompt.token_ids), done)
         if chat.include_usage:
-            usage = usage_of(len(chat.prompt.token_ids), done)
             yield ChatCompletionChunk(
                 id=request_id, object=CHUNK, created=created, model=model, choices=[], usage=usage
             ).model_dump_json(exclude_unset=True)
@@ -360,6 +375,7 @@ class ChatService:
         except Exception as error:  # e.g. the episode finished meanwhile: say so, don't [DONE]
             yield stream_error_event(error)
             return
+        self._observer.observe(chat.clock.served(model, usage.completion_tokens))
         yield DONE_EVENT
 
     def _token_chunk(

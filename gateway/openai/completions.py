@@ -1,14 +1,15 @@
 """`/v1/completions`: plain-text (or token-id) prompts to OpenAI text completions.
 
 Owns: prompt normalisation (text, token ids, or a batch of either), `n` choices per
-prompt, legacy `logprobs`, SSE chunk streams, and recording into the episode. Raises
-`GatewayError`s only; knows nothing about routes, auth, or torch.
+prompt, legacy `logprobs`, SSE chunk streams, recording into the episode, and reporting
+each answered request's timing to a `ServingObserver`. Raises `GatewayError`s only; knows
+nothing about routes, auth, or torch.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gateway.errors import InvalidRequest, stream_error_event
 from gateway.openai.common import (
@@ -27,6 +28,7 @@ from gateway.openai.sampling import (
     reject_unsupported,
     sampling_params_per_choice,
 )
+from gateway.openai.timing import NoObserver, RequestClock, ServingObserver
 from gateway.openai.wire import (
     CompletionChoice,
     CompletionRequest,
@@ -57,6 +59,7 @@ class PreparedCompletion:
     prompt_tokens: int  # summed over distinct prompts
     logprobs: int | None
     include_usage: bool
+    clock: RequestClock = field(default_factory=RequestClock)  # from the start of prepare
 
 
 def _check_completion_semantics(request: CompletionRequest) -> None:
@@ -94,13 +97,19 @@ def _prompts(
 
 class CompletionsService:
     def __init__(
-        self, models: ModelRegistry, recorder: EpisodeRecorder, limits: RequestLimits | None = None
+        self,
+        models: ModelRegistry,
+        recorder: EpisodeRecorder,
+        limits: RequestLimits | None = None,
+        observer: ServingObserver | None = None,
     ):
         self._limits = limits or RequestLimits()
         self._models = models
         self._recorder = recorder
+        self._observer = observer or NoObserver()
 
     async def prepare(self, request: CompletionRequest) -> PreparedCompletion:
+        clock = RequestClock()
         log_unknown_fields(request)
         check_limits(request, self._limits)
         served = self._models.get(request.model)
@@ -130,14 +139,19 @@ class CompletionsService:
             prompt_tokens=sum(len(ids) for ids, _ in prompts),
             logprobs=request.logprobs,
             include_usage=bool(request.stream_options and request.stream_options.include_usage),
+            clock=clock,
         )
 
     async def complete(
         self, prepared: PreparedCompletion, episode_id: str | None
     ) -> CompletionResponse:
         engine = prepared.served.engine
+        first_token = prepared.clock.first_token
         completions = await generate_all(
-            [collect(engine.stream(job.prompt_token_ids, job.params)) for job in prepared.jobs]
+            [
+                collect(engine.stream(job.prompt_token_ids, job.params), first_token)
+                for job in prepared.jobs
+            ]
         )
         request_id = new_request_id("cmpl")
         await self._record(prepared, request_id, completions, episode_id)
@@ -150,13 +164,18 @@ class CompletionsService:
             )
             for job, completion in zip(prepared.jobs, completions, strict=True)
         ]
+        usage = _usage(prepared, completions)
+        self._observe(prepared, usage.completion_tokens)
         return CompletionResponse(
             id=request_id,
             created=now_s(),
             model=prepared.served.name,
             choices=choices,
-            usage=_usage(prepared, completions),
+            usage=usage,
         )
+
+    def _observe(self, prepared: PreparedCompletion, completion_tokens: int) -> None:
+        self._observer.observe(prepared.clock.served(prepared.served.name, completion_tokens))
 
     def _logprobs(
         self, prepared: PreparedCompletion, completion: Completion
@@ -236,7 +255,9 @@ class CompletionsService:
                         finish_reason=item.completion.finish_reason,
                     )
                     yield chunk([choice])
-                elif item.text:
+                    continue
+                prepared.clock.first_token()
+                if item.text:
                     yield chunk(
                         [CompletionChoice(index=job.index, text=item.text, finish_reason=None)]
                     )
@@ -245,13 +266,15 @@ class CompletionsService:
             return
 
         done = [c for c in completions if c is not None]
+        usage = _usage(prepared, done)
         if prepared.include_usage:
-            yield chunk([], usage=_usage(prepared, done))
+            yield chunk([], usage=usage)
         try:
             await self._record(prepared, request_id, done, episode_id)
         except Exception as error:  # e.g. the episode finished meanwhile: say so, don't [DONE]
             yield stream_error_event(error)
             return
+        self._observe(prepared, usage.completion_tokens)
         yield DONE_EVENT
 
 

@@ -1,8 +1,8 @@
 """Running the `n` engine requests of one API call concurrently.
 
 Owns: `generate_all` (wait for every completion; one failure cancels the rest), `collect`
-(a stream's completion, the stream closed however the wait ends — that is how a cancelled
-non-streamed call cancels its engine request) and
+(a stream's completion, with a hook for its first token; the stream closed however the
+wait ends — that is how a cancelled non-streamed call cancels its engine request) and
 `merge_streams` (interleave token streams as they arrive, and close every engine stream
 when the consumer stops early — that is how a client disconnect cancels generation).
 Knows nothing about HTTP or OpenAI shapes.
@@ -11,7 +11,7 @@ Knows nothing about HTTP or OpenAI shapes.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import TypeVar
 
 import anyio
@@ -35,12 +35,19 @@ async def _await(awaitable: Awaitable[T]) -> T:
     return await awaitable
 
 
-async def collect(stream: AsyncIterator[GeneratedToken | StreamEnd]) -> Completion:
-    """The completion an engine stream ends with; the stream is closed on any way out."""
+async def collect(
+    stream: AsyncIterator[GeneratedToken | StreamEnd],
+    first_token: Callable[[], None] | None = None,
+) -> Completion:
+    """The completion an engine stream ends with; the stream is closed on any way out.
+    `first_token` is called when the stream's first token arrives (request timing)."""
     try:
         async for item in stream:
             if isinstance(item, StreamEnd):
                 return item.completion
+            if first_token is not None:
+                first_token()
+                first_token = None
     finally:
         await close_stream(stream)
     raise EngineFailure("the engine stream ended without a completion")

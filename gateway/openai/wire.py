@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 Role = Literal["system", "user", "assistant", "tool", "developer"]
 # OpenAI's seed is a 64-bit signed integer; the engines seed 64-bit generators with it
@@ -121,7 +122,8 @@ class ResponseFormat(_Request):
     type: Literal["text", "json_object", "json_schema"]
 
 
-Stop = str | Annotated[list[str], Field(max_length=4)] | None
+MAX_STOP_SEQUENCES = 4  # OpenAI's limit
+Stop = str | Annotated[list[str], Field(max_length=MAX_STOP_SEQUENCES)] | None
 
 
 class _SamplingFields(_Request):
@@ -142,6 +144,19 @@ class _SamplingFields(_Request):
     logit_bias: dict[str, float] | None = None
     ignore_eos: bool = False  # extension
     user: str | None = None
+
+    @field_validator("stop", mode="before")
+    @classmethod
+    def _at_most_four_stop_sequences(cls, stop: Any) -> Any:
+        """Say the limit: past it, the union's `str` branch would only say "Input should be
+        a valid string"."""
+        if isinstance(stop, list) and len(stop) > MAX_STOP_SEQUENCES:
+            raise PydanticCustomError(
+                "too_long",
+                "at most {most} stop sequences, got {count}",
+                {"most": MAX_STOP_SEQUENCES, "count": len(stop)},
+            )
+        return stop
 
 
 class ChatCompletionRequest(_SamplingFields):

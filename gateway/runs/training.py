@@ -149,7 +149,10 @@ class TrainingLoop:
         try:
             while not run.is_terminal:
                 if run.max_steps_reached:
-                    await self.lifecycle.finish(run)  # or paused: no disk for its checkpoint
+                    if run.status == "running":
+                        await self.lifecycle.finish(run)  # or paused: no disk for its checkpoint
+                    else:
+                        await self.sleep()  # paused at the end: resuming finishes it
                     continue
                 if run.status == "running":
                     await self.close_partial_groups()

@@ -13,8 +13,7 @@ from researcher.analysis import analyse as analyse_results
 from researcher.answer import plain_answer
 from researcher.context import StudyContext
 from researcher.nodes.common import design_of, framing_of
-from researcher.nodes.design import LEARNED_WORDS
-from researcher.pilot import summarise_pilot
+from researcher.pilot import LEARNED_WORDS, summarise_pilot
 from researcher.plan import Design, RunResult
 from researcher.state import StudyState
 

@@ -77,13 +77,6 @@ def design(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
     }
 
 
-LEARNED_WORDS = {
-    "learned": "the control learned",
-    "did not learn": "the control did not learn",
-    "unclear": "unclear whether the control learned",
-}
-
-
 def _after_pilot(ctx: StudyContext, state: StudyState, planned: Design) -> Design:
     """The planned comparison, retuned and sized by what the pilot found."""
     pilot = Pilot.model_validate(state["pilot"])
@@ -214,7 +207,7 @@ def _announce(ctx: StudyContext, plan: Design, round_: int, reused: int, shrunk:
         p = plan.pilot
         retuned = "; ".join(f"{k} {v[0]:g} → {v[1]:g}" for k, v in p.retuned.items())
         message += (
-            f". Pilot: {LEARNED_WORDS[p.learned]}"
+            f". Pilot: {piloting.LEARNED_WORDS[p.learned]}"
             + (f" (retuned: {retuned})" if retuned else "")
             + (f"; a run costs about {p.run_seconds:.0f} s" if p.run_seconds else "")
             + f". {plan.mde_basis}"

@@ -10,19 +10,21 @@ outcomes are kept in an "evaluate/baseline" event, so a resumed study (or a late
 with the same model, items and workflow) does not evaluate it again. Each result carries
 its run's `batches_dropped` from the gateway (batches that trained nothing, by reason:
 the first sign of an arm that is not learning), {} from a gateway that does not count them.
-Scored runs' weights are then deleted as far as the study's disk budget asks
-(`researcher.disk`).
+A round's runs are scored as many at once as the study trains (`parallel_runs`: the
+gateway batches their requests). Scored runs' weights are then deleted as far as the
+study's disk budget asks (`researcher.disk`).
 """
 
 from __future__ import annotations
 
 import json
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from langgraph.runtime import Runtime
 
 from experiments_db import crud
-from experiments_db.studies import ClientProcessRow, MetricSnapshotRow
+from experiments_db.studies import ClientProcessRow, ExperimentRow, MetricSnapshotRow
 from researcher.context import StudyContext
 from researcher.disk import keep_within_disk_budget
 from researcher.errors import ResearcherError
@@ -38,9 +40,10 @@ def evaluate(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
     ctx.tick("evaluate")
     plan, framing = design_of(state), framing_of(state)
     results = []
+    prepared: list[tuple[ExperimentRow, RunResult, bool]] = []
     for row in round_experiments(ctx, state):
         if row.result is not None:  # evaluated before a crash
-            results.append(RunResult.model_validate(row.result))
+            prepared.append((row, RunResult.model_validate(row.result), False))
             continue
         with ctx.session() as session:
             snapshots = crud.metric_snapshots(session, experiment_id=row.id)
@@ -50,20 +53,21 @@ def evaluate(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
         result = RunResult(arm=row.arm, seed=row.seed, run=row.id, curve=curve, status=row.status,
                            note=row.error, dropped_batches=dropped_batches(ctx, row.run_name),
                            **training_cost(snapshots, launches))  # fmt: skip
-        if row.status in ("finished", "stopped") and row.run_name and curve:
-            started = time.monotonic()
-            result.eval_outcomes = evaluate_policy(
-                ctx.gateway.url, f"{row.run_name}/policy", family=plan.eval_family,
-                n=plan.eval_episodes, api_key=ctx.gateway.api_key,
-                # the user's own workflow: the arm's wrapper of it, scored by its own reward
-                **({"workflow": str(row.workflow_path)} if framing.workflow else {}),
-            )  # fmt: skip
+        scorable = row.status in ("finished", "stopped") and bool(row.run_name) and bool(curve)
+        prepared.append((row, result, scorable))
+    scored = _evaluate_all(ctx, plan, framing, [row for row, _, ok in prepared if ok])
+    for row, result, scorable in prepared:
+        if row.result is not None:
+            results.append(result)
+            continue
+        if scorable:
+            result.eval_outcomes, seconds = scored[row.id]
             result.status = "finished"  # a run stopped by budget or stall still has a policy
             accuracy = sum(result.eval_outcomes) / max(1, len(result.eval_outcomes))
             ctx.event("evaluate", "result",
                       f"{row.id}: held-out {plan.eval_family} "
                       f"{'mean reward' if framing.workflow else 'accuracy'} {accuracy:.2f} "
-                      f"on {len(result.eval_outcomes)} tasks ({time.monotonic() - started:.0f} s)")  # fmt: skip
+                      f"on {len(result.eval_outcomes)} tasks ({seconds:.0f} s)")  # fmt: skip
         elif row.status in ("finished", "stopped"):
             if result.status == "finished":
                 result.status, result.note = "failed", "the run made no training step"
@@ -77,6 +81,32 @@ def evaluate(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
     keep_within_disk_budget(ctx, evaluated_runs(ctx))
     dumped = [r.model_dump(mode="json") for r in results]
     return {"results": [*state.get("results", []), dumped]}
+
+
+def _evaluate_all(
+    ctx: StudyContext, plan: Design, framing: Framing, rows: list[ExperimentRow]
+) -> dict[str, tuple[list[float], float]]:
+    """Each row's held-out outcomes and the seconds they took, as many runs at once as the
+    study trains (`parallel_runs`: the gateway batches their requests); the first failure
+    is raised once all have ended. Nothing here writes to the database."""
+
+    def one(row: ExperimentRow) -> tuple[list[float], float]:
+        started = time.monotonic()
+        outcomes = evaluate_policy(
+            ctx.gateway.url, f"{row.run_name}/policy", family=plan.eval_family,
+            n=plan.eval_episodes, api_key=ctx.gateway.api_key,
+            # the user's own workflow: the arm's wrapper of it, scored by its own reward
+            **({"workflow": str(row.workflow_path)} if framing.workflow else {}),
+        )  # fmt: skip
+        return outcomes, time.monotonic() - started
+
+    at_once = getattr(ctx.settings, "parallel_runs", 1)
+    at_once = max(1, min(len(rows), at_once if isinstance(at_once, int) else 1))
+    if at_once <= 1:
+        return {row.id: one(row) for row in rows}
+    with ThreadPoolExecutor(max_workers=at_once, thread_name_prefix="evaluate") as pool:
+        futures = {row.id: pool.submit(one, row) for row in rows}
+    return {ident: future.result() for ident, future in futures.items()}
 
 
 def evaluated_runs(ctx: StudyContext) -> list[str]:

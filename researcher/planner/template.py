@@ -20,6 +20,7 @@ from typing import Any
 
 import prompts
 from researcher.errors import EmptyQuestion, ResearcherError
+from researcher.evaluate import held_out_available
 from researcher.learning import not_testable_words
 from researcher.plan import Analysis, Arm, Decision, Design, Framing, Hypothesis, Reading
 from researcher.planner import budget, design_space, wording
@@ -173,6 +174,8 @@ class TemplatePlanner:
         eval_episodes = budget.eval_episodes_for(
             budget_s, runs, step_seconds, control["group_size"] * control["batch_groups"]
         )
+        if reading.task != WORKFLOW_TASK:  # never more items than the held-out split has
+            eval_episodes = held_out_available(reading.task, eval_episodes)
         lr = asked.get("lr") if reading.factor != "lr" else None
         if lr is not None:
             applied.append(f"lr={lr:g} for every arm")

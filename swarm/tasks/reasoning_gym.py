@@ -45,13 +45,27 @@ _ANSWER_LINE = re.compile(r"\banswer\s*(?:is\s*)?[:=]\s*(.+)", re.IGNORECASE)
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
 
 
+def _import(module: str):
+    """reasoning-gym's `module`; it is optional in the client-only install (client/)."""
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as missing:
+        if missing.name != "reasoning_gym":
+            raise
+        raise ModuleNotFoundError(
+            "the reasoning-gym task families need reasoning-gym: pip install 'reasoning-gym"
+            ">=0.1.25,<0.2' (or the client with its tasks extra: pip install './client[tasks]')",
+            name="reasoning_gym",
+        ) from missing
+
+
 def _library():
-    return importlib.import_module("reasoning_gym")
+    return _import("reasoning_gym")
 
 
 def dataset_names() -> list[str]:
     """Every dataset name `dataset=` accepts."""
-    return sorted(importlib.import_module("reasoning_gym.factory").DATASETS)
+    return sorted(_import("reasoning_gym.factory").DATASETS)
 
 
 @functools.lru_cache(maxsize=64)

@@ -10,6 +10,7 @@ Fake policies on the real gateway (the trainer's own checks: tests/unit/trainer)
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 from tests.fakes import FakePolicyFactory
@@ -172,6 +173,8 @@ def test_the_final_checkpoint_without_disk_space_pauses_and_resuming_finishes(
     play(trainer_client, 1.0)
     soon(lambda: run_state(trainer_client)["status"] == "paused")
     factory.trainers["r/policy"].disk_full = False
+    time.sleep(0.5)  # a paused run waits for its resume: no retry loop finishes it meanwhile
+    assert run_state(trainer_client)["status"] == "paused"
     assert trainer_client.post("/runs/r/resume").status_code == 200
     soon(lambda: run_state(trainer_client)["status"] == "finished")
     assert checkpoint_steps(trainer_client) == [1]

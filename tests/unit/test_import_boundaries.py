@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -121,3 +123,118 @@ def test_gateway_app_and_swarm_import_with_torch_blocked():
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
+
+
+# --- the client-only distribution (client/pyproject.toml): swarm/ with only its own deps ---
+
+CLIENT_PYPROJECT = REPO / "client" / "pyproject.toml"
+
+
+def _import_name(requirement: str) -> str:
+    """The top-level module a requirement string installs: "pydantic-core>=2" → pydantic_core."""
+    return re.split(r"[\s\[<>=!~;]", requirement, maxsplit=1)[0].lower().replace("-", "_")
+
+
+def client_dependencies() -> tuple[set[str], set[str]]:
+    """(core, optional): the import names client/pyproject.toml installs, always / as extras."""
+    project = tomllib.loads(CLIENT_PYPROJECT.read_text())["project"]
+    core = {_import_name(r) for r in project["dependencies"]}
+    optional = {_import_name(r) for rs in project["optional-dependencies"].values() for r in rs}
+    return core, optional
+
+
+def third_party_imports(package: str) -> dict[str, set[str]]:
+    """{top-level module: files} for `package`'s imports that are neither stdlib nor ours,
+    split into static `import` statements and the string literals given to a function whose
+    name says import (`importlib.import_module("x")`, a module's own `_import("x")`)."""
+    static: dict[str, set[str]] = {}
+    dynamic: dict[str, set[str]] = {}
+    for path in sorted((REPO / package).rglob("*.py")):
+        where = str(path.relative_to(REPO))
+        for meanings in imported_modules(path):
+            static.setdefault(meanings[0].split(".")[0], set()).add(where)
+        for node in ast.walk(ast.parse(path.read_text(), filename=where)):
+            if (
+                isinstance(node, ast.Call)
+                and "import" in getattr(node.func, "attr", getattr(node.func, "id", ""))
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str)
+            ):
+                dynamic.setdefault(node.args[0].value.split(".")[0], set()).add(where)
+
+    def foreign(found: dict[str, set[str]]) -> dict[str, set[str]]:
+        return {
+            top: files
+            for top, files in found.items()
+            if top and top not in sys.stdlib_module_names and top not in OURS
+        }
+
+    return {"static": foreign(static), "dynamic": foreign(dynamic)}
+
+
+def test_every_third_party_import_of_swarm_is_a_client_dependency():
+    core, optional = client_dependencies()
+    found = third_party_imports("swarm")
+    # a plain `import x` anywhere in swarm/ must be installed by the client core
+    assert {t: f for t, f in found["static"].items() if t not in core} == {}
+    # the optional task families are imported on first use only (importlib), and are extras
+    assert {t: f for t, f in found["dynamic"].items() if t not in core | optional} == {}
+    assert "torch" not in core | optional
+
+
+def test_the_client_dependency_check_sees_a_third_party_import(tmp_path, monkeypatch):
+    (tmp_path / "swarm").mkdir()
+    (tmp_path / "swarm" / "x.py").write_text(
+        "import numpy\nfrom swarm import y\nimport json\nimportlib.import_module('sympy.core')\n_import('scipy')\n"
+    )
+    monkeypatch.setattr(sys.modules[__name__], "REPO", tmp_path)
+    assert third_party_imports("swarm") == {
+        "static": {"numpy": {"swarm/x.py"}},
+        "dynamic": {"sympy": {"swarm/x.py"}, "scipy": {"swarm/x.py"}},
+    }
+
+
+BLOCK_HEAVY = """
+import importlib, pkgutil, sys
+
+HEAVY = {"torch", "transformers", "numpy", "reasoning_gym", "gateway", "trainer", "researcher",
+         "experiments_db", "fastapi", "sqlmodel"}
+
+class BlockHeavy:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in HEAVY:
+            raise ImportError(f"{name} is blocked in this test")
+        return None
+
+sys.meta_path.insert(0, BlockHeavy())
+import swarm
+names = sorted(m.name for m in pkgutil.walk_packages(swarm.__path__, "swarm."))
+for name in names:
+    importlib.import_module(name)
+print(len(names))
+"""
+
+
+def test_every_swarm_module_imports_without_torch_or_the_server_packages():
+    result = subprocess.run(
+        [sys.executable, "-c", BLOCK_HEAVY], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert int(result.stdout.strip()) > 20  # every module of swarm/ and swarm/tasks/ was imported
+
+
+def test_the_client_distribution_pins_what_swarmrl_pins():
+    """client/pyproject.toml repeats swarmrl's version, Python and version ranges; they must
+    not drift apart (the same swarm/ runs under both)."""
+    main = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    client = tomllib.loads(CLIENT_PYPROJECT.read_text())["project"]
+    assert (client["version"], client["requires-python"]) == (
+        main["version"],
+        main["requires-python"],
+    )
+    pinned = {_import_name(r): r for r in main["dependencies"]}
+    extras = [r for rs in client["optional-dependencies"].values() for r in rs]
+    for requirement in client["dependencies"] + extras:
+        assert pinned[_import_name(requirement)] == requirement
+    assert client["scripts"]["swarm"] == main["scripts"]["swarm"]

@@ -148,6 +148,22 @@ class TorchEngine(RelayedEngine):
     def max_context(self) -> int:
         return self._max_context
 
+    # -- load (optional `InferenceEngine` gauges; read from any thread, one len() each) -
+    @property
+    def requests_waiting(self) -> int:
+        """Requests submitted and not yet in the decode batch: still in the inbox (which
+        may also hold a control task or two), waiting for a slot, or being prefilled."""
+        return self._inbox.qsize() + len(self._waiting) + len(self._admitting)
+
+    @property
+    def sequences_active(self) -> int:
+        """Sequences in the current decode batch."""
+        return len(self._live)
+
+    @property
+    def max_batch(self) -> int:
+        return self.config.max_batch
+
     def _submit(
         self, prompt_token_ids: Sequence[int], params: SamplingParams, emit: Emit
     ) -> Callable[[], None]:

@@ -217,6 +217,20 @@ class VllmEngine(RelayedEngine):
         """Requests submitted and not yet finished or cancelled."""
         return len(self._live)
 
+    # vLLM's scheduler runs in its own process: which requests wait and which decode is not
+    # visible from here, so these optional gauges are None (vLLM's own metrics have them).
+    @property
+    def requests_waiting(self) -> int | None:
+        return None
+
+    @property
+    def sequences_active(self) -> int | None:
+        return None
+
+    @property
+    def max_batch(self) -> int | None:
+        return None
+
     @property
     def tokens_received(self) -> int:
         """Tokens vLLM has returned so far, all requests together (for tests and metrics)."""

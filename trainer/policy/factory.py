@@ -37,7 +37,7 @@ from trainer.checkpoint import (
 from trainer.config import DType, EngineConfig, EngineKind, LoraConfig, ModelConfig, OptimizerKind
 from trainer.engine.torch_engine import TorchEngine
 from trainer.engine.weights import TrainableEngine
-from trainer.model import load_model, resolve_dtype
+from trainer.model import MODEL_LOADING, load_model, resolve_dtype
 from trainer.optim import build_update_backend
 from trainer.policy.master import FullMaster, LoraMaster
 from trainer.policy.threads import single_threaded
@@ -201,7 +201,8 @@ class TorchPolicyFactory:
         base: torch.nn.Module, config: LoraConfig, seed: int, resume_from: str | None
     ) -> PeftModel:
         if resume_from:
-            return PeftModel.from_pretrained(base, adapter_dir(resume_from), is_trainable=True)
+            with MODEL_LOADING:  # transformers' loading state is process-wide (trainer.model)
+                return PeftModel.from_pretrained(base, adapter_dir(resume_from), is_trainable=True)
         with torch.random.fork_rng():
             torch.manual_seed(seed)
             return get_peft_model(

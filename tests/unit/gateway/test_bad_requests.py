@@ -73,6 +73,20 @@ def test_out_of_range_value_is_a_400_naming_the_field(client, field, value):
     assert error["param"] is not None and error["param"].startswith(field)
 
 
+@pytest.mark.parametrize("route", ["/v1/chat/completions", "/v1/completions"])
+def test_five_stop_strings_are_a_400_that_says_at_most_four(client, route):
+    body = chat_body() if route.endswith("chat/completions") else {"model": MODEL, "prompt": "hi"}
+    response = client.post(route, json=body | {"stop": ["a", "b", "c", "d", "e"]})
+    error = assert_openai_error(response, 400)
+    assert error["param"] == "stop"
+    assert error["message"] == "stop: at most 4 stop sequences, got 5"
+
+
+def test_four_stop_strings_are_accepted(client):
+    body = chat_body(stop=["a", "b", "c", "d"])
+    assert client.post("/v1/chat/completions", json=body).status_code == 200
+
+
 @pytest.mark.parametrize(
     ("field", "value"),
     [("presence_penalty", 0.5), ("frequency_penalty", -1), ("logit_bias", {"5": 1.0})],

@@ -84,6 +84,6 @@ def test_a_run_of_a_database_written_by_cf4dd29_resumes_and_trains(gateway, old_
     state = run_state(gateway, "old")
     assert (state["step"], state["samples_buffered"], state["samples_trained"]) == (1, 0, 4)
     assert state["policies"]["policy"]["version"] == 1
-    with session_scope(gateway.http.app.state.gateway.recorder.db) as session:
+    with session_scope(gateway.app.state.gateway.recorder.db) as session:
         samples = crud.list_samples(session, run_id="old")
     assert [(s.status, s.step_trained) for s in samples] == [("trained", 1)] * 4

@@ -80,6 +80,19 @@ def test_an_inconclusive_result_cannot_tell_and_names_the_sequential_look():
     assert text.startswith("Can't tell: this study could not tell whether a learning rate of "
                            "4e-5 gives higher held-out accuracy")  # fmt: skip
     assert "too wide to decide" in text and "at look 3 of up to 3 of the sequential rule" in text
+    assert "minimum detectable" not in text  # no pilot, no stated effect: nothing claimed
+
+
+def test_an_inconclusive_answer_says_what_the_design_could_detect_and_what_seeds_cost():
+    from researcher.plan import Pilot
+
+    d = design().model_copy(update={"mde": 0.856, "pilot": Pilot(run_seconds=212.0)})
+    text = plain_answer(framing(reading()), d, analysis("inconclusive", 0.18, (-0.55, 0.9)))
+    assert "could only detect a difference of 0.86 or more with 80% power" in text
+    assert f"for {len(d.seeds)} seeds per arm at its last look" in text
+    assert "One more seed per arm costs about 7 min of budget" in text  # 2 arms x 212 s
+    supported = plain_answer(framing(reading()), d, analysis("supported"))
+    assert "could only detect" not in supported and "costs about" not in supported
 
 
 def test_less_supported_and_refuted():

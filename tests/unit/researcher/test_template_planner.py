@@ -239,6 +239,15 @@ def test_steps_are_sized_from_the_budget(planner, budget_s, steps):
     assert design.budget_split == {"validate": 0.05, "train": 0.7, "evaluate": 0.15, "report": 0.1}
 
 
+def test_a_design_never_promises_more_held_out_items_than_the_split_has(planner):
+    from swarm.tasks import learnable
+
+    _, design = design_of(planner, reading("lr", [1e-5, 4e-5], task="learnable"), budget_s=6 * 3600)
+    assert design.eval_episodes == len(list(learnable.tasks("test", seed=0))) == 27
+    _, endless = design_of(planner, reading("lr", [1e-5, 4e-5]), budget_s=6 * 3600)
+    assert endless.eval_episodes == 48  # arithmetic's split is not the limit
+
+
 def test_max_steps_as_the_factor_keeps_each_arms_own_steps(planner):
     _, design = design_of(planner, reading("max_steps", [10, 40]))
     assert [a.run["max_steps"] for a in design.arms] == [10, 40]

@@ -44,3 +44,33 @@ def test_a_local_hf_directory_loads(tiny_loaded, tmp_path):
 def test_dtype_auto_resolves_to_a_real_dtype():
     assert resolve_dtype("auto", "cpu") in (torch.float32, torch.bfloat16)
     assert resolve_dtype("float32", "cpu") is torch.float32
+
+
+def test_models_loaded_from_several_threads_at_once_all_get_their_weights(tiny_loaded, tmp_path):
+    # a gateway reloads two ended runs' policies at once when both are evaluated together;
+    # transformers' loading state is process-wide, and unserialised loads left "meta" weights
+    import threading
+
+    tiny_loaded.model.save_pretrained(tmp_path)
+    tiny_loaded.tokenizer.save_pretrained(tmp_path)
+    expected = {k: v.clone() for k, v in tiny_loaded.model.state_dict().items()}
+    for _ in range(3):
+        loaded, errors = [], []
+
+        def load(loaded: list = loaded, errors: list = errors) -> None:
+            try:
+                config = ModelConfig(name=str(tmp_path), dtype="float32")
+                loaded.append(load_model(config).model)
+            except Exception as error:  # noqa: BLE001 - the test reports any failure
+                errors.append(repr(error))
+
+        threads = [threading.Thread(target=load) for _ in range(3)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert errors == [] and len(loaded) == 3
+        for model in loaded:
+            state = model.state_dict()
+            assert not any(p.is_meta for p in model.parameters())
+            assert all(torch.equal(state[k], v) for k, v in expected.items())

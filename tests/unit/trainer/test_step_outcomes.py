@@ -10,8 +10,13 @@ import pickle
 
 import pytest
 
-from tests.unit.trainer.policy_helpers import contrast_group, make_policy, prompt_ids, sample
-from trainer.config import TrainSettings
+from tests.unit.trainer.policy_helpers import (
+    contrast_group,
+    make_policy,
+    prompt_ids,
+    sample,
+    train_settings,
+)
 from trainer.context.timelines import merge_timelines
 from trainer.types import EpisodeSamples, Group, Sample, SampleOutcome, StepResult
 
@@ -84,7 +89,7 @@ def test_every_sample_has_its_outcome_for_every_drop_reason(policy, merge):
 
     result = asyncio.run(
         policy.trainer.train_step(
-            [live, flat], TrainSettings(max_staleness=1, merge=merge, max_sequence_tokens=window)
+            [live, flat], train_settings(max_staleness=1, merge=merge, max_sequence_tokens=window)
         )
     )
 
@@ -120,11 +125,11 @@ def test_reinforce_judges_zero_variance_over_the_whole_batch(policy):
             for g, group in enumerate(rewards)
         ]
 
-    reinforce = TrainSettings(algorithm="reinforce", max_staleness=100)
+    reinforce = train_settings(algorithm="reinforce", max_staleness=100)
     # each group is flat, the batch is not: reinforce trains every sample, grpo none
     steps = [
         asyncio.run(policy.trainer.train_step(batch([[1.0, 1.0], [0.0, 0.0]]), settings))
-        for settings in (reinforce, TrainSettings(max_staleness=100))
+        for settings in (reinforce, train_settings(max_staleness=100))
     ]
     assert [outcomes_by_key(r) for r in steps] == [
         dict.fromkeys([("e00", 0), ("e01", 0), ("e10", 0), ("e11", 0)], reason)
