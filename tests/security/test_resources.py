@@ -29,7 +29,7 @@ from tests.unit.gateway.conftest import (  # noqa: F401 - fixtures
     start,
     trainer_client,
 )
-from trainer.types import OPTIMIZER_FILE
+from trainer.types import OPTIMIZER_FILE, RESUME_FILES
 
 
 def soon(predicate, timeout_s: float = 30.0):
@@ -74,11 +74,14 @@ def test_a_run_keeps_its_newest_checkpoints_and_its_best_and_removes_the_rest(tr
     checkpoints = runs_dir(trainer_client) / "r" / "checkpoints"
     # rows go first, then directories and optimizer files: the files follow
     soon(lambda: sorted(p.name for p in checkpoints.iterdir()) == ["step-2", "step-4", "step-5"])
-    soon(
-        lambda: (
-            [p.parent.parent.name for p in checkpoints.glob(f"*/*/{OPTIMIZER_FILE}")] == ["step-5"]
-        )  # only the one a restart resumes from
-    )
+    for name in RESUME_FILES:  # the optimizer state and the float32 masters alike
+        soon(
+            lambda name=name: (
+                [p.parent.parent.name for p in checkpoints.glob(f"*/*/{name}")] == ["step-5"]
+            )  # only the one a restart resumes from
+        )
+    # a single-policy step directory links its policy's files: no link outlives its file
+    soon(lambda: not [p for p in checkpoints.glob("*/*") if p.is_symlink() and not p.exists()])
 
 
 def test_the_gateway_default_retention_applies_when_the_run_sets_none(make_client, factory):
@@ -105,12 +108,14 @@ def test_a_finished_run_writes_an_export_checkpoint_and_keeps_no_optimizer_state
     create_run(trainer_client, checkpoint_every=1, max_steps=2, **ONE_EPISODE_STEPS)
     play(trainer_client, 1.0)
     soon(lambda: 1 in checkpoint_steps(trainer_client))
-    assert list(runs_dir(trainer_client).glob(f"r/checkpoints/step-1/*/{OPTIMIZER_FILE}"))
+    for name in RESUME_FILES:
+        assert list(runs_dir(trainer_client).glob(f"r/checkpoints/step-1/*/{name}"))
     play(trainer_client, 0.5)
     soon(lambda: run_state(trainer_client)["status"] == "finished")
     trainer = factory.trainers["r/policy"]
     soon(lambda: trainer.released)  # the training memory went at once
-    soon(lambda: not list(runs_dir(trainer_client).glob(f"r/**/{OPTIMIZER_FILE}")))
+    for name in RESUME_FILES:  # masters are optimizer state: they go with it
+        soon(lambda name=name: not list(runs_dir(trainer_client).glob(f"r/**/{name}")))
     assert checkpoint_steps(trainer_client) == [1, 2]
     final = runs_dir(trainer_client) / "r/checkpoints/step-2/policy/trainer_state.json"
     assert json.loads(final.read_text())["resumable"] is False  # weights only, for serving
@@ -210,8 +215,8 @@ def test_keep_checkpoints_zero_keeps_every_checkpoint_whole_and_the_final_one_re
         play(trainer_client, reward)
     soon(lambda: run_state(trainer_client)["status"] == "finished")
     soon(lambda: checkpoint_steps(trainer_client) == [1, 2, 3])
-    optimizers = list(runs_dir(trainer_client).glob(f"r/checkpoints/*/policy/{OPTIMIZER_FILE}"))
-    assert len(optimizers) == 3
+    for name in RESUME_FILES:
+        assert len(list(runs_dir(trainer_client).glob(f"r/checkpoints/*/policy/{name}"))) == 3
 
 
 def test_a_restart_after_pruning_resumes_from_the_newest_kept_checkpoint_with_its_optimizer(
