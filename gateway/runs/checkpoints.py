@@ -10,8 +10,8 @@ is that policy's checkpoint (`from_pretrained(path)`, `resume_from`) while
 `step-<n>/<policy>` stays what every reader (restore, the ended-policy pool) opens. One that
 would not fit on the disk is not written (never half of one) and pauses the run, why in
 its `error`. Retention per the run's `keep_checkpoints` (the newest N and the best by
-reward/mean; only the newest keeps the optimizer state a restart needs, and none once the
-run ended). Status changes go through the run manager's `set_status`; knows nothing about
+reward/mean; only the `restart_point` — the newest resumable one — keeps the optimizer
+state a restart needs, and none once the run ended). Status changes go through the run manager's `set_status`; knows nothing about
 routes or torch.
 """
 
@@ -51,6 +51,18 @@ def checkpoint_public(row: CheckpointRow, policies: list[str]) -> CheckpointPubl
         policies=paths,
         optimizer=bool(paths) and all(Path(p, OPTIMIZER_FILE).is_file() for p in paths.values()),
     )
+
+
+def restart_point(rows: list[CheckpointRow], policies: list[str]) -> CheckpointRow | None:
+    """The checkpoint a restart resumes from: the newest one every policy of which still has
+    its optimizer state (it continues exactly), else the newest (a fresh optimizer from its
+    weights); None without any. A weights-only checkpoint asked for on a live run
+    (`{"optimizer": false}`) is never the restart point while a resumable one is kept.
+    Reads the disk: call it off the event loop."""
+    for row in reversed(rows):
+        if checkpoint_public(row, policies).optimizer:
+            return row
+    return rows[-1] if rows else None
 
 
 def link_policy_into_step(directory: Path, policy: str) -> None:
@@ -182,15 +194,18 @@ class RunCheckpoints:
 
     def retain(self, run: Run, ended: bool) -> None:
         """Keep the newest `keep_checkpoints` and the best by reward/mean (rows first, then
-        directories: a row never names a missing checkpoint); the optimizer state stays in
-        the newest only — the one a restart resumes from — and in none once the run ended.
-        `keep_checkpoints` 0 keeps everything as written."""
+        directories: a row never names a missing checkpoint), and, while the run lives, its
+        `restart_point`; the optimizer state and masters (`RESUME_FILES`) stay in that one
+        only, and in none once the run ended. `keep_checkpoints` 0 keeps everything as
+        written."""
         keep = self.keep(run)
         rows = self._store.checkpoints(run.name) if keep else []
         if not rows:
             return  # keep 0: every checkpoint stays whole
-        newest = rows[-1]
+        restart = restart_point(rows, list(run.plans))
         kept_steps = {r.step for r in rows[-keep:]}
+        if not ended and restart is not None:
+            kept_steps.add(restart.step)  # kept whole, however many came after it
         scores = self._store.step_scores(run.name, [r.step for r in rows])
         if scores:
             kept_steps.add(max(scores, key=lambda step: (scores[step], step)))
@@ -207,7 +222,7 @@ class RunCheckpoints:
                 ", ".join(str(step) for step in sorted(kept_steps)),
             )
         for row in rows:
-            if row.step in kept_steps and (ended or row is not newest):
+            if row.step in kept_steps and (ended or row is not restart):
                 if (path := self._inside(row.path)) is not None:
                     for name in RESUME_FILES:  # the policies' files, then the links to them
                         for resume_file in [*path.glob(f"*/{name}"), path / name]:

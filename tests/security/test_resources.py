@@ -2,9 +2,10 @@
 """F10/F4: a run's checkpoints cannot fill the disk or land outside the state directory.
 
 Retention keeps the newest `keep_checkpoints` plus the best by reward/mean (their rows and
-directories go together), only the newest keeps the optimizer state, an ended run keeps
-none; a checkpoint that would not fit pauses the run (507 on request, nothing written); a
-policy name that got past the wire checks cannot direct a write outside the state dir.
+directories go together), only the newest resumable one (the restart point) keeps the
+optimizer state and masters, an ended run keeps none; a checkpoint that would not fit
+pauses the run (507 on request, nothing written); a policy name that got past the wire
+checks cannot direct a write outside the state dir.
 Fake policies on the real gateway (the trainer's own checks: tests/unit/trainer)."""
 
 from __future__ import annotations
@@ -235,3 +236,28 @@ def test_a_restart_after_pruning_resumes_from_the_newest_kept_checkpoint_with_it
     assert [call["resume_from"] for call in second.calls] == [str(newest)]
     assert (newest / OPTIMIZER_FILE).exists()
     assert run_state(after)["step"] == 3
+
+
+def test_a_weights_only_checkpoint_on_a_live_run_leaves_the_restart_point_whole(start, settings):
+    before = start(FakePolicyFactory())
+    create_run(before, keep_checkpoints=1, **ONE_EPISODE_STEPS)
+    play(before, 0.1)
+    soon(step_is(before, 1))
+    resumable = before.post("/runs/r/checkpoints")
+    assert resumable.status_code == 201 and resumable.json()["optimizer"] is True
+    play(before, 0.9)  # step 2 is the best and the newest: only the restart point keeps step 1
+    soon(step_is(before, 2))
+    light = before.post("/runs/r/checkpoints", json={"optimizer": False})
+    assert light.status_code == 201 and light.json()["step"] == 2
+    assert light.json()["optimizer"] is False
+    listed = before.get("/runs/r/checkpoints").json()
+    assert [(c["step"], c["optimizer"]) for c in listed] == [(1, True), (2, False)]
+    step_1 = settings.runs_dir / "r" / "checkpoints" / "step-1"
+    for name in RESUME_FILES:  # the policy's files and the step directory's links to them
+        assert (step_1 / "policy" / name).is_file() and (step_1 / name).exists()
+
+    after = start(second := FakePolicyFactory())
+    # the newest resumable checkpoint, not the newer weights-only one: it continues exactly
+    assert [call["resume_from"] for call in second.calls] == [str(step_1 / "policy")]
+    soon(step_is(after, 2))  # step 2's samples were trained again
+    assert [c["step"] for c in after.get("/runs/r/checkpoints").json()] == [1, 2]
