@@ -4,7 +4,7 @@ Owns: `RunCheckpoints` — every policy of a run saved under
 `<state_dir>/runs/<run>/checkpoints/step-<n>/<policy>` (a run or policy name never chooses
 a path outside the runs directory), under the run's lock; a second request at the same
 step answers the first checkpoint (written again with the optimizer state when the first
-had none and this one asks for it). For a single-policy run the step directory also holds
+had none and this one asks for it, and whole when a restart undid the step it held). For a single-policy run the step directory also holds
 relative symlinks to every entry of its policy's directory, so the step directory itself
 is that policy's checkpoint (`from_pretrained(path)`, `resume_from`) while
 `step-<n>/<policy>` stays what every reader (restore, the ended-policy pool) opens. One that
@@ -136,7 +136,11 @@ class RunCheckpoints:
             return None
         step = run.step
         row = await anyio.to_thread.run_sync(self._store.checkpoint, run.name, step)
-        if row is None or (resumable and not await self._resumable(row, run)):
+        if (
+            row is None
+            or step in run.undone_checkpoints
+            or (resumable and not await self._resumable(row, run))
+        ):
             directory = self.directory(run, step)
             targets = {name: self._policy_dir(directory, name) for name in run.policies}
             try:
@@ -162,6 +166,7 @@ class RunCheckpoints:
                 row = await anyio.to_thread.run_sync(
                     self._store.add_checkpoint, run.name, step, str(directory)
                 )
+            run.undone_checkpoints.discard(step)
             log.info(
                 "run %s: checkpoint at step %d in %s%s", run.name, step, directory,
                 "" if resumable else " (weights only)",

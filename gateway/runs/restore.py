@@ -170,6 +170,13 @@ class RunRestorer:
         checkpoints = await anyio.to_thread.run_sync(self._store.checkpoints, run.name)
         latest = await anyio.to_thread.run_sync(restart_point, checkpoints, list(run.plans))
         step = latest.step if latest is not None else 0
+        run.undone_checkpoints = {row.step for row in checkpoints if row.step > step}
+        if run.undone_checkpoints:
+            log.warning(
+                "run %s: weights-only checkpoint(s) at step %s hold steps this restart undoes; "
+                "they stay as written until the run saves at that step again", run.name,
+                ", ".join(str(s) for s in sorted(run.undone_checkpoints)),
+            )  # fmt: skip
         deltas = await anyio.to_thread.run_sync(self._store.rewind, run.name, step)
         run.step = step
         await self._load_dropped_batches(run)

@@ -261,3 +261,9 @@ def test_a_weights_only_checkpoint_on_a_live_run_leaves_the_restart_point_whole(
     assert [call["resume_from"] for call in second.calls] == [str(step_1 / "policy")]
     soon(step_is(after, 2))  # step 2's samples were trained again
     assert [c["step"] for c in after.get("/runs/r/checkpoints").json()] == [1, 2]
+    # the step-2 checkpoint held what the restart undid: asked for again, it is written again
+    trainer = second.trainers["r/policy"]
+    assert after.post("/runs/r/checkpoints", json={"optimizer": False}).status_code == 201
+    assert trainer.checkpoints == [str(step_1.parent / "step-2" / "policy")]
+    assert after.post("/runs/r/checkpoints", json={"optimizer": False}).status_code == 201
+    assert len(trainer.checkpoints) == 1  # and then answered as any other
