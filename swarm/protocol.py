@@ -108,6 +108,11 @@ class CallTrace(BaseModel):
     # differs), "unrepaired" (continues `continues` but that turn was rewritten)
     drift: str | None = None
     continues: int | None = None  # the index of the earlier call it continues
+    # constrained decoding (None without a grammar): per token, whether the grammar mask
+    # moved its logprob (`logprobs` are of the masked distribution the token was sampled
+    # from), and each token's logprob without the mask (what training compares against)
+    constrained: list[bool] | None = None
+    unconstrained_logprobs: list[float] | None = None
 
 
 class TimelineCallTrace(BaseModel):

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-START_TIMEOUT_S = 90.0
+START_TIMEOUT_S = 300.0  # a hang guard: ray start takes ~10 s quiet, far more beside other work
 
 
 def _free_ports(n: int) -> list[int]:
@@ -101,9 +101,13 @@ def start_cluster(num_cpus: int = 8) -> RayCluster:
     deadline = time.monotonic() + START_TIMEOUT_S
     while not _dashboard_up(cluster.dashboard_url):
         if process.poll() is not None or time.monotonic() > deadline:
-            stop_cluster(cluster)
+            # read the log before stop_cluster removes its folder
             tail = (temp_root / "ray-start.log").read_text(errors="replace")[-3000:]
-            raise RuntimeError(f"ray start --head did not come up:\n{tail}")
+            stop_cluster(cluster)
+            raise RuntimeError(
+                f"ray start --head did not come up in {START_TIMEOUT_S:.0f} s "
+                f"(exit code {process.poll()}):\n{tail}"
+            )
         time.sleep(0.5)
     return cluster
 

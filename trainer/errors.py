@@ -44,3 +44,13 @@ class InsufficientDisk(TrainerError):
 
 class CheckpointPathError(TrainerError):
     """A checkpoint path that leads out of the directory it names; nothing was written."""
+
+
+class InvalidGrammar(TrainerError):
+    """A constraint (a JSON schema, a tool's parameters) the grammar library rejects: not a
+    valid schema, or a feature it does not implement; the message is the library's."""
+
+
+class GrammarUnavailable(TrainerError):
+    """Constrained decoding was asked for, but the grammar library (llguidance) is not
+    installed where the model is served."""

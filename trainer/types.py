@@ -25,6 +25,20 @@ FinishReason = Literal["stop", "length", "abort"]
 
 
 @dataclass(frozen=True)
+class Grammar:
+    """What a completion's text must match: constrained decoding (`trainer.grammar` builds
+    and checks them; each engine enforces them with its grammar library).
+
+    `lark` is the whole completion in llguidance's Lark dialect (it may embed JSON schemas
+    as `%json {...}`); the torch engine compiles it with llguidance, vLLM with its
+    "guidance" backend (the same library). `kind` says what asked for it: "json_object", "json_schema", "tool_call" (a forced call), "tool_auto" (calls
+    well-formed once opened), "json_or_tool" (a JSON answer or a call)."""
+
+    kind: str
+    lark: str
+
+
+@dataclass(frozen=True)
 class SamplingParams:
     """How to sample one completion. Validated by the caller (the gateway answers 400)."""
 
@@ -36,6 +50,7 @@ class SamplingParams:
     seed: int | None = None
     top_logprobs: int = 0  # how many alternatives to report per token (0..20)
     ignore_eos: bool = False
+    grammar: Grammar | None = None  # constrained decoding: the text must match it
 
 
 @dataclass(frozen=True)
@@ -49,7 +64,8 @@ class GeneratedToken:
     """One sampled token, streamed from the engine as soon as it exists.
 
     `logprob` is the log-probability of `token_id` under the distribution it was sampled
-    from (logits / temperature, before top-p/top-k truncation; raw logits when greedy).
+    from (logits / temperature, before top-p/top-k truncation; raw logits when greedy;
+    renormalised over the tokens a grammar allowed when the request has one).
     `text` is the piece of completion text this token made visible (may be "" while a
     multi-byte character is incomplete, or when the token is a special/stop token).
     """
@@ -78,6 +94,12 @@ class Completion:
     started_at: float = 0.0  # time.time() when the request entered the engine
     first_token_at: float = 0.0
     finished_at: float = 0.0
+    # constrained decoding (None when the request had no grammar): per token, whether a
+    # grammar mask chose among fewer tokens than the vocabulary (`logprobs` are then of the
+    # masked, renormalised distribution), and each token's logprob without the mask (None
+    # when the engine cannot see it, e.g. vLLM); docs/training.md says which trains
+    constrained: list[bool] | None = None
+    unconstrained_logprobs: list[float] | None = None
 
     @property
     def version(self) -> int:

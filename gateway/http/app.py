@@ -19,7 +19,7 @@ from fastapi import Depends, FastAPI
 from experiments_db.db import dispose
 from gateway.errors import install_error_handlers
 from gateway.http.body_limit import LimitRequestBody
-from gateway.http.routes import health, metrics, openai, runs, swarm
+from gateway.http.routes import health, messages, metrics, openai, responses, runs, swarm
 from gateway.http.state import GatewayState
 from gateway.http.telemetry import CountRequests
 from gateway.http.web_guards import gateway_guards
@@ -63,13 +63,14 @@ def make_app(
     install_error_handlers(app)  # after: its catch-all middleware wraps the body limit
     app.add_middleware(gateway_guards, settings=settings)  # Host, Origin, JSON-only
     app.add_middleware(CountRequests, telemetry=state.telemetry)  # outermost: counts 500s too
-    app.include_router(openai.router, prefix="/v1")
-    app.include_router(
-        openai.router,
-        prefix="/episodes/{episode_id}/v1",
-        dependencies=[Depends(openai.episode_path)],  # declares episode_id in the schema
-        generate_unique_id_function=lambda route: f"episode_{route.name}",
-    )
+    for router in (openai.router, responses.router, messages.router):
+        app.include_router(router, prefix="/v1")
+        app.include_router(
+            router,
+            prefix="/episodes/{episode_id}/v1",
+            dependencies=[Depends(openai.episode_path)],  # declares episode_id in the schema
+            generate_unique_id_function=lambda route: f"episode_{route.name}",
+        )
     app.include_router(swarm.router)
     app.include_router(swarm.admin_router)
     app.include_router(runs.router)

@@ -15,6 +15,8 @@ from gateway.http.telemetry import Telemetry
 from gateway.openai.admission import Admission
 from gateway.openai.chat import ChatService
 from gateway.openai.completions import CompletionsService
+from gateway.openai.messages import MessagesService
+from gateway.openai.responses import ResponsesService
 from gateway.recording.drift import DriftTracker
 from gateway.recording.recorder import EpisodeRecorder
 from gateway.registry import ModelRegistry
@@ -63,6 +65,8 @@ class GatewayState:
     recorder: EpisodeRecorder
     chat: ChatService
     completions: CompletionsService
+    responses: ResponsesService  # `/v1/responses`, translated to `chat`
+    messages: MessagesService  # `/v1/messages`, translated to `chat`
     clients: ClientRegistry
     runs: RunManager
     episodes: EpisodeService
@@ -93,11 +97,16 @@ class GatewayState:
         )
         drift = DriftTracker(recorder, models)
         telemetry = Telemetry(runs, store, clients, drift, models)
+        chat = ChatService(models, recorder, drift, settings.limits, telemetry)
+        responses = ResponsesService(chat)
+        recorder.on_close(responses.store.forget)
         return cls(
             settings=settings,
             models=models,
             recorder=recorder,
-            chat=ChatService(models, recorder, drift, settings.limits, telemetry),
+            chat=chat,
+            responses=responses,
+            messages=MessagesService(chat),
             completions=CompletionsService(models, recorder, settings.limits, telemetry),
             clients=clients,
             runs=runs,

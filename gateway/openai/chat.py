@@ -37,6 +37,7 @@ from gateway.openai.sampling import (
     reject_unsupported,
     sampling_params_per_choice,
 )
+from gateway.openai.structured import chat_grammar
 from gateway.openai.timing import NoObserver, RequestClock, ServingObserver
 from gateway.openai.wire import (
     AssistantMessage,
@@ -132,11 +133,6 @@ def _check_chat_semantics(request: ChatCompletionRequest) -> None:
     _check_tool_choice(request)
     if request.top_logprobs and not request.logprobs:
         raise InvalidRequest("top_logprobs: requires logprobs=true.", param="top_logprobs")
-    if request.response_format is not None and request.response_format.type != "text":
-        raise InvalidRequest(
-            f"response_format: {request.response_format.type!r} is not supported.",
-            param="response_format",
-        )
 
 
 class ChatService:
@@ -164,6 +160,7 @@ class ChatService:
         check_limits(request, self._limits)
         served = self._models.get(request.model)
         _check_chat_semantics(request)
+        grammar = chat_grammar(request)
         messages = _message_dicts(request)
         tools = [tool.model_dump(exclude_none=True) for tool in request.tools or []] or None
         tool_choice = request.tool_choice
@@ -194,6 +191,7 @@ class ChatService:
                 max_tokens=max_tokens,
                 top_logprobs=top_logprobs or 0,
                 choice_indices=range(request.n),
+                grammar=grammar,
             ),
             tools_offered=bool(tools) and request.tool_choice != "none",
             top_logprobs=top_logprobs,
@@ -410,6 +408,7 @@ class ChatService:
                         ToolCallDelta(
                             index=k,
                             id=call.id,
+                            type="function",  # set, so that exclude_unset keeps it
                             function=FunctionCallWire(name=call.name, arguments=call.arguments),
                         )
                         for k, call in enumerate(parsed.tool_calls)

@@ -20,7 +20,7 @@ from gateway.openai.wire import (
     _SamplingFields,
 )
 from gateway.settings import RequestLimits
-from trainer.types import SamplingParams
+from trainer.types import Grammar, SamplingParams
 
 log = logging.getLogger(__name__)
 _unknown_fields_seen: set[tuple[str, str]] = set()
@@ -110,6 +110,7 @@ def sampling_params_per_choice(
     max_tokens: int,
     top_logprobs: int,
     choice_indices: Iterable[int],
+    grammar: Grammar | None = None,
 ) -> list[SamplingParams]:
     """One `SamplingParams` per choice; with a seed, choice i samples with seed + i
     (wrapping around within the 64-bit signed range the wire type allows)."""
@@ -122,6 +123,7 @@ def sampling_params_per_choice(
         stop=stop_strings(request.stop),
         top_logprobs=top_logprobs,
         ignore_eos=request.ignore_eos,
+        grammar=grammar,
     )
     seed = request.seed
     return [

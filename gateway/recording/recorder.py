@@ -107,6 +107,9 @@ class CallRecord:
     drift: str | None = None  # chat: fresh | exact | repaired | unrepaired (trainer.context.drift)
     continues: int | None = None  # chat: the earlier call of this episode it continues
     completion_prefix: str | None = None  # chat: the forced tool-call opening, in the prompt
+    # constrained decoding (see trainer.types.Completion); None without a grammar
+    constrained: list[bool] | None = None
+    unconstrained_logprobs: list[float] | None = None
     index: int = field(default=-1)
 
     @classmethod
@@ -153,7 +156,17 @@ class CallRecord:
             drift=drift,
             continues=continues,
             completion_prefix=completion_prefix,
+            constrained=completion.constrained,
+            unconstrained_logprobs=completion.unconstrained_logprobs,
         )
+
+    @property
+    def behaviour_logprobs(self) -> list[float]:
+        """What training compares its recomputed logprobs with: without the grammar mask
+        where the engine recorded them (docs/training.md, "Constrained decoding")."""
+        if self.unconstrained_logprobs is not None:
+            return list(self.unconstrained_logprobs)
+        return list(self.logprobs)
 
     def to_row(self, episode_id: str) -> CallRow:
         return CallRow(episode_id=episode_id, **asdict(self))

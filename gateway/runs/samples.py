@@ -54,7 +54,7 @@ def sample_rows(
                 call_index=call.index,
                 prompt_token_ids=list(call.prompt_token_ids),
                 completion_token_ids=list(call.completion_token_ids),
-                behaviour_logprobs=list(call.logprobs),
+                behaviour_logprobs=call.behaviour_logprobs,
                 version=call.version,
                 temperature=call.temperature,
                 continues=call.continues,

@@ -48,6 +48,13 @@ class ActorResources:
     num_gpus: float = 0.0
 
 
+def cluster_cpus() -> float:
+    """The joined cluster's logical CPUs (all nodes', not this process's machine)."""
+    import ray
+
+    return float(ray.cluster_resources().get("CPU", 0.0))
+
+
 def _lost(error: BaseException, what: str) -> PolicyHostLost:
     return PolicyHostLost(f"the Ray actor hosting {what} is gone ({type(error).__name__})")
 

@@ -42,7 +42,7 @@ def merged_calls(
             policy=timeline_key(call, run, policies),
             prompt_token_ids=call.prompt_token_ids,
             completion_token_ids=call.completion_token_ids,
-            behaviour_logprobs=call.logprobs,
+            behaviour_logprobs=call.behaviour_logprobs,
             version=call.version,
             call_index=call.index,
             temperature=call.temperature,

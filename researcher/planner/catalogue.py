@@ -37,6 +37,7 @@ from swarm.tasks import (
     guess_number,
     learnable,
     letter_counting,
+    mastermind,
 )
 
 
@@ -186,6 +187,25 @@ TASKS: dict[str, TaskInfo] = {
             ),
             letter_counting.MAX_TOKENS,
         ),
+        TaskInfo(
+            "mastermind",
+            "TextArena's Mastermind: crack a hidden code from black/white-peg feedback, one "
+            'guess ("[2 1]") per turn (level "tiny": 2 digits of 1..4, 6 guesses; "easy": 3 of '
+            '1..5, 8; "standard": TextArena\'s Mastermind-v0, 4 of 1..6, 20; "hard": 4 of 1..8, 30)',
+            "TextArena's own reward: 1 for cracking the code, else (black + 0.5 x white) / code "
+            "length of the last valid guess, 0.0 without one",
+            True,
+            "the multi-turn Mastermind code-breaking game (TextArena)",
+            (
+                "master ?mind(?: games?| tasks?)?",
+                "(?:the )?code ?break(?:ing|er)(?: games?)?",
+                "(?:the )?code guessing games?",
+                "bulls and cows",
+                "text ?arena(?: games?| tasks?)?",
+                "(?:the |a )?multi turn games?",
+            ),
+            mastermind.MAX_TOKENS,
+        ),
     )
 }
 DEFAULT_TASK = "arithmetic"
@@ -325,7 +345,7 @@ _FACTOR_LIST = (
         (
             "group sizes?",
             "groups? of",
-            "(?:bigger|larger|smaller) groups",
+            "(?:bigger|larger|smaller) groups?",
             "(?:samples|rollouts|completions|generations|responses|answers) per (?:prompt|task|question)",
             "num generations",
         ),

@@ -11,6 +11,8 @@ per seed, train and test disjoint by content), a verifier, and a reference
 - `reasoning_gym`: any reasoning-gym dataset by name (`dataset=`, its knobs as params),
   rewarded by the dataset's own `score_answer`; first-class, with difficulty levels:
   `countdown`, `chain_sum`, `basic_arithmetic`, `letter_counting`.
+- `mastermind`: TextArena's Mastermind, a multi-turn code-breaking game, with difficulty
+  levels; TextArena's env decides the reward (the `games` extra).
 
 Every task carries `"family"` (the module name), which `swarm run` sends as the episode's
 `task_family`. Must not know about the gateway's HTTP API: rollouts use only `Episode`.
@@ -26,4 +28,5 @@ CATALOGUE = (
     "basic_arithmetic",
     "letter_counting",
     "reasoning_gym",
+    "mastermind",
 )

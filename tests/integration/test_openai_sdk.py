@@ -131,7 +131,45 @@ def test_a_forced_tool_choice_returns_an_openai_tool_call(smollm2_gateway):
         and call.function.name == "get_weather"
         and call.id.startswith("call_")
     )
-    assert isinstance(call.function.arguments, str)
+    assert {"city"} <= set(json.loads(call.function.arguments))  # constrained: valid JSON
+
+
+def test_required_tool_calls_name_the_declared_tool_with_schema_valid_arguments(smollm2_gateway):
+    pytest.importorskip("llguidance", reason="constrained decoding needs llguidance")
+    # bounded arguments: sampled at temperature 1, SmolLM2 may write a "city" of hundreds
+    # of characters or extra properties until max_tokens cuts the call (the grammar holds
+    # the shape, not the length)
+    short_city = json.loads(json.dumps(WEATHER))
+    parameters = short_city["function"]["parameters"]
+    parameters["properties"]["city"]["maxLength"] = 24
+    parameters["additionalProperties"] = False
+    for seed in range(3):
+        r = client(smollm2_gateway).chat.completions.create(
+            model="smollm2-135m",
+            messages=[{"role": "user", "content": "What is 12 * 7?"}],
+            tools=[short_city],
+            tool_choice="required",
+            max_tokens=120,
+            seed=seed,
+        )
+        assert r.choices[0].finish_reason == "tool_calls", r.choices[0]
+        (call,) = r.choices[0].message.tool_calls
+        assert call.function.name == "get_weather"
+        assert isinstance(json.loads(call.function.arguments)["city"], str)
+
+
+def test_the_sdk_parse_gets_an_answer_matching_its_pydantic_model(smollm2_gateway):
+    pytest.importorskip("llguidance", reason="constrained decoding needs llguidance")
+    from pydantic import BaseModel
+
+    class Capital(BaseModel):
+        country: str
+        capital: str
+
+    r = client(smollm2_gateway).chat.completions.parse(
+        model="smollm2-135m", messages=QUESTION, response_format=Capital, max_tokens=100
+    )
+    assert isinstance(r.choices[0].message.parsed, Capital)
 
 
 def test_a_tool_result_round_trip_is_accepted(smollm2_gateway):

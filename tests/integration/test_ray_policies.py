@@ -101,6 +101,15 @@ def test_the_served_model_and_each_policy_live_in_actors_not_in_the_gateway(tiny
     assert again.status_code == 200, again.text
 
 
+def test_capacity_counts_the_clusters_cpus_not_the_gateways(tiny_gateway):
+    body = httpx.get(f"{tiny_gateway.url}/capacity", timeout=30).json()
+    assert body["hosting"] == "ray"
+    assert body["cpus"] == 8  # tests/raycluster.py starts the head with --num-cpus 8
+    # one served model's actor (1 CPU) leaves room for 7 policy actors
+    assert body["suggested_concurrent_runs"] == 7, body
+    assert "Ray cluster of 8 CPUs" in body["basis"]
+
+
 def test_a_killed_policy_actor_is_restored_from_the_last_checkpoint(tmp_path, ray_cluster):
     gw = start_ray_gateway(tmp_path, ray_cluster)
     try:

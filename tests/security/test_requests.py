@@ -148,7 +148,7 @@ def test_a_lone_surrogate_in_an_unknown_field_is_a_400(client):
 def test_every_episode_scoped_openai_operation_declares_episode_id(client):
     paths = client.get("/openapi.json").json()["paths"]
     scoped = {p: ops for p, ops in paths.items() if p.startswith("/episodes/{episode_id}/v1/")}
-    assert len(scoped) == 4
+    assert len(scoped) == 6  # chat, completions, models (list, one), responses, messages
     for path, operations in scoped.items():
         for operation in operations.values():
             names = {(p["name"], p["in"]) for p in operation.get("parameters", [])}

@@ -19,6 +19,7 @@ GATEWAY_MAY_USE = {
     "swarm.web_guards",  # Host/Origin checks shared with the researcher UI (stdlib only)
     "trainer.types",
     "trainer.chat_format",
+    "trainer.grammar",  # torch-free grammar builders (llguidance only to check them)
     "trainer.errors",
     "trainer.config",  # torch-free pydantic settings (TrainSettings)
     "trainer.context",  # torch-free timeline merging and token-drift splicing
@@ -225,15 +226,17 @@ def test_every_swarm_module_imports_without_torch_or_the_server_packages():
 
 
 def test_the_client_distribution_pins_what_swarmrl_pins():
-    """client/pyproject.toml repeats swarmrl's version, Python and version ranges; they must
-    not drift apart (the same swarm/ runs under both)."""
+    """client/pyproject.toml repeats swarmrl's version, Python and version ranges (of its
+    dependencies, or of its extras for an extra such as `games`); they must not drift apart
+    (the same swarm/ runs under both)."""
     main = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     client = tomllib.loads(CLIENT_PYPROJECT.read_text())["project"]
     assert (client["version"], client["requires-python"]) == (
         main["version"],
         main["requires-python"],
     )
-    pinned = {_import_name(r): r for r in main["dependencies"]}
+    main_extras = [r for rs in main["optional-dependencies"].values() for r in rs]
+    pinned = {_import_name(r): r for r in main["dependencies"] + main_extras}
     extras = [r for rs in client["optional-dependencies"].values() for r in rs]
     for requirement in client["dependencies"] + extras:
         assert pinned[_import_name(requirement)] == requirement

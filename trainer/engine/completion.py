@@ -68,6 +68,9 @@ class CompletionBuilder:
     emitted: int = 0  # chars of `text` already streamed
     first_token_at: float = 0.0
     finish_reason: FinishReason | None = None
+    # constrained decoding only (None without a grammar): see `Completion`
+    constrained: list[bool] | None = None
+    unconstrained_logprobs: list[float | None] | None = None
 
     @classmethod
     def start(
@@ -87,6 +90,8 @@ class CompletionBuilder:
             started_at=started_at,
             eos=tokenizer.eos_token_ids,
             detok=IncrementalDetokenizer(tokenizer),
+            constrained=[] if params.grammar is not None else None,
+            unconstrained_logprobs=[] if params.grammar is not None else None,
         )
 
     def add(
@@ -97,15 +102,24 @@ class CompletionBuilder:
         version: int,
         now: float,
         finish_otherwise: FinishReason | None = None,
+        *,
+        constrained: bool = False,
+        unconstrained_logprob: float | None = None,
     ) -> GeneratedToken:
         """Record one token and return what it streams. It finishes the completion with
         "stop" (EOS unless `ignore_eos`, or a stop string: the text is cut before it),
-        "length" (`max_tokens` reached), else `finish_otherwise` (the sampler's own end)."""
+        "length" (`max_tokens` reached), else `finish_otherwise` (the sampler's own end,
+        e.g. a completed grammar). With a grammar, `constrained` says whether its mask
+        moved this token's logprob, `unconstrained_logprob` is the logprob without the
+        mask (None when the engine cannot see it)."""
         p = self.params
         if not self.tokens:
             self.first_token_at = now
         self.tokens.append(token)
         self.logprobs.append(logprob)
+        if self.constrained is not None and self.unconstrained_logprobs is not None:
+            self.constrained.append(constrained)
+            self.unconstrained_logprobs.append(unconstrained_logprob)
         self.versions.append(version)
         self.tops.append(top)
         self.token_texts.append(self.tokenizer.token_text(token))
@@ -136,6 +150,7 @@ class CompletionBuilder:
     def completion(self, finished_at: float) -> Completion:
         assert self.finish_reason is not None
         temperature = self.params.temperature
+        unconstrained = self.unconstrained_logprobs
         return Completion(
             prompt_token_ids=self.prompt,
             token_ids=self.tokens,
@@ -149,6 +164,10 @@ class CompletionBuilder:
             started_at=self.started_at,
             first_token_at=self.first_token_at,
             finished_at=finished_at,
+            constrained=self.constrained,
+            unconstrained_logprobs=None
+            if unconstrained is None or None in unconstrained
+            else list(unconstrained),  # type: ignore[arg-type]
         )
 
     def _cut_at_stop(self) -> bool:

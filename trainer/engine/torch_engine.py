@@ -38,6 +38,12 @@ import torch
 
 from trainer.config import EngineConfig
 from trainer.engine.completion import CompletionBuilder, prompt_error, serving_context
+from trainer.engine.constraint import (
+    CONSTRAINED_SHIFT,
+    GrammarCompiler,
+    GrammarMatcher,
+    mask_logits,
+)
 from trainer.engine.kv_cache import SlotKVCache
 from trainer.engine.sampling import RowSampler, sample_rows
 from trainer.engine.streaming import Emit, RelayedEngine
@@ -91,6 +97,7 @@ class _Sequence:
     request: _Request
     out: CompletionBuilder
     sampler: RowSampler
+    grammar: GrammarMatcher | None = None  # constrained decoding (`trainer.engine.constraint`)
     cached: int = 0  # tokens whose keys/values are in the cache
     next_token: int = -1  # sampled, not yet fed to the model
 
@@ -124,6 +131,7 @@ class TorchEngine(RelayedEngine):
             columns=min(self.config.initial_cache_tokens, self._max_context),
         )
         self._initial_cache = (self.cache.rows, self.cache.columns)
+        self._grammars = GrammarCompiler(tokenizer, self._vocab_size)
         self._pad_id = tokenizer.hf.pad_token_id if tokenizer.hf.pad_token_id is not None else 0
         self._inbox: queue.SimpleQueue[_Request | _Task | None] = queue.SimpleQueue()
         self._waiting: list[_Request] = []
@@ -305,7 +313,13 @@ class TorchEngine(RelayedEngine):
             max_context=self._max_context,
             started_at=req.submitted_at,
         )
-        return _Sequence(request=req, out=out, sampler=RowSampler(req.params, gen))
+        grammar = req.params.grammar
+        return _Sequence(
+            request=req,
+            out=out,
+            sampler=RowSampler(req.params, gen),
+            grammar=None if grammar is None else self._grammars.matcher(grammar),
+        )
 
     def _admit(self) -> None:
         self._waiting = [
@@ -424,7 +438,11 @@ class TorchEngine(RelayedEngine):
     def _take_samples(self, seqs: list[_Sequence], logits_BV: torch.Tensor) -> None:
         version = self._version
         now = time.time()
-        for seq, sample in zip(seqs, self._sample_isolated(seqs, logits_BV), strict=True):
+        # the one hook of constrained decoding: grammar rows sample from masked logits
+        masked = mask_logits(logits_BV, [s.grammar for s in seqs])
+        sampled_from = logits_BV if masked is None else masked.logits_BV
+        samples = self._sample_isolated(seqs, sampled_from)
+        for row, (seq, sample) in enumerate(zip(seqs, samples, strict=True)):
             if isinstance(sample, Exception):
                 self._fail_request(seq.request, "sampling", sample)
                 seq.request.cancelled.set()  # retired below, its slot freed
@@ -433,7 +451,22 @@ class TorchEngine(RelayedEngine):
             seq.next_token = token
             top_logprobs = [TokenLogprob(i, lp) for i, lp in top]
             try:
-                seq.request.emit(seq.out.add(token, logprob, top_logprobs, version, now))
+                if seq.grammar is None or masked is None:
+                    added = seq.out.add(token, logprob, top_logprobs, version, now)
+                else:
+                    complete = seq.grammar.advance(token)
+                    free = masked.unmasked_logprob(row, token, seq.request.params.temperature)
+                    added = seq.out.add(
+                        token,
+                        logprob,
+                        top_logprobs,
+                        version,
+                        now,
+                        "stop" if complete else None,
+                        constrained=logprob - free > CONSTRAINED_SHIFT,
+                        unconstrained_logprob=free,
+                    )
+                seq.request.emit(added)
             except Exception as e:  # noqa: BLE001 - e.g. the tokenizer on this token
                 self._fail_request(seq.request, "detokenizing", e)
                 seq.request.cancelled.set()

@@ -23,7 +23,10 @@ torch 2.13 and 0.33.0 with torch 2.14) and the docs listed in docs/vllm.md:
   and `resume_generation()`, `sleep(level=1, mode="keep")` and `wake_up(tags=[...])`,
   `collective_rpc(method, args=...)`, `shutdown()`
 - `vllm.SamplingParams(n, temperature, top_p, top_k, seed, max_tokens, ignore_eos,
-  stop_token_ids, logprobs, detokenize, output_kind)` with
+  stop_token_ids, logprobs, detokenize, output_kind, structured_outputs)` with
+  `vllm.sampling_params.StructuredOutputsParams(grammar=...)` for constrained decoding
+  (vLLM >= 0.12; the engine runs with `structured_outputs_config=StructuredOutputsConfig(
+  backend="guidance")`, i.e. llguidance, the torch engine's library) with
   `vllm.sampling_params.RequestOutputKind.DELTA`; per position `logprobs` is a mapping
   token id -> `Logprob(.logprob, .rank)` holding the top `logprobs` and the sampled token
 - in the worker (`trainer.engine.vllm_worker`): `self.model_runner.model.load_weights(
@@ -72,6 +75,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import dataclasses
 import inspect
 import itertools
 import logging
@@ -101,6 +105,7 @@ from trainer.errors import (
 from trainer.tokenizer import HFChatTokenizer
 from trainer.types import (
     FinishReason,
+    Grammar,
     SamplingParams,
     StreamEnd,
     TokenLogprob,
@@ -367,7 +372,9 @@ class VllmEngine(RelayedEngine):
 
     def _vllm_params(self, out: CompletionBuilder) -> Any:
         p = out.params
+        structured = structured_outputs_for(p.grammar)
         return self._make_sampling_params(
+            **({} if structured is None else {"structured_outputs": structured}),
             n=1,
             temperature=p.temperature,
             top_p=p.top_p,
@@ -394,7 +401,14 @@ class VllmEngine(RelayedEngine):
             last = bool(output.finished) and i == len(token_ids) - 1
             logprob, top = _logprobs_at(positions[i], token, out.params.top_logprobs)
             finish = _finish(delta.finish_reason) if last else None
-            request.emit(out.add(token, logprob, top, self._version, time.time(), finish))
+            # vLLM's logprobs with a grammar are of the masked distribution; it does not
+            # say which positions the mask narrowed, nor the logprobs without it
+            constrained = out.params.grammar is not None
+            request.emit(
+                out.add(
+                    token, logprob, top, self._version, time.time(), finish, constrained=constrained
+                )
+            )
             if out.finish_reason is not None:
                 return last
         if output.finished:  # finished with no token in this delta (an abort)
@@ -527,6 +541,26 @@ def write_hf_dir(model: torch.nn.Module, hf_tokenizer: Any, directory: Path) -> 
     hf_tokenizer.save_pretrained(directory)
 
 
+def structured_outputs_for(grammar: Grammar | None) -> dict[str, Any] | None:
+    """vLLM's `StructuredOutputsParams` fields for `grammar`: the grammar's Lark text, which
+    vLLM's "guidance" backend compiles with llguidance as the torch engine does."""
+    if grammar is None:
+        return None
+    return {"grammar": grammar.lark}
+
+
+def _guidance_backend(engine_args_class: Any) -> dict[str, Any]:
+    """The engine argument that picks llguidance for structured outputs (vLLM >= 0.12:
+    `structured_outputs_config`); none on a vLLM without it, whose "auto" backend falls
+    back to guidance for grammars xgrammar cannot read."""
+    names = {f.name for f in dataclasses.fields(engine_args_class)}
+    if "structured_outputs_config" not in names:
+        return {}
+    from vllm.config import StructuredOutputsConfig
+
+    return {"structured_outputs_config": StructuredOutputsConfig(backend="guidance")}
+
+
 def build_vllm_engine(
     served_model: torch.nn.Module,
     tokenizer: HFChatTokenizer,
@@ -571,6 +605,7 @@ def build_vllm_engine(
             generation_config="vllm",
             worker_extension_cls=WORKER_EXTENSION,
             disable_log_stats=True,
+            **_guidance_backend(AsyncEngineArgs),
         )
         log.info(
             "starting vLLM: %s, max_context %d, max_batch %d, sleep %s",
@@ -581,6 +616,12 @@ def build_vllm_engine(
         )
 
         def make_sampling_params(**kwargs: Any) -> Any:
+            if "structured_outputs" in kwargs:
+                from vllm.sampling_params import StructuredOutputsParams
+
+                kwargs["structured_outputs"] = StructuredOutputsParams(
+                    **kwargs["structured_outputs"]
+                )
             return VllmSamplingParams(output_kind=RequestOutputKind.DELTA, **kwargs)
 
         return VllmEngine(

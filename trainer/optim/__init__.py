@@ -95,16 +95,20 @@ def build_update_backend(
     parameters: list[torch.nn.Parameter],
     forward: ForwardFn,
     zero_stage: int | None = None,
+    compute_pairs: list[tuple[torch.nn.Parameter, torch.nn.Parameter]] | None = None,
 ) -> UpdateBackend:
     """`kind` "torch" (no `zero_stage`) or "deepspeed" (ZeRO `zero_stage`, default 0).
 
     `model` owns every parameter the forward uses (DeepSpeed wraps it; ZeRO-3 partitions
-    it); `parameters` are the trainable ones, in the order optimizer state is saved."""
+    it); `parameters` are the trainable ones, in the order optimizer state is saved;
+    `compute_pairs` (torch only): (master, compute copy) per parameter when `forward`
+    runs on a narrower copy of the masters (`trainer.policy.master.FullMaster`)."""
     if kind == "torch":
         assert zero_stage is None, "ZeRO stages are DeepSpeed's"
         from trainer.optim.torch import TorchUpdate
 
-        return TorchUpdate(parameters, forward)
+        return TorchUpdate(parameters, forward, compute_pairs)
+    assert not compute_pairs, "DeepSpeed trains its own parameters: no compute copy"
     if kind == "deepspeed":
         from trainer.optim.deepspeed import DeepSpeedUpdate  # imports deepspeed
 

@@ -3,6 +3,10 @@
 Per step: `loss.backward()` for each micro-batch (gradients accumulate in `.grad`),
 `clip_grad_norm_` to `max_grad_norm`, then, when the norm is finite, one
 `torch.optim.AdamW` step with the lr / betas / weight decay of that step's settings.
+With a compute copy (`compute_pairs`: (float32 master, bf16 copy) per parameter) the
+backward runs on the copy: after each micro-batch its gradients are added into the
+masters' float32 `.grad` (accumulation stays float32, as under autocast), and after a
+step the masters are copied (cast) back into it.
 State is torch's own `AdamW.state_dict()` (the format every backend saves).
 
 Knows nothing of samples, losses, engines or DeepSpeed.
@@ -48,9 +52,16 @@ class TorchUpdate:
     zero_stage = None
     gathers_weights = False
 
-    def __init__(self, parameters: list[torch.nn.Parameter], forward: ForwardFn):
+    def __init__(
+        self,
+        parameters: list[torch.nn.Parameter],
+        forward: ForwardFn,
+        compute_pairs: list[tuple[torch.nn.Parameter, torch.nn.Parameter]] | None = None,
+    ):
         self.parameters = parameters
         self._forward = forward
+        self._compute_pairs = compute_pairs or []
+        assert all(m is p for (m, _), p in zip(self._compute_pairs, parameters, strict=False))
         device = parameters[0].device
         self._optimizer = torch.optim.AdamW(
             parameters,
@@ -72,6 +83,14 @@ class TorchUpdate:
 
     def backward(self, loss: torch.Tensor) -> None:
         loss.backward()
+        for master, copy_ in self._compute_pairs:
+            if copy_.grad is None:
+                continue
+            if master.grad is None:
+                master.grad = copy_.grad.to(master.dtype)
+            else:
+                master.grad.add_(copy_.grad)
+            copy_.grad = None
 
     def clip_and_step(self, settings: TrainSettings) -> float:
         grad_norm = float(torch.nn.utils.clip_grad_norm_(self.parameters, settings.max_grad_norm))
@@ -80,10 +99,18 @@ class TorchUpdate:
             for group in self._optimizer.param_groups:
                 group.update(hyper)
             self._optimizer.step()
+            self._copy_masters_into_compute()
         return grad_norm
+
+    @torch.no_grad()
+    def _copy_masters_into_compute(self) -> None:
+        for master, copy_ in self._compute_pairs:
+            copy_.copy_(master)
 
     def zero_grad(self) -> None:
         self._optimizer.zero_grad(set_to_none=True)
+        for _, copy_ in self._compute_pairs:
+            copy_.grad = None
 
     def full_weights(self) -> contextlib.AbstractContextManager[None]:
         return contextlib.nullcontext()
@@ -93,6 +120,7 @@ class TorchUpdate:
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         load_adamw_state(self._optimizer, state)
+        self._copy_masters_into_compute()  # masters restored before: the copy follows
 
     def close(self) -> None:
         self._optimizer.state.clear()

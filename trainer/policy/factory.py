@@ -1,8 +1,10 @@
 """`TorchPolicyFactory`: builds a trainable policy — master weights, the engine's inference
 copy, the engine, the tokenizer and the trainer — from a model name or a checkpoint.
 
-- master: float32 (full parameters), or float32 LoRA adapters (peft) on a frozen float32
-  base; `resume_from` restores the weights (the checkpoint's full model, or its `adapter/`
+- master: float32 (full parameters; with the torch backend and a narrower compute dtype,
+  plus a compute copy in that dtype that forward and backward run on, unless
+  `compute_copy=False`: then bf16 autocast over the masters), or float32 LoRA adapters
+  (peft) on a frozen float32 base; `resume_from` restores the weights (the checkpoint's full model, or its `adapter/`
   on `base_model`), the optimizer state and the version.
 - engine copy: the master's weights cast to the engine dtype (`auto`: bf16 where the CPU
   or GPU is fast at it), served by a `TorchEngine` running on `engine_threads` threads.
@@ -66,6 +68,7 @@ class TorchPolicyFactory:
         engine: EngineKind = "torch",
         optimizer: OptimizerKind = "torch",
         zero_stage: int | None = None,
+        compute_copy: bool = True,
     ):
         config = engine_config or EngineConfig()
         if engine_threads is not None:
@@ -78,6 +81,7 @@ class TorchPolicyFactory:
         self.engine_kind = engine
         self.optimizer_kind = optimizer
         self.zero_stage = zero_stage
+        self.compute_copy = compute_copy and optimizer == "torch"
 
     async def create(
         self,
@@ -125,6 +129,7 @@ class TorchPolicyFactory:
                         self._model_config(base_model, _dtype_name(self.compute_dtype))
                     ).model
                 ),
+                compute_dtype=self.compute_dtype if self.compute_copy else None,
             )
         else:
             master = LoraMaster(self._peft_model(loaded.model, lora_config, seed, resume_from))
@@ -136,6 +141,7 @@ class TorchPolicyFactory:
             parameters=master.trainable_parameters(),
             forward=master_forward(master),
             zero_stage=self.zero_stage,
+            compute_pairs=master.compute_pairs(),
         )
         tokenizer = HFChatTokenizer(loaded.tokenizer)
         engine = self._build_engine(served_model, tokenizer, state["version"] if state else 0)

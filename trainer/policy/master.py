@@ -3,8 +3,13 @@
 Two kinds, one face:
 
 - `FullMaster`: every parameter trains, kept in float32 (bf16 master weights lose small
-  AdamW updates: an update below ~1/256 of a weight rounds away). After a step each
-  parameter is copied (cast) into the served copy.
+  AdamW updates: an update below ~1/256 of a weight rounds away). With a `compute_dtype`
+  narrower than float32 (bf16 where the hardware is fast at it) it also keeps a
+  *compute copy* in that dtype: forward and backward run on it with no autocast, so no
+  weight is re-cast in every forward and the elementwise work between the matmuls runs
+  in bf16 too; the update backend moves its gradients into the float32 masters after each
+  backward (`compute_pairs`) and copies the stepped masters back into it. After a step
+  each master parameter is copied (cast) into the served copy.
 - `LoraMaster`: a peft LoRA model — float32 adapters on a frozen base. After a step each
   adapted layer's merged weight W + scale·B·A (`get_delta_weight`) is written into the
   served copy; the served model never carries LoRA modules, so decoding costs nothing extra.
@@ -19,6 +24,7 @@ Knows nothing of samples, losses or the engine's internals (only its `nn.Module`
 from __future__ import annotations
 
 import contextlib
+import copy
 from collections.abc import Callable, Iterator
 
 import torch
@@ -45,16 +51,35 @@ def _snapshot(named: Iterator[tuple[str, torch.Tensor]]) -> dict[str, torch.Tens
 
 
 class FullMaster:
-    """All parameters train (float32)."""
+    """All parameters train (float32 masters), on a compute copy when `compute_dtype`
+    is narrower than the masters'."""
 
     kind = "full"
 
-    def __init__(self, model: torch.nn.Module, load_reference: Callable[[], torch.nn.Module]):
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        load_reference: Callable[[], torch.nn.Module],
+        compute_dtype: torch.dtype | None = None,
+    ):
         self.model = model
         self._load_reference = load_reference
         self._reference: torch.nn.Module | None = None
         for p in model.parameters():
             p.requires_grad_(True)
+        master_dtype = next(model.parameters()).dtype
+        self.compute_model = model  # what forward and backward run on
+        if compute_dtype is not None and compute_dtype.itemsize < master_dtype.itemsize:
+            # `.to` converts a tied parameter once: embeddings and LM head stay tied
+            self.compute_model = copy.deepcopy(model).to(compute_dtype)
+
+    def compute_pairs(self) -> list[tuple[torch.nn.Parameter, torch.nn.Parameter]]:
+        """(master, compute copy) per trainable parameter, in `trainable_parameters`
+        order; empty when forward and backward run on the masters themselves."""
+        if self.compute_model is self.model:
+            return []
+        copies = dict(self.compute_model.named_parameters())
+        return [(p, copies[name]) for name, p in self.model.named_parameters() if p.requires_grad]
 
     @property
     def hf_model(self) -> torch.nn.Module:
@@ -92,7 +117,11 @@ class LoraMaster:
     def __init__(self, peft_model: PeftModel, adapter: str = "default"):
         self.peft_model = peft_model
         self.model = peft_model.get_base_model()  # LoRA layers are injected in place
+        self.compute_model = self.model  # autocast over the float32 adapters and base
         self.adapter = adapter
+
+    def compute_pairs(self) -> list[tuple[torch.nn.Parameter, torch.nn.Parameter]]:
+        return []
 
     @property
     def hf_model(self) -> torch.nn.Module:

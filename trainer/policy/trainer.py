@@ -10,8 +10,9 @@ One `train_step`:
 2. in ONE `engine.run_exclusive` call (the engine's worker is the process's only torch
    compute thread; decoding pauses between two decode steps): micro-batches of at most
    `micro_batch_tokens` in the run's layout (padded rows or prefix-tree rows), per-token
-   logprobs of the master model (bf16 autocast on the
-   float32 master where the hardware is fast at it), PPO-clip loss (token mean over the
+   logprobs of the master model (where the hardware is fast at bf16: on the master's bf16
+   compute copy, or under bf16 autocast on the float32 masters — LoRA, DeepSpeed),
+   PPO-clip loss (token mean over the
    whole batch), backward and gradient accumulation, clip to `max_grad_norm`, one AdamW
    step with the lr / betas / weight decay read from this step's settings, then the new
    weights are copied into the engine's inference copy. `run_exclusive` bumps the version
@@ -76,7 +77,7 @@ def master_forward(master: Master):
     """The update's forward: the master's logprobs, and the reference's for the KL term."""
 
     def forward(batch: MicroBatch, use_reference: bool):
-        logprobs_N = completion_logprobs(master.model, batch)
+        logprobs_N = completion_logprobs(master.compute_model, batch)
         reference_N = master.reference_logprobs(batch) if use_reference else None
         return logprobs_N, reference_N
 
@@ -106,9 +107,13 @@ class TorchPolicyTrainer:
         self.identity = identity or {}  # base model, lora, seed: saved with checkpoints
         self.steps = steps
         self.last_settings: TrainSettings | None = None
-        self.backend = backend or TorchUpdate(master.trainable_parameters(), master_forward(master))
+        self.backend = backend or TorchUpdate(
+            master.trainable_parameters(), master_forward(master), master.compute_pairs()
+        )
         self._params = self.backend.parameters
         self.master_dtype = self._params[0].dtype
+        # autocast only where forward runs on the float32 masters themselves
+        self._forward_dtype = next(master.compute_model.parameters()).dtype
         self.device = self._params[0].device
         if optimizer_state is not None:
             self.backend.load_state_dict(optimizer_state)
@@ -198,7 +203,7 @@ class TorchPolicyTrainer:
             items, settings.micro_batch_tokens, self._pad_id, settings.merge
         )
         total_tokens = sum(b.trained_tokens for b in batches)
-        model = self.master.model
+        model = self.master.compute_model
         backend = self.backend
         with backend.exclusive():
             model.train()
@@ -236,7 +241,7 @@ class TorchPolicyTrainer:
         loss = clip_fraction = ratio_mean = kl = 0.0
         with torch.enable_grad():
             for batch in batches:
-                with autocast_context(self.device, self.compute_dtype, self.master_dtype):
+                with autocast_context(self.device, self.compute_dtype, self._forward_dtype):
                     logprobs_N, reference_N = backend.forward(batch, use_reference)
                 out = ppo_clip_loss(
                     logprobs_N,

@@ -43,4 +43,6 @@ async def healthz(state: State) -> Health:
 @router.get("/capacity", response_model=Capacity)
 async def get_capacity(state: State) -> Capacity:
     active = sum(1 for run in state.runs.runs() if not run.is_terminal)
-    return capacity(state.settings, active_runs=active)
+    return capacity(
+        state.settings, active_runs=active, served_models=len(state.models.base_names())
+    )

@@ -86,7 +86,7 @@ async def _unless_client_leaves(request: Request, work: Awaitable[T]) -> T | Res
     return job.result()
 
 
-async def _answer(
+async def stream_or_answer(
     request: Request,
     lease: Lease,
     events: Callable[[], AsyncIterator[str]] | None,
@@ -121,7 +121,7 @@ async def _serve(
     except BaseException:
         lease.release()
         raise
-    return await _answer(
+    return await stream_or_answer(
         request,
         lease,
         (lambda: stream(prepared)) if body.stream else None,

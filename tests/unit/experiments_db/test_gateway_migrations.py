@@ -45,7 +45,7 @@ def load_dump(url: str, dump: Path) -> None:
 def test_a_fresh_database_gets_the_gateway_tables_at_head_and_no_study_tables(db_url):
     assert migrate.current(db_url, GATEWAY) is None
     migrate.upgrade(db_url, GATEWAY)
-    assert migrate.current(db_url, GATEWAY) == migrate.head(GATEWAY) == "gateway_0002"
+    assert migrate.current(db_url, GATEWAY) == migrate.head(GATEWAY) == "gateway_0003"
     assert migrate.current(db_url, STUDY) is None
     engine = make_engine(db_url)
     tables = set(inspect(engine).get_table_names())

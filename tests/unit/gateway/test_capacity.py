@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.http.capacity import suggest_concurrent_runs, usable_cpus
+from gateway.http.capacity import capacity, suggest_concurrent_runs, usable_cpus
 from gateway.settings import GatewaySettings
 from tests.unit.gateway.conftest import bearer, create_run
 
@@ -68,3 +68,35 @@ def test_the_suggestion_follows_the_documented_rule(fields, cpus, expected, tmp_
 def test_an_admin_key_still_reads_capacity(make_client):
     key = "sk-admin-capacity"
     assert make_client(api_key=key).get("/capacity", headers=bearer(key)).status_code == 200
+
+
+RAY = {"ray_address": "auto", "ray_actor_cpus": 1.0}
+
+
+@pytest.mark.parametrize(
+    ("fields", "served", "expected"),
+    [
+        ({"ray_cluster_cpus": 16.0, "max_live_runs": 32}, 1, 15),  # 15 actors beside the served one
+        ({"ray_cluster_cpus": 16.0, "ray_actor_cpus": 4.0}, 1, 3),  # (16 − 4) // 4
+        ({"ray_cluster_cpus": 16.0, "ray_actor_cpus": 4.0}, 2, 2),  # two served models
+        ({"ray_cluster_cpus": 2.0}, 2, 1),  # no room: one run, which waits for an actor
+        ({"ray_cluster_cpus": 64.0}, 1, 8),  # never beyond max_live_runs (8)
+        ({"ray_cluster_cpus": 64.0, "concurrent_runs": 3}, 1, 3),  # the operator knows
+    ],
+)
+def test_on_ray_the_suggestion_counts_the_clusters_cpus_not_the_heads(
+    fields, served, expected, tmp_path
+):
+    settings = GatewaySettings(state_dir=tmp_path, api_key=None, **(RAY | fields))
+    runs, why = suggest_concurrent_runs(settings, cpus=1, served_models=served)
+    assert runs == expected
+    assert "Ray cluster" in why or "operator" in why
+
+
+def test_on_ray_capacity_reports_the_clusters_cpus(tmp_path):
+    settings = GatewaySettings(
+        state_dir=tmp_path, api_key=None, ray_cluster_cpus=48.0, **RAY
+    )
+    body = capacity(settings, active_runs=0, served_models=1)
+    assert body.hosting == "ray" and body.cpus == 48
+    assert body.suggested_concurrent_runs == 8  # 47 fit; max_live_runs caps it

@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import json
+import sys
 
 from openai import OpenAI
 
-from tests.unit.gateway.conftest import MODEL, chat_body, engine_of, sse_data
+from tests.unit.gateway.conftest import (
+    MODEL,
+    assert_openai_error,
+    chat_body,
+    engine_of,
+    sse_data,
+)
 
 
 def test_models_lists_the_served_model(client):
@@ -153,7 +160,8 @@ def test_streamed_tool_calls_arrive_as_one_delta_at_the_end(make_client):
     chunks = [json.loads(e) for e in sse_data(response.text)[:-1]]
     tool_deltas = [c for c in chunks if c["choices"][0]["delta"].get("tool_calls")]
     assert len(tool_deltas) == 1
-    assert tool_deltas[0]["choices"][0]["delta"]["tool_calls"][0]["function"]["name"] == "add"
+    (call,) = tool_deltas[0]["choices"][0]["delta"]["tool_calls"]
+    assert call["function"]["name"] == "add" and call["type"] == "function"
     assert chunks[-1]["choices"][0]["finish_reason"] == "tool_calls"
 
 
@@ -183,3 +191,21 @@ def test_healthz_reports_models_and_versions(client):
     body = client.get("/healthz").json()
     assert body["status"] == "ok" and body["models"] == [MODEL]
     assert body["policy_versions"] == {MODEL: 0}
+
+
+def test_without_the_grammar_library_json_formats_are_a_400_and_tools_work_as_before(
+    make_client, monkeypatch
+):
+    monkeypatch.setitem(sys.modules, "llguidance", None)  # `import llguidance` fails
+    client = make_client(reply=lambda _prompt: TOOL_REPLY)
+    response = client.post(
+        "/v1/chat/completions", json=chat_body(response_format={"type": "json_object"})
+    )
+    error = assert_openai_error(response, 400)
+    assert error["param"] == "response_format" and "llguidance" in error["message"]
+    body = client.post("/v1/chat/completions", json=chat_body(tools=TOOLS)).json()
+    assert body["choices"][0]["finish_reason"] == "tool_calls"
+    named = {"type": "function", "function": {"name": "add"}}
+    client = make_client(reply=lambda _prompt: '{"x": 1}}</tool_call>')
+    body = client.post("/v1/chat/completions", json=chat_body(tools=TOOLS, tool_choice=named))
+    assert body.json()["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == "add"

@@ -39,11 +39,12 @@ def sample(module, split: str, seed: int = 0, n: int = 40) -> list[dict[str, Any
 
 
 REASONING_GYM = {"reasoning_gym", "countdown", "chain_sum", "basic_arithmetic", "letter_counting"}
+GAMES = {"mastermind"}  # TextArena's: tested in test_mastermind_task.py
 
 
 def test_the_catalogue_names_every_task_module():
     # the reasoning-gym families are tested in test_reasoning_gym_tasks.py
-    assert set(CATALOGUE) == set(MODULES) | REASONING_GYM
+    assert set(CATALOGUE) == set(MODULES) | REASONING_GYM | GAMES
 
 
 @pytest.mark.parametrize("name", sorted(MODULES))

@@ -24,10 +24,10 @@ import swarm.protocol, swarm.runner, swarm.workflow
 import swarm.tasks, swarm.tasks.answers, swarm.tasks.splits
 import swarm.tasks.arithmetic, swarm.tasks.calculator, swarm.tasks.guess_number, swarm.tasks.learnable
 import swarm.tasks.reasoning_gym, swarm.tasks.countdown, swarm.tasks.chain_sum
-import swarm.tasks.basic_arithmetic, swarm.tasks.letter_counting
+import swarm.tasks.basic_arithmetic, swarm.tasks.letter_counting, swarm.tasks.mastermind
 from swarm import Episode, SwarmClient
 from swarm.workflow import load_workflow
-for example in ("learnable", "arithmetic", "calculator", "guess_number", "team", "countdown", "reasoning_gym_any"):
+for example in ("learnable", "arithmetic", "calculator", "guess_number", "team", "countdown", "reasoning_gym_any", "mastermind"):
     load_workflow(f"examples/{example}.py")
 from swarm.tasks import countdown
 task = next(countdown.tasks("test"))  # reasoning-gym itself loads and scores without torch

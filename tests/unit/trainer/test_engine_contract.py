@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import importlib.util
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -37,12 +38,18 @@ import torch
 
 from trainer.config import EngineConfig
 from trainer.engine import TorchEngine
-from trainer.engine.vllm_engine import VllmEngine, VllmSettings, write_hf_dir
+from trainer.engine.vllm_engine import (
+    VllmEngine,
+    VllmSettings,
+    _guidance_backend,
+    structured_outputs_for,
+    write_hf_dir,
+)
 from trainer.engine.vllm_worker import WeightLoadingExtension
 from trainer.engine.weights import TrainableEngine, copy_weights_into
 from trainer.errors import EngineFailure, InvalidPrompt, PromptTooLong
 from trainer.tokenizer import HFChatTokenizer
-from trainer.types import GeneratedToken, InferenceEngine, SamplingParams, StreamEnd
+from trainer.types import GeneratedToken, Grammar, InferenceEngine, SamplingParams, StreamEnd
 
 MAX_CONTEXT = 256
 
@@ -413,7 +420,50 @@ def test_run_exclusive_without_a_version_bump_keeps_the_version_and_returns_fn_s
     assert len(run(engine.generate([5, 6, 7], greedy(2))).token_ids) == 2
 
 
+GRAMMAR_SCHEMA = {
+    "type": "object",
+    "properties": {"n": {"type": "integer", "minimum": 0, "maximum": 9}, "ok": {"type": "boolean"}},
+    "required": ["n", "ok"],
+    "additionalProperties": False,
+}
+
+
+def test_a_grammar_constrains_the_completion_and_marks_its_tokens(harness, engine):
+    pytest.importorskip("llguidance", reason="constrained decoding needs llguidance")
+    from trainer import grammar
+
+    prompt = chat(harness.tokenizer, 4)
+    built = grammar.json_value(GRAMMAR_SCHEMA)
+    for seed in range(3):
+        done = run(engine.generate(prompt, SamplingParams(max_tokens=40, seed=seed, grammar=built)))
+        parsed = json.loads(done.text)
+        assert set(parsed) == {"n", "ok"} and 0 <= parsed["n"] <= 9, done.text
+        assert done.constrained is not None and len(done.constrained) == len(done.token_ids)
+        assert any(done.constrained)
+        if done.unconstrained_logprobs is not None:  # the torch engine sees both
+            assert all(
+                m >= f - 1e-5
+                for m, f in zip(done.logprobs, done.unconstrained_logprobs, strict=True)
+            )
+    plain = run(engine.generate(prompt, greedy(3)))
+    assert plain.constrained is None and plain.unconstrained_logprobs is None
+
+
 # -- the vLLM adapter's own side (on the stand-in) -----------------------------------------
+
+
+def test_a_grammar_reaches_vllm_as_its_structured_outputs_grammar():
+    built = Grammar(kind="json_object", lark='start: %json {"type": "object"}\n')
+    assert structured_outputs_for(built) == {"grammar": built.lark}
+    assert structured_outputs_for(None) is None
+
+
+def test_vllm_without_structured_outputs_config_keeps_its_own_backend_choice():
+    @dataclass
+    class OldEngineArgs:  # a vLLM before `structured_outputs_config`
+        model: str = ""
+
+    assert _guidance_backend(OldEngineArgs) == {}
 
 
 @dataclass
@@ -440,6 +490,14 @@ class FakeWorker(WeightLoadingExtension):
         self._calls.append(("finish",))
 
 
+def _grammar_of(structured_outputs: dict | None) -> Grammar | None:
+    """vLLM's structured-output fields (`StructuredOutputsParams(grammar=...)`) as ours."""
+    if structured_outputs is None:
+        return None
+    assert set(structured_outputs) == {"grammar"}, structured_outputs
+    return Grammar(kind="lark", lark=structured_outputs["grammar"])
+
+
 class FakeAsyncLLM:
     """The part of vLLM's `AsyncLLM` that `VllmEngine` calls, served by a `TorchEngine`."""
 
@@ -463,6 +521,7 @@ class FakeAsyncLLM:
             seed=sp.seed,
             top_logprobs=sp.logprobs,
             ignore_eos=sp.ignore_eos,
+            grammar=_grammar_of(getattr(sp, "structured_outputs", None)),
         )
         pending: list[GeneratedToken] = []
         finished = False
