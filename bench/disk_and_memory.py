@@ -4,8 +4,10 @@
     .venv/bin/python bench/disk_and_memory.py memory [--model smollm2-135m] [--runs 6] [--steps 1]
 
 `checkpoint`: builds a full-parameter policy with `TorchPolicyFactory` (this machine's
-dtypes), trains one step, saves a resumable checkpoint (float32 masters + optimizer state)
-and an export one (weights only, training dtype), and prints each one's files and total.
+dtypes), trains one step, saves a resumable checkpoint (weights in the training dtype,
+float32 masters when those are narrower, optimizer state) and an export one (weights
+only), and prints each one's files and total, and what retention leaves of the resumable
+one.
 `memory`: a real `gateway serve --model MODEL`; `--runs` runs one after the other (`--steps`
 steps each, finished and stopped alternating, episodes played over HTTP); once a run ended
 and freed its training memory, one greedy chat to the ended run's policy by model name (what
@@ -37,6 +39,7 @@ def checkpoint_sizes(model: str) -> None:
     from tests.unit.trainer.policy_helpers import contrast_group, prompt_ids, train_settings
     from trainer.config import EngineConfig
     from trainer.policy import TorchPolicyFactory
+    from trainer.types import RESUME_FILES
 
     factory = TorchPolicyFactory(EngineConfig(max_batch=8, initial_cache_tokens=64))
     print(f"compute dtype {factory.compute_dtype}, engine dtype {factory.engine_dtype}")
@@ -51,6 +54,10 @@ def checkpoint_sizes(model: str) -> None:
             sizes = {f.name: f.stat().st_size for f in target.rglob("*") if f.is_file()}
             big = {name: f"{size / 1e6:.1f} MB" for name, size in sizes.items() if size > 1e6}
             print(f"{kind}: {sum(sizes.values()) / 1e6:.1f} MB in all; {big}")
+            if resumable:  # what retention leaves of it once a newer one exists
+                kept = sum(size for name, size in sizes.items() if name not in RESUME_FILES)
+                print(f"resumable after retention (no {', '.join(RESUME_FILES)}): "
+                      f"{kept / 1e6:.1f} MB")  # fmt: skip
     policy.trainer.close()
 
 

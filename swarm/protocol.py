@@ -540,10 +540,27 @@ class MetricPoint(BaseModel):
     policy: str | None = None  # the policy it measures; None for run-wide values ("episodes")
 
 
+class CheckpointCreate(BaseModel):
+    """`POST /runs/{id}/checkpoints` body, optional (none: `{"optimizer": true}`). Unknown
+    fields are refused (422 naming the field)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # false: weights only (in the training dtype), no optimizer state: a quarter of the
+    # size, but a restart from it continues with a fresh optimizer
+    optimizer: bool = True
+
+
 class CheckpointPublic(BaseModel):
     step: int
+    # the step directory, `path/<policy>` each policy's checkpoint; for a single-policy run
+    # it is that policy's checkpoint too (symlinks): `from_pretrained(path)` loads it
     path: str
     created_at: float
+    # each policy's checkpoint directory (a Hugging Face model + tokenizer)
+    policies: dict[str, str] = Field(default_factory=dict)
+    # every policy's optimizer state is kept: a restart continues exactly from here
+    optimizer: bool = False
 
 
 class ClientKey(BaseModel):

@@ -25,6 +25,7 @@ from trainer.advantages import compute_advantages
 from trainer.errors import InsufficientDisk
 from trainer.selection import select_samples
 from trainer.types import (
+    MASTER_WEIGHTS_FILE,
     OPTIMIZER_FILE,
     Completion,
     GeneratedToken,
@@ -297,8 +298,9 @@ class FakePolicyTrainer:
         path.mkdir(parents=True, exist_ok=True)
         state = {"version": self.version, "resumable": resumable}
         (path / "trainer_state.json").write_text(json.dumps(state))
-        if resumable:
+        if resumable:  # as a bf16-autocast policy writes: masters beside the moments
             (path / OPTIMIZER_FILE).write_bytes(b"adam moments")
+            (path / MASTER_WEIGHTS_FILE).write_bytes(b"float32 masters")
         self.checkpoints.append(directory)
 
     def release_training(self) -> None:

@@ -16,6 +16,10 @@ from typing import Any, Literal, Protocol, runtime_checkable
 # a checkpoint's optimizer state (`trainer.checkpoint`): only a restart needs it, so the
 # gateway removes it from every checkpoint but the one a restart would resume from
 OPTIMIZER_FILE = "optimizer.pt"
+# the float32 master weights, beside the optimizer state when the weights are saved in a
+# narrower training dtype (bf16): a restart needs them, nothing else does
+MASTER_WEIGHTS_FILE = "master_weights.pt"
+RESUME_FILES = (OPTIMIZER_FILE, MASTER_WEIGHTS_FILE)
 
 FinishReason = Literal["stop", "length", "abort"]
 
@@ -392,10 +396,11 @@ class PolicyTrainer(Protocol):
         ...
 
     async def save_checkpoint(self, directory: str, *, resumable: bool = True) -> None:
-        """A Hugging Face directory (safetensors + config + tokenizer, loadable by
-        transformers/vLLM) plus `trainer_state.json` and, when `resumable`, `optimizer.pt`
-        (else the weights are saved in the training dtype, for serving only). Raises
-        `InsufficientDisk` (nothing written) when the filesystem lacks room."""
+        """A Hugging Face directory (safetensors in the training dtype + config + tokenizer,
+        loadable by transformers/vLLM) plus `trainer_state.json` and, when `resumable`, the
+        `RESUME_FILES` a restart needs (`optimizer.pt`; `master_weights.pt` when the masters
+        are wider than the saved weights). Raises `InsufficientDisk` (nothing written) when
+        the filesystem lacks room."""
         ...
 
     def close(self) -> None:

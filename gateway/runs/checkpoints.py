@@ -3,33 +3,82 @@
 Owns: `RunCheckpoints` — every policy of a run saved under
 `<state_dir>/runs/<run>/checkpoints/step-<n>/<policy>` (a run or policy name never chooses
 a path outside the runs directory), under the run's lock; a second request at the same
-step answers the first checkpoint. One that would not fit on the disk is not written (never
-half of one) and pauses the run, why in its `error`. Retention per the run's
-`keep_checkpoints` (the newest N and the best by reward/mean; only the newest keeps the
-optimizer state a restart needs, and none once the run ended). Status changes go through
-the run manager's `set_status`; knows nothing about routes or torch.
+step answers the first checkpoint (written again with the optimizer state when the first
+had none and this one asks for it, and whole when a restart undid the step it held). For a single-policy run the step directory also holds
+relative symlinks to every entry of its policy's directory, so the step directory itself
+is that policy's checkpoint (`from_pretrained(path)`, `resume_from`) while
+`step-<n>/<policy>` stays what every reader (restore, the ended-policy pool) opens. One that
+would not fit on the disk is not written (never half of one) and pauses the run, why in
+its `error`. Retention per the run's `keep_checkpoints` (the newest N and the best by
+reward/mean; only the `restart_point` — the newest resumable one — keeps the optimizer
+state a restart needs, and none once the run ended). Status changes go through the run manager's `set_status`; knows nothing about
+routes or torch.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import anyio
 
+from experiments_db.models import CheckpointRow
 from gateway.errors import CheckpointNotFound, Conflict, InsufficientStorage, Unprocessable
 from gateway.runs.run import Run
 from gateway.runs.store import RunStore
 from gateway.settings import GatewaySettings
 from swarm.protocol import CheckpointPublic
 from trainer.errors import InsufficientDisk
-from trainer.types import OPTIMIZER_FILE
+from trainer.types import OPTIMIZER_FILE, RESUME_FILES
 
 log = logging.getLogger(__name__)
 
 SetStatus = Callable[..., Awaitable[None]]  # RunManager.set_status(run, status, *, error=)
+
+
+def checkpoint_public(row: CheckpointRow, policies: list[str]) -> CheckpointPublic:
+    """The wire form of a checkpoint row of a run with these policies (reads the disk:
+    call it off the event loop)."""
+    directory = Path(row.path)
+    paths = {name: str(directory / name) for name in policies}
+    return CheckpointPublic(
+        step=row.step,
+        path=row.path,
+        created_at=row.created_at,
+        policies=paths,
+        optimizer=bool(paths) and all(Path(p, OPTIMIZER_FILE).is_file() for p in paths.values()),
+    )
+
+
+def restart_point(rows: list[CheckpointRow], policies: list[str]) -> CheckpointRow | None:
+    """The checkpoint a restart resumes from: the newest one every policy of which still has
+    its optimizer state (it continues exactly), else the newest (a fresh optimizer from its
+    weights); None without any. A weights-only checkpoint asked for on a live run
+    (`{"optimizer": false}`) is never the restart point while a resumable one is kept.
+    Reads the disk: call it off the event loop."""
+    for row in reversed(rows):
+        if checkpoint_public(row, policies).optimizer:
+            return row
+    return rows[-1] if rows else None
+
+
+def link_policy_into_step(directory: Path, policy: str) -> None:
+    """Relative symlinks `directory/<entry>` → `<policy>/<entry>` for every entry of the
+    policy's checkpoint (a name the step directory already holds otherwise is skipped)."""
+    for entry in (directory / policy).iterdir():
+        link = directory / entry.name
+        target = Path(policy) / entry.name
+        if link.is_symlink():
+            if Path(os.readlink(link)) == target:
+                continue
+            link.unlink()
+        elif link.exists():
+            log.warning("%s exists: not linked to %s", link, target)
+            continue
+        link.symlink_to(target, target_is_directory=entry.is_dir())
 
 
 def released(run: Run) -> bool:
@@ -52,19 +101,21 @@ class RunCheckpoints:
         return self._settings.keep_checkpoints if keep is None else keep
 
     async def checkpoint(self, run: Run, *, resumable: bool = True) -> CheckpointPublic | None:
-        """Save every policy under `<state_dir>/runs/<run>/checkpoints/step-<n>/<policy>`;
-        a second request at the same step returns the first checkpoint. Older ones go per
-        `keep_checkpoints`. None when the disk lacks room (nothing written, the run
-        paused, why in its `error`) or when the run ended and its training state is gone."""
+        """Save every policy under `<state_dir>/runs/<run>/checkpoints/step-<n>/<policy>`
+        (`resumable`: with the optimizer state a restart needs); a second request at the
+        same step returns the first checkpoint. Older ones go per `keep_checkpoints`. None
+        when the disk lacks room (nothing written, the run paused, why in its `error`) or
+        when the run ended and its training state is gone."""
         if not run.ready:
             raise Conflict(f"Run {run.name!r} has no policies to save.", code="run_not_live")
         async with run.lock:
             return await self.save(run, resumable=resumable)
 
-    async def on_request(self, run: Run) -> CheckpointPublic:
-        """A checkpoint asked for (`POST /runs/{id}/checkpoints`): a 409 when the run ended
-        (its training state is gone), a 507 when the disk lacks room."""
-        saved = await self.checkpoint(run)
+    async def on_request(self, run: Run, *, optimizer: bool = True) -> CheckpointPublic:
+        """A checkpoint asked for (`POST /runs/{id}/checkpoints`; `optimizer` false: weights
+        only): a 409 when the run ended (its training state is gone), a 507 when the disk
+        lacks room."""
+        saved = await self.checkpoint(run, resumable=optimizer)
         if saved is not None:
             return saved
         if released(run):
@@ -85,7 +136,11 @@ class RunCheckpoints:
             return None
         step = run.step
         row = await anyio.to_thread.run_sync(self._store.checkpoint, run.name, step)
-        if row is None:
+        if (
+            row is None
+            or step in run.undone_checkpoints
+            or (resumable and not await self._resumable(row, run))
+        ):
             directory = self.directory(run, step)
             targets = {name: self._policy_dir(directory, name) for name in run.policies}
             try:
@@ -95,18 +150,33 @@ class RunCheckpoints:
                     else:
                         await policy.trainer.save_checkpoint(str(targets[name]), resumable=False)
             except InsufficientDisk as error:
-                # policies saved before this one make no checkpoint: never half of one
-                await anyio.to_thread.run_sync(lambda: shutil.rmtree(directory, ignore_errors=True))
+                if row is None:
+                    # policies saved before this one make no checkpoint: never half of one
+                    await anyio.to_thread.run_sync(
+                        lambda: shutil.rmtree(directory, ignore_errors=True)
+                    )
                 if not pause_on_full_disk:
                     raise
                 await self._pause_for_disk(run, step, error)
                 return None
-            row = await anyio.to_thread.run_sync(
-                self._store.add_checkpoint, run.name, step, str(directory)
-            )
-            log.info("run %s: checkpoint at step %d in %s", run.name, step, directory)
+            if len(targets) == 1:  # the step directory is that policy's checkpoint too
+                (only_policy,) = targets
+                await anyio.to_thread.run_sync(link_policy_into_step, directory, only_policy)
+            if row is None:
+                row = await anyio.to_thread.run_sync(
+                    self._store.add_checkpoint, run.name, step, str(directory)
+                )
+            run.undone_checkpoints.discard(step)
+            log.info(
+                "run %s: checkpoint at step %d in %s%s", run.name, step, directory,
+                "" if resumable else " (weights only)",
+            )  # fmt: skip
             await anyio.to_thread.run_sync(self.retain, run, False)
-        return CheckpointPublic(step=row.step, path=row.path, created_at=row.created_at)
+        return await anyio.to_thread.run_sync(checkpoint_public, row, list(run.plans))
+
+    async def _resumable(self, row: CheckpointRow, run: Run) -> bool:
+        public = await anyio.to_thread.run_sync(checkpoint_public, row, list(run.plans))
+        return public.optimizer
 
     async def _pause_for_disk(self, run: Run, step: int, error: InsufficientDisk) -> None:
         why = (
@@ -129,15 +199,18 @@ class RunCheckpoints:
 
     def retain(self, run: Run, ended: bool) -> None:
         """Keep the newest `keep_checkpoints` and the best by reward/mean (rows first, then
-        directories: a row never names a missing checkpoint); the optimizer state stays in
-        the newest only — the one a restart resumes from — and in none once the run ended.
-        `keep_checkpoints` 0 keeps everything as written."""
+        directories: a row never names a missing checkpoint), and, while the run lives, its
+        `restart_point`; the optimizer state and masters (`RESUME_FILES`) stay in that one
+        only, and in none once the run ended. `keep_checkpoints` 0 keeps everything as
+        written."""
         keep = self.keep(run)
         rows = self._store.checkpoints(run.name) if keep else []
         if not rows:
             return  # keep 0: every checkpoint stays whole
-        newest = rows[-1]
+        restart = restart_point(rows, list(run.plans))
         kept_steps = {r.step for r in rows[-keep:]}
+        if not ended and restart is not None:
+            kept_steps.add(restart.step)  # kept whole, however many came after it
         scores = self._store.step_scores(run.name, [r.step for r in rows])
         if scores:
             kept_steps.add(max(scores, key=lambda step: (scores[step], step)))
@@ -154,10 +227,12 @@ class RunCheckpoints:
                 ", ".join(str(step) for step in sorted(kept_steps)),
             )
         for row in rows:
-            if row.step in kept_steps and (ended or row is not newest):
+            if row.step in kept_steps and (ended or row is not restart):
                 if (path := self._inside(row.path)) is not None:
-                    for optimizer in path.glob(f"*/{OPTIMIZER_FILE}"):
-                        optimizer.unlink(missing_ok=True)
+                    for name in RESUME_FILES:  # the policies' files, then the links to them
+                        for resume_file in [*path.glob(f"*/{name}"), path / name]:
+                            if resume_file.is_file() or resume_file.is_symlink():
+                                resume_file.unlink(missing_ok=True)
 
     async def delete(self, run: Run, step: int) -> Path | None:
         """Delete `run`'s checkpoint at `step`: its row, then its files; the directory it was

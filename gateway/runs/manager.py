@@ -185,9 +185,9 @@ class RunManager:
         """Save every policy of `run` (see `RunCheckpoints.checkpoint`)."""
         return await self._checkpoints.checkpoint(run, resumable=resumable)
 
-    async def checkpoint_by_name(self, name: str) -> CheckpointPublic:
+    async def checkpoint_by_name(self, name: str, *, optimizer: bool = True) -> CheckpointPublic:
         """`POST /runs/{id}/checkpoints` (see `RunCheckpoints.on_request`)."""
-        return await self._checkpoints.on_request(self.get(name))
+        return await self._checkpoints.on_request(self.get(name), optimizer=optimizer)
 
     async def delete_checkpoint(self, name: str, step: int) -> None:
         """`DELETE /runs/{name}/checkpoints/{step}` (e.g. a study keeping within its disk

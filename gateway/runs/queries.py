@@ -16,6 +16,7 @@ import anyio
 from experiments_db.models import RunRow
 from gateway.errors import RunNotFound
 from gateway.recording.recorder import EpisodeRecorder
+from gateway.runs.checkpoints import checkpoint_public
 from gateway.runs.run import Run
 from gateway.runs.store import RunStore
 from swarm.protocol import (
@@ -90,9 +91,11 @@ class RunQueries:
         )
 
     async def checkpoints(self, name: str) -> list[CheckpointPublic]:
-        self.get(name)
+        policies = list(self.get(name).plans)
         rows = await anyio.to_thread.run_sync(self._store.checkpoints, name)
-        return [CheckpointPublic(step=r.step, path=r.path, created_at=r.created_at) for r in rows]
+        return await anyio.to_thread.run_sync(
+            lambda: [checkpoint_public(row, policies) for row in rows]
+        )
 
     async def metrics(
         self, name: str, *, since: int | None, metric: str | None = None

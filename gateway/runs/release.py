@@ -93,7 +93,11 @@ class EndedRuns:
         sources: dict[str, str] = {}
         for name, policy in run.policies.items():
             built, version = run.built_from.get(name, (None, None))
-            if newest is not None and newest.step == run.step:
+            if (
+                newest is not None
+                and newest.step == run.step
+                and newest.step not in run.undone_checkpoints
+            ):
                 sources[name] = str(Path(newest.path) / name)
             elif built is not None and policy.trainer.version == version:
                 sources[name] = built  # never trained: its weights are what it was built from
@@ -127,7 +131,11 @@ class EndedRuns:
             base = self._models.find(plan.base_model)
             if base is None or plan.base_model not in self._models.base_names():
                 continue
-            if newest is not None and newest.step == run.step:
+            if (
+                newest is not None
+                and newest.step == run.step
+                and newest.step not in run.undone_checkpoints
+            ):
                 source = str(Path(newest.path) / name)
                 if not await anyio.to_thread.run_sync(Path(source).is_dir):
                     continue

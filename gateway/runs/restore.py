@@ -24,6 +24,7 @@ from pydantic import ValidationError
 
 from gateway.recording.recorder import EpisodeRecord, EpisodeRecorder
 from gateway.runs.buffer import FinishedEpisode, GroupBuffer
+from gateway.runs.checkpoints import restart_point
 from gateway.runs.release import EndedRuns
 from gateway.runs.run import PolicyPlan, Run
 from gateway.runs.samples import finished_episode
@@ -92,7 +93,9 @@ class RunRestorer:
         finished and failed runs are listed; their policies answer again from the
         ended-policy pool where their final weights are known (`EndedRuns.serve_restored`),
         nothing loaded until asked. Each starting, running or paused run resumes from its
-        latest checkpoint (each policy from its own directory; the base model, or the run's
+        restart point — the newest checkpoint with its optimizer state, else the newest
+        (`gateway.runs.checkpoints.restart_point`) — (each policy from its own directory;
+        the base model, or the run's
         `resume_from`, when it has none): its step is the checkpoint's, the steps after it
         are rewound (their samples are trained again, their metrics go), the group buffer
         is rebuilt from the finished episodes no step consumed, and its training loop
@@ -165,8 +168,15 @@ class RunRestorer:
 
     async def _restart(self, run: Run) -> None:
         checkpoints = await anyio.to_thread.run_sync(self._store.checkpoints, run.name)
-        latest = checkpoints[-1] if checkpoints else None
+        latest = await anyio.to_thread.run_sync(restart_point, checkpoints, list(run.plans))
         step = latest.step if latest is not None else 0
+        run.undone_checkpoints = {row.step for row in checkpoints if row.step > step}
+        if run.undone_checkpoints:
+            log.warning(
+                "run %s: weights-only checkpoint(s) at step %s hold steps this restart undoes; "
+                "they stay as written until the run saves at that step again", run.name,
+                ", ".join(str(s) for s in sorted(run.undone_checkpoints)),
+            )  # fmt: skip
         deltas = await anyio.to_thread.run_sync(self._store.rewind, run.name, step)
         run.step = step
         await self._load_dropped_batches(run)

@@ -59,6 +59,9 @@ class Run:
     dropped_in_a_row: dict[str, int] = field(default_factory=dict)
     # open episode id (or a reservation while one is created) → (task family, group key)
     in_flight: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # steps of checkpoints newer than the one a restart resumed from (weights-only ones):
+    # what they hold was undone, so a checkpoint asked for at such a step is written again
+    undone_checkpoints: set[int] = field(default_factory=set)
     _mix_set: tuple[object, object] | None = field(default=None, repr=False)
     _mix_since: int = field(default=0, repr=False)  # the step task_mix/schedule were set at
 

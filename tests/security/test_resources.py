@@ -2,9 +2,10 @@
 """F10/F4: a run's checkpoints cannot fill the disk or land outside the state directory.
 
 Retention keeps the newest `keep_checkpoints` plus the best by reward/mean (their rows and
-directories go together), only the newest keeps the optimizer state, an ended run keeps
-none; a checkpoint that would not fit pauses the run (507 on request, nothing written); a
-policy name that got past the wire checks cannot direct a write outside the state dir.
+directories go together), only the newest resumable one (the restart point) keeps the
+optimizer state and masters, an ended run keeps none; a checkpoint that would not fit
+pauses the run (507 on request, nothing written); a policy name that got past the wire
+checks cannot direct a write outside the state dir.
 Fake policies on the real gateway (the trainer's own checks: tests/unit/trainer)."""
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from tests.unit.gateway.conftest import (  # noqa: F401 - fixtures
     start,
     trainer_client,
 )
-from trainer.types import OPTIMIZER_FILE
+from trainer.types import OPTIMIZER_FILE, RESUME_FILES
 
 
 def soon(predicate, timeout_s: float = 30.0):
@@ -74,11 +75,14 @@ def test_a_run_keeps_its_newest_checkpoints_and_its_best_and_removes_the_rest(tr
     checkpoints = runs_dir(trainer_client) / "r" / "checkpoints"
     # rows go first, then directories and optimizer files: the files follow
     soon(lambda: sorted(p.name for p in checkpoints.iterdir()) == ["step-2", "step-4", "step-5"])
-    soon(
-        lambda: (
-            [p.parent.parent.name for p in checkpoints.glob(f"*/*/{OPTIMIZER_FILE}")] == ["step-5"]
-        )  # only the one a restart resumes from
-    )
+    for name in RESUME_FILES:  # the optimizer state and the float32 masters alike
+        soon(
+            lambda name=name: (
+                [p.parent.parent.name for p in checkpoints.glob(f"*/*/{name}")] == ["step-5"]
+            )  # only the one a restart resumes from
+        )
+    # a single-policy step directory links its policy's files: no link outlives its file
+    soon(lambda: not [p for p in checkpoints.glob("*/*") if p.is_symlink() and not p.exists()])
 
 
 def test_the_gateway_default_retention_applies_when_the_run_sets_none(make_client, factory):
@@ -105,12 +109,14 @@ def test_a_finished_run_writes_an_export_checkpoint_and_keeps_no_optimizer_state
     create_run(trainer_client, checkpoint_every=1, max_steps=2, **ONE_EPISODE_STEPS)
     play(trainer_client, 1.0)
     soon(lambda: 1 in checkpoint_steps(trainer_client))
-    assert list(runs_dir(trainer_client).glob(f"r/checkpoints/step-1/*/{OPTIMIZER_FILE}"))
+    for name in RESUME_FILES:
+        assert list(runs_dir(trainer_client).glob(f"r/checkpoints/step-1/*/{name}"))
     play(trainer_client, 0.5)
     soon(lambda: run_state(trainer_client)["status"] == "finished")
     trainer = factory.trainers["r/policy"]
     soon(lambda: trainer.released)  # the training memory went at once
-    soon(lambda: not list(runs_dir(trainer_client).glob(f"r/**/{OPTIMIZER_FILE}")))
+    for name in RESUME_FILES:  # masters are optimizer state: they go with it
+        soon(lambda name=name: not list(runs_dir(trainer_client).glob(f"r/**/{name}")))
     assert checkpoint_steps(trainer_client) == [1, 2]
     final = runs_dir(trainer_client) / "r/checkpoints/step-2/policy/trainer_state.json"
     assert json.loads(final.read_text())["resumable"] is False  # weights only, for serving
@@ -210,8 +216,8 @@ def test_keep_checkpoints_zero_keeps_every_checkpoint_whole_and_the_final_one_re
         play(trainer_client, reward)
     soon(lambda: run_state(trainer_client)["status"] == "finished")
     soon(lambda: checkpoint_steps(trainer_client) == [1, 2, 3])
-    optimizers = list(runs_dir(trainer_client).glob(f"r/checkpoints/*/policy/{OPTIMIZER_FILE}"))
-    assert len(optimizers) == 3
+    for name in RESUME_FILES:
+        assert len(list(runs_dir(trainer_client).glob(f"r/checkpoints/*/policy/{name}"))) == 3
 
 
 def test_a_restart_after_pruning_resumes_from_the_newest_kept_checkpoint_with_its_optimizer(
@@ -230,3 +236,34 @@ def test_a_restart_after_pruning_resumes_from_the_newest_kept_checkpoint_with_it
     assert [call["resume_from"] for call in second.calls] == [str(newest)]
     assert (newest / OPTIMIZER_FILE).exists()
     assert run_state(after)["step"] == 3
+
+
+def test_a_weights_only_checkpoint_on_a_live_run_leaves_the_restart_point_whole(start, settings):
+    before = start(FakePolicyFactory())
+    create_run(before, keep_checkpoints=1, **ONE_EPISODE_STEPS)
+    play(before, 0.1)
+    soon(step_is(before, 1))
+    resumable = before.post("/runs/r/checkpoints")
+    assert resumable.status_code == 201 and resumable.json()["optimizer"] is True
+    play(before, 0.9)  # step 2 is the best and the newest: only the restart point keeps step 1
+    soon(step_is(before, 2))
+    light = before.post("/runs/r/checkpoints", json={"optimizer": False})
+    assert light.status_code == 201 and light.json()["step"] == 2
+    assert light.json()["optimizer"] is False
+    listed = before.get("/runs/r/checkpoints").json()
+    assert [(c["step"], c["optimizer"]) for c in listed] == [(1, True), (2, False)]
+    step_1 = settings.runs_dir / "r" / "checkpoints" / "step-1"
+    for name in RESUME_FILES:  # the policy's files and the step directory's links to them
+        assert (step_1 / "policy" / name).is_file() and (step_1 / name).exists()
+
+    after = start(second := FakePolicyFactory())
+    # the newest resumable checkpoint, not the newer weights-only one: it continues exactly
+    assert [call["resume_from"] for call in second.calls] == [str(step_1 / "policy")]
+    soon(step_is(after, 2))  # step 2's samples were trained again
+    assert [c["step"] for c in after.get("/runs/r/checkpoints").json()] == [1, 2]
+    # the step-2 checkpoint held what the restart undid: asked for again, it is written again
+    trainer = second.trainers["r/policy"]
+    assert after.post("/runs/r/checkpoints", json={"optimizer": False}).status_code == 201
+    assert trainer.checkpoints == [str(step_1.parent / "step-2" / "policy")]
+    assert after.post("/runs/r/checkpoints", json={"optimizer": False}).status_code == 201
+    assert len(trainer.checkpoints) == 1  # and then answered as any other

@@ -32,6 +32,7 @@ from peft import PeftModel, get_peft_model
 from trainer.checkpoint import (
     adapter_dir,
     has_optimizer_state,
+    read_master_weights,
     read_optimizer_state,
     read_trainer_state,
 )
@@ -115,6 +116,8 @@ class TorchPolicyFactory:
         state = read_trainer_state(resume_from) if resume_from else None
         full_weights_from = resume_from if resume_from and lora_config is None else base_model
         loaded = load_model(self._model_config(full_weights_from, "float32"))
+        if full_weights_from == resume_from and (masters := read_master_weights(resume_from)):
+            loaded.model.load_state_dict(masters)  # the saved weights are narrower (bf16)
         served_model = copy.deepcopy(loaded.model).to(self.engine_dtype).eval()
         served_model.requires_grad_(False)
 

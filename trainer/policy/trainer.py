@@ -164,8 +164,9 @@ class TorchPolicyTrainer:
             )
 
     async def save_checkpoint(self, directory: str, *, resumable: bool = True) -> None:
-        """`resumable`: float32 masters and the optimizer state (what a restart needs);
-        else weights only, in the training dtype (an export: serving, evaluation)."""
+        """Weights in the training dtype (`trainer.checkpoint`); `resumable` adds the
+        optimizer state and, when the masters are wider, the float32 masters (what a
+        restart needs to continue exactly); else weights only (serving, evaluation)."""
         async with self._lock:
             contents = await self.engine.run_exclusive(
                 lambda: self._snapshot(resumable), bump_version=False
@@ -282,18 +283,21 @@ class TorchPolicyTrainer:
                     peft_model.save_pretrained(str(path), state_dict=state)
 
             optimizer_state = self.backend.state_dict() if resumable else None
-        if not resumable:
-            # the training dtype, or the engine's when it serves wider (an ended run's
-            # policy is served again from this export: it must be what the engine served)
-            engine_dtype = getattr(self.engine, "dtype", self.compute_dtype)
-            export = max(self.compute_dtype, engine_dtype, key=lambda d: d.itemsize)
-            if export.itemsize < self.master_dtype.itemsize:
-                weights = _cast_floats(weights, export)
+        # the training dtype, or the engine's when it serves wider (an ended run's policy
+        # is served again from the saved weights: they must be what the engine served)
+        engine_dtype = getattr(self.engine, "dtype", self.compute_dtype)
+        saved_dtype = max(self.compute_dtype, engine_dtype, key=lambda d: d.itemsize)
+        master_weights = None
+        if saved_dtype.itemsize < self.master_dtype.itemsize:
+            if resumable and isinstance(self.master, FullMaster):
+                master_weights = weights  # LoRA's masters are its adapter (float32)
+            weights = _cast_floats(weights, saved_dtype)
         return CheckpointContents(
             weights=weights,
             hf_model=self.master.hf_model,
             tokenizer=self.hf_tokenizer,
             optimizer_state=optimizer_state,
+            master_weights=master_weights,
             trainer_state={
                 "version": self.engine.version,
                 "steps": self.steps,

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Body, Path, Query
 
 from gateway.http.auth import client_key_for, require_admin_or_run_client
 from gateway.http.routes.deps import ADMIN_ONLY, State, Token
 from swarm.protocol import (
+    CheckpointCreate,
     CheckpointPublic,
     ClientKey,
     EpisodeStatus,
@@ -79,8 +80,13 @@ async def stop_run(run_id: str, state: State) -> RunPublic:
 
 
 @router.post("/{run_id}/checkpoints", response_model=CheckpointPublic, status_code=201)
-async def save_checkpoint(run_id: str, state: State) -> CheckpointPublic:
-    return await state.runs.checkpoint_by_name(run_id)
+async def save_checkpoint(
+    run_id: str, state: State, body: Annotated[CheckpointCreate | None, Body()] = None
+) -> CheckpointPublic:
+    """Every policy's weights now; with the optimizer state (resumable) unless the body
+    says `{"optimizer": false}`."""
+    options = body or CheckpointCreate()
+    return await state.runs.checkpoint_by_name(run_id, optimizer=options.optimizer)
 
 
 @router.get("/{run_id}/checkpoints", response_model=list[CheckpointPublic])

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
 import shutil
+import stat
 import weakref
 
 import pytest
@@ -25,7 +27,7 @@ from trainer.checkpoint import read_trainer_state
 from trainer.config import EngineConfig
 from trainer.errors import CheckpointPathError, InsufficientDisk
 from trainer.policy import TorchPolicyFactory
-from trainer.types import OPTIMIZER_FILE, SamplingParams
+from trainer.types import MASTER_WEIGHTS_FILE, OPTIMIZER_FILE, SamplingParams
 
 GOOD, BAD = [1000, 2000, 3000], [5000, 6000, 7000]
 
@@ -121,7 +123,7 @@ def test_a_checkpoint_path_that_climbs_out_is_refused_before_any_write(tmp_path)
         policy.trainer.close()
 
 
-def test_an_export_checkpoint_holds_training_dtype_weights_only_and_resumes_fresh(tmp_path):
+def test_weights_are_saved_in_the_training_dtype_and_a_resumable_one_keeps_the_masters(tmp_path):
     factory = TorchPolicyFactory(
         EngineConfig(max_batch=8, initial_cache_tokens=64),
         engine_dtype="bfloat16",
@@ -132,26 +134,82 @@ def test_an_export_checkpoint_holds_training_dtype_weights_only_and_resumes_fres
     try:
         asyncio.run(policy.trainer.save_checkpoint(str(resumable)))
         asyncio.run(policy.trainer.save_checkpoint(str(export), resumable=False))
+        masters = {k: v.clone() for k, v in policy.trainer.master.model.state_dict().items()}
+        served = {k: v.clone() for k, v in policy.served.engine.model.state_dict().items()}
     finally:
         policy.trainer.close()
-    assert (resumable / OPTIMIZER_FILE).exists() and not (export / OPTIMIZER_FILE).exists()
-    with (
-        safe_open(resumable / "model.safetensors", "pt") as full,
-        safe_open(export / "model.safetensors", "pt") as small,
-    ):
-        name = next(iter(full.keys()))
-        assert full.get_tensor(name).dtype == torch.float32  # the masters a restart needs
-        assert small.get_tensor(name).dtype == torch.bfloat16
+    assert (resumable / OPTIMIZER_FILE).exists() and (resumable / MASTER_WEIGHTS_FILE).exists()
+    assert not (export / OPTIMIZER_FILE).exists() and not (export / MASTER_WEIGHTS_FILE).exists()
+    for directory in (resumable, export):
+        with safe_open(directory / "model.safetensors", "pt") as weights:
+            assert {weights.get_tensor(k).dtype for k in weights.keys()} == {torch.bfloat16}
+        plain = AutoModelForCausalLM.from_pretrained(directory)  # config.json says bfloat16
+        assert plain.dtype == torch.bfloat16
+        for name, tensor in plain.state_dict().items():
+            assert torch.equal(tensor, served[name]), name  # what the engine served
     weights = lambda d: (d / "model.safetensors").stat().st_size  # noqa: E731
-    assert weights(export) < 0.6 * weights(resumable)
+    assert weights(export) == weights(resumable)
     assert read_trainer_state(export)["resumable"] is False
-    resumed = factory.build(
+
+    again = factory.build(
+        served_name="run/p", base_model="tiny", lora=None, seed=0, resume_from=str(resumable)
+    )
+    fresh = factory.build(
         served_name="run/p", base_model="tiny", lora=None, seed=0, resume_from=str(export)
     )
     try:
-        assert resumed.trainer.version == 1 and not resumed.trainer.optimizer.state_dict()["state"]
+        restored = again.trainer.master.model.state_dict()
+        assert all(torch.equal(restored[k], masters[k]) for k in masters)  # float32, exactly
+        assert restored[next(iter(masters))].dtype == torch.float32
+        assert again.trainer.optimizer.state_dict()["state"]
+        assert fresh.trainer.version == 1 and not fresh.trainer.optimizer.state_dict()["state"]
+    finally:
+        again.trainer.close()
+        fresh.trainer.close()
+
+
+def test_a_checkpoint_written_with_float32_weights_and_no_masters_file_resumes_from_them(
+    tmp_path,
+):
+    """What the code before issue 20 wrote for a bf16-autocast run: float32 weights (the
+    masters themselves) and the optimizer state, no `master_weights.pt`."""
+    factory = TorchPolicyFactory(
+        EngineConfig(max_batch=8, initial_cache_tokens=64),
+        engine_dtype="bfloat16",
+        compute_dtype="bfloat16",
+    )
+    policy = _trained_policy(factory)
+    old = tmp_path / "old"
+    try:
+        asyncio.run(policy.trainer.save_checkpoint(str(old)))
+        masters = {k: v.clone() for k, v in policy.trainer.master.model.state_dict().items()}
+        policy.trainer.master.model.save_pretrained(old)  # float32, as before
+    finally:
+        policy.trainer.close()
+    (old / MASTER_WEIGHTS_FILE).unlink()
+    resumed = factory.build(
+        served_name="run/p", base_model="tiny", lora=None, seed=0, resume_from=str(old)
+    )
+    try:
+        restored = resumed.trainer.master.model.state_dict()
+        assert all(torch.equal(restored[k], masters[k]) for k in masters)
+        assert resumed.trainer.version == 1 and resumed.trainer.optimizer.state_dict()["state"]
     finally:
         resumed.trainer.close()
+
+
+def test_checkpoint_files_get_the_usual_modes_not_safetensors_0600(tmp_path):
+    policy = _trained_policy()
+    before = os.umask(0o022)
+    try:
+        asyncio.run(policy.trainer.save_checkpoint(str(tmp_path / "ckpt")))
+    finally:
+        os.umask(before)
+        policy.trainer.close()
+    directory = tmp_path / "ckpt"
+    assert stat.S_IMODE(directory.stat().st_mode) == 0o755  # not mkdtemp's 0700
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in directory.iterdir()}
+    assert "model.safetensors" in modes and set(modes.values()) == {0o644}
 
 
 def test_releasing_the_training_state_drops_the_masters_and_keeps_the_engine_serving():
