@@ -123,7 +123,10 @@ def guess_format(settings: dict[str, Any]) -> dict[str, Any] | None:
     digit = f"[1-{numbers}]"
     pattern = rf"^\[{digit}( {digit}){{{length - 1}}}\]$"
     schema = {"type": "string", "pattern": pattern}
-    return {"type": "json_schema", "json_schema": {"name": "guess", "schema": schema, "strict": True}}
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": "guess", "schema": schema, "strict": True},
+    }
 
 
 class MastermindGame:
@@ -193,7 +196,9 @@ async def rollout(task: dict[str, Any], episode) -> float:
     messages = [{"role": "user", "content": game.observation()}]
     while not game.done:
         assert game.moves < max_calls(task), "TextArena did not end the game"
-        constraint = {"response_format": task["response_format"]} if task.get("response_format") else {}
+        constraint = (
+            {"response_format": task["response_format"]} if task.get("response_format") else {}
+        )
         response = await llm.chat.completions.create(
             model=episode.model,
             messages=messages,

@@ -94,9 +94,7 @@ def test_on_ray_the_suggestion_counts_the_clusters_cpus_not_the_heads(
 
 
 def test_on_ray_capacity_reports_the_clusters_cpus(tmp_path):
-    settings = GatewaySettings(
-        state_dir=tmp_path, api_key=None, ray_cluster_cpus=48.0, **RAY
-    )
+    settings = GatewaySettings(state_dir=tmp_path, api_key=None, ray_cluster_cpus=48.0, **RAY)
     body = capacity(settings, active_runs=0, served_models=1)
     assert body.hosting == "ray" and body.cpus == 48
     assert body.suggested_concurrent_runs == 8  # 47 fit; max_live_runs caps it

@@ -241,9 +241,7 @@ def test_the_reference_rollout_offers_the_tools_and_scores_the_tool_calls():
     [("simple", "required"), ("multiple", "required"), ("parallel", "auto"),
      ("parallel_multiple", "auto"), ("multi_turn_base", "auto")],
 )  # fmt: skip
-def test_one_call_categories_require_a_call_and_the_others_leave_it_to_the_model(
-    category, choice
-):
+def test_one_call_categories_require_a_call_and_the_others_leave_it_to_the_model(category, choice):
     assert {t["tool_choice"] for t in bfcl.tasks("test", category=category, n=20)} == {choice}
 
 
