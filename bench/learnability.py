@@ -50,7 +50,11 @@ DEFAULT_LEVELS = {
     "chain_sum": ["easy", "medium"],
     "basic_arithmetic": ["easy"],
     "letter_counting": ["easy"],
+    "bfcl": ["simple"],
+    "mastermind": ["tiny"],
 }
+# the knob a family's "level" sets, where it is not `level`
+LEVEL_KNOB = {"bfcl": "category"}
 WORKFLOW = """
 from swarm.tasks import {family} as family
 
@@ -85,15 +89,15 @@ def wilson(correct: int, n: int) -> tuple[float, float]:
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
-def params_of(level: str) -> dict:
-    return {} if level == "-" else {"level": level}
+def params_of(family: str, level: str) -> dict:
+    return {} if level == "-" else {LEVEL_KNOB.get(family, "level"): level}
 
 
 def held_out_correct(
     url: str, model: str, family: str, level: str, n: int, concurrency: int = 8
 ) -> tuple[int, int]:
     module = importlib.import_module(f"swarm.tasks.{family}")
-    tasks = list(itertools.islice(module.tasks("test", seed=0, **params_of(level)), n))
+    tasks = list(itertools.islice(module.tasks("test", seed=0, **params_of(family, level)), n))
     evaluation = asyncio.run(
         run_evaluation(tasks, module.rollout, gateway_url=url, model=model, concurrency=concurrency)
     )
@@ -108,7 +112,7 @@ def held_out_correct(
 def train(url: str, args, family: str, level: str, seed: int, workdir: Path) -> tuple[str, float]:
     name = f"{family}-{level}-s{seed}".replace("_", "-")
     workflow = workdir / f"{name.replace('-', '_')}.py"
-    workflow.write_text(WORKFLOW.format(family=family, params=params_of(level), seed=seed))
+    workflow.write_text(WORKFLOW.format(family=family, params=params_of(family, level), seed=seed))
     started = time.perf_counter()
     r = httpx.post(f"{url}/runs", timeout=300, json={
         "name": name, "policies": {"policy": {"base_model": MODEL}}, "algorithm": "grpo",
