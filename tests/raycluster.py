@@ -73,6 +73,11 @@ def _dashboard_up(url: str) -> bool:
 
 
 def start_cluster(num_cpus: int = 8) -> RayCluster:
+    # Ray turns token authentication on by itself when ~/.ray/auth_token exists (any earlier
+    # `ray get-auth-token --generate` on the machine): its dashboard then answers 401 and
+    # every child would need the token. The test cluster is loopback-only: off, for this
+    # process and every child (the gateway, clients, jobs), unless the caller chose a mode.
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     # short: Ray puts unix sockets under it (path limit 107 bytes)
     temp_root = Path(tempfile.mkdtemp(prefix="rt", dir="/tmp"))
     gcs, dashboard, agent, agent_grpc, metrics, env_agent, client, nm, om = _free_ports(9)
