@@ -16,6 +16,7 @@ from typing import Annotated, TypeVar
 
 from fastapi import APIRouter, Path, Request
 from fastapi.responses import Response
+from pydantic import BaseModel
 from sse_starlette import EventSourceResponse
 
 from gateway.http.auth import bearer_token
@@ -46,9 +47,13 @@ async def episode_path(
     return episode_id
 
 
-def _admit(request: Request, state: GatewayState, body: ChatCompletionRequest | CompletionRequest):
+def _admit(
+    request: Request,
+    state: GatewayState,
+    body: ChatCompletionRequest | CompletionRequest,
+    token: str | None,
+):
     check_limits(body, state.settings.limits)  # a 400 before any 429
-    token = bearer_token(request.headers.get("authorization"))
     host = request.client.host if request.client else None
     return state.admission.admit(caller_key(token, host), body.choice_count())
 
@@ -89,8 +94,8 @@ async def _unless_client_leaves(request: Request, work: Awaitable[T]) -> T | Res
 async def stream_or_answer(
     request: Request,
     lease: Lease,
-    events: Callable[[], AsyncIterator[str]] | None,
-    complete: Callable[[], Awaitable[ChatCompletionResponse | CompletionResponse]],
+    events: Callable[[], AsyncIterator[str] | AsyncIterator[dict[str, str]]] | None,
+    complete: Callable[[], Awaitable[BaseModel]],
 ) -> Response:
     """The SSE stream (`events`, when streaming) or the whole answer; the lease is given
     back when either ends."""
@@ -105,17 +110,20 @@ async def stream_or_answer(
     return answer if isinstance(answer, Response) else _json(answer)
 
 
-async def _serve(
+async def serve_admitted(
     request: Request,
-    state: State,
+    state: GatewayState,
     body: ChatCompletionRequest | CompletionRequest,
     prepare: Callable[[], Awaitable[P]],
-    stream: Callable[[P], AsyncIterator[str]],
-    complete: Callable[[P], Awaitable[ChatCompletionResponse | CompletionResponse]],
+    stream: Callable[[P], AsyncIterator[str] | AsyncIterator[dict[str, str]]],
+    complete: Callable[[P], Awaitable[BaseModel]],
+    *,
+    token: str | None,
 ) -> Response:
-    """Admit the caller, prepare the request, then stream or complete it; the admission
-    lease is given back however it ends (a refused prepare included)."""
-    lease = _admit(request, state, body)
+    """Admit the caller (keyed by `token`, else its host), prepare the request, then stream
+    or complete it; the admission lease is given back however it ends (a refused prepare
+    included). The translated APIs (`routes.translated`) serve through this too."""
+    lease = _admit(request, state, body, token)
     try:
         prepared = await prepare()
     except BaseException:
@@ -129,7 +137,7 @@ async def _serve(
     )
 
 
-def _json(model: ChatCompletionResponse | CompletionResponse | ModelList | ModelCard) -> Response:
+def _json(model: BaseModel) -> Response:
     return Response(model.model_dump_json(), media_type="application/json")
 
 
@@ -158,13 +166,14 @@ async def chat_completions(
     body: ChatCompletionRequest, state: State, binding: Binding, request: Request
 ) -> Response:
     episode = binding.episode_id
-    return await _serve(
+    return await serve_admitted(
         request,
         state,
         body,
         lambda: state.chat.prepare(body, episode),
         lambda prepared: state.chat.stream(prepared, episode),
         lambda prepared: state.chat.complete(prepared, episode),
+        token=bearer_token(request.headers.get("authorization")),
     )
 
 
@@ -173,11 +182,12 @@ async def completions(
     body: CompletionRequest, state: State, binding: Binding, request: Request
 ) -> Response:
     episode = binding.episode_id
-    return await _serve(
+    return await serve_admitted(
         request,
         state,
         body,
         lambda: state.completions.prepare(body),
         lambda prepared: state.completions.stream(prepared, episode),
         lambda prepared: state.completions.complete(prepared, episode),
+        token=bearer_token(request.headers.get("authorization")),
     )
