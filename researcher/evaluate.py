@@ -19,7 +19,6 @@ Knows nothing of studies or the database.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import itertools
 import json
 import sys
@@ -27,6 +26,7 @@ from pathlib import Path
 
 from researcher.errors import ResearcherError
 from swarm.evaluate import run_evaluation, short_error
+from swarm.tasks import family as task_family
 
 
 class UnknownTaskFamily(ResearcherError):
@@ -39,9 +39,9 @@ class EvaluationFailed(ResearcherError):
 
 def task_module(family: str):
     try:
-        return importlib.import_module(f"swarm.tasks.{family}")
-    except ModuleNotFoundError:
-        raise UnknownTaskFamily(f"no task family {family!r} in swarm.tasks") from None
+        return task_family(family)
+    except LookupError as error:
+        raise UnknownTaskFamily(str(error)) from None
 
 
 def held_out_available(family: str, at_most: int) -> int:

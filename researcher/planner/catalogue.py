@@ -1,7 +1,8 @@
 """What a research question may name: the shipped tasks and the factors a study can vary.
 
 Owns `TASKS` (each shipped task family: what it asks, what it rewards, a description and
-the words people use for it), `FACTORS` (each factor a study can vary: its kind, bounds,
+the words people use for it), `task_info` (those, and any other reasoning-gym dataset by its
+own name at its default difficulty, e.g. "leg_counting"), `FACTORS` (each factor a study can vary: its kind, bounds,
 the default level that is the control when a question names only one level, and the words
 people use for it), and `check_reading`, which validates a `Reading` — one the template
 reader made, or one an LLM planner returned — against both. Bounds of `POST /runs` fields
@@ -18,6 +19,7 @@ the gateway or the database.
 
 from __future__ import annotations
 
+import functools
 import math
 import typing
 from dataclasses import dataclass, field
@@ -39,6 +41,7 @@ from swarm.tasks import (
     learnable,
     letter_counting,
     mastermind,
+    reasoning_gym,
 )
 
 
@@ -230,6 +233,47 @@ TASKS: dict[str, TaskInfo] = {
         ),
     )
 }
+# reasoning-gym datasets a question may name only as "<name> dataset/task" (or
+# "reasoning-gym <name>"): their names are everyday words ("products", "dice") or letters
+AMBIGUOUS_DATASET_NAMES = frozenset({"ab", "bf", "aiw", "acre", "composite", "products", "dice"})
+
+
+@functools.cache
+def reasoning_gym_datasets() -> tuple[str, ...]:
+    """Every reasoning-gym dataset a study can train on by name (imports reasoning-gym)."""
+    return tuple(reasoning_gym.dataset_names())
+
+
+def task_info(name: str) -> TaskInfo | None:
+    """A shipped task's TaskInfo; for any other reasoning-gym dataset one built from the
+    library (`swarm.tasks.family(name)` serves it at its default difficulty); else None."""
+    if name in TASKS:
+        return TASKS[name]
+    if name not in reasoning_gym_datasets():
+        return None
+    words = name.replace("_", " ")
+    return TaskInfo(
+        name,
+        f"reasoning-gym's {name} dataset at the library's default difficulty; the reply ends "
+        '"Answer: <answer>"',
+        f"reasoning-gym's own {name} scorer on the reply's answer (1.0 right; some datasets "
+        "give partial credit)",
+        False,
+        f"reasoning-gym's {words} dataset",
+        (words,) if name not in AMBIGUOUS_DATASET_NAMES else (),
+        reasoning_gym.MAX_TOKENS,
+    )
+
+
+def is_task(name: str) -> bool:
+    return task_info(name) is not None
+
+
+def tasks_in_words() -> str:
+    """The shipped tasks as a list for messages, with the reasoning-gym rule."""
+    return f"{', '.join(TASKS)}, or any reasoning-gym dataset by its name"
+
+
 DEFAULT_TASK = "arithmetic"
 WORKFLOW_TASK = "workflow"  # Reading.task for the user's own workflow
 # what people ask to vary that no run setting is: refused by name, never read as a neighbour
@@ -255,7 +299,6 @@ UNSHIPPED_TASKS = (
     "math500",
     "humaneval",
     "mbpp",
-    "sudoku",
     "swe bench",
     "alfworld",
     "webshop",
@@ -291,7 +334,7 @@ class Factor:
 
     def default_for(self, task: str) -> Level:
         if self.default == TASK_DEFAULT:
-            info = TASKS.get(task)
+            info = task_info(task)
             return info.max_tokens if info else None
         return self.default
 
@@ -686,11 +729,11 @@ def _check_level(factor: Factor, level: Level, served: list[str]) -> Level:
     if factor.kind == "task_mix":
         if not isinstance(level, dict) or not level:
             raise ResearcherError(f"task_mix level {level!r} is not a {{task: weight}} mix")
-        unknown = sorted(set(level) - set(TASKS))
+        unknown = sorted(t for t in level if not is_task(t))
         if unknown:
             raise ResearcherError(
                 f"task_mix level {level!r} names {', '.join(unknown)}, not a shipped task "
-                f"({', '.join(TASKS)})"
+                f"({tasks_in_words()})"
             )
         try:
             protocol.check_task_mix({k: float(v) for k, v in level.items()})
@@ -732,14 +775,14 @@ def check_reading(
             raise ResearcherError(
                 f"task {task!r}: a study of your own workflow judges task {WORKFLOW_TASK!r}"
             )
-    elif task not in TASKS:
+    elif not is_task(task):
         raise ResearcherError(
-            f"task {task!r} is not a shipped task ({', '.join(TASKS)}); study your own agent "
+            f"task {task!r} is not a shipped task ({tasks_in_words()}); study your own agent "
             f"with --workflow FILE"
         )
     for named in reading.tasks:
-        if named not in TASKS and named != WORKFLOW_TASK:
-            raise ResearcherError(f"tasks names {named!r}, not a shipped task ({', '.join(TASKS)})")
+        if not is_task(named) and named != WORKFLOW_TASK:
+            raise ResearcherError(f"tasks names {named!r}, not a shipped task ({tasks_in_words()})")
     levels = list(reading.levels)
     if reading.factor.startswith(WORKFLOW_PREFIX):
         key = reading.factor[len(WORKFLOW_PREFIX) :]

@@ -54,6 +54,7 @@ from researcher.planner.catalogue import (
     Factor,
     check_reading,
     describe_level,
+    is_task,
 )
 from researcher.planner.design_space import factor_kind, lora_rank
 from researcher.planner.reader import DEFAULT_MARGIN
@@ -184,6 +185,8 @@ class LLMPlanner:
         if reading is not None and reading.steps:
             steps = reading.steps
         families = set(TASKS) | ({WORKFLOW_TASK} if framing.workflow else set())
+        if reading is not None:  # a reasoning-gym dataset the question named
+            families |= {task for task in reading.tasks if is_task(task)}
 
         def parse(answer: str) -> Design:
             design = Design.model_validate(_json_object(answer))

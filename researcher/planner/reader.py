@@ -56,6 +56,7 @@ Must not know about arms, budgets, the gateway or the database.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -68,6 +69,7 @@ from researcher.errors import (
 )
 from researcher.plan import Level, Reading
 from researcher.planner.catalogue import (
+    AMBIGUOUS_DATASET_NAMES,
     DEFAULT_TASK,
     EQUIVALENT_WORDS,
     FACTORS,
@@ -84,6 +86,10 @@ from researcher.planner.catalogue import (
     check_reading,
     describe_level,
     distinct_levels,
+    is_task,
+    reasoning_gym_datasets,
+    task_info,
+    tasks_in_words,
 )
 
 EXAMPLE_QUESTIONS = (
@@ -199,8 +205,16 @@ def _static_patterns() -> list[tuple[re.Pattern[str], str, str, Level]]:
     for info in TASKS.values():
         for synonym in info.synonyms:
             patterns.append((_compile(synonym), "task", info.family, None))
-    for name in UNSHIPPED_TASKS:
+    for name in reasoning_gym_datasets():
         if name in TASKS:
+            continue  # first-class: its own synonyms name it
+        if name in AMBIGUOUS_DATASET_NAMES:
+            fragment = rf"(?:reasoning gym {name}(?: dataset| task)?|{name} (?:dataset|task)s?)"
+        else:
+            fragment = rf"(?:reasoning gym )?{name.replace('_', ' ')}(?: dataset| tasks?)?"
+        patterns.append((_compile(fragment), "task", name, None))
+    for name in UNSHIPPED_TASKS:
+        if is_task(name):
             continue  # shipped since: its own synonyms name it
         patterns.append((_compile(name), "unshipped", name, None))
     for fragment in UNSUPPORTED_SETTINGS:
@@ -211,7 +225,11 @@ def _static_patterns() -> list[tuple[re.Pattern[str], str, str, Level]]:
     return patterns
 
 
-_PATTERNS = _static_patterns()
+@functools.cache
+def _patterns() -> list[tuple[re.Pattern[str], str, str, Level]]:
+    return _static_patterns()  # on first use: the reasoning-gym names import the library
+
+
 _PRIORITY = {"param": 0, "aside": 1, "model": 2, "factor": 3, "value": 4, "task": 5}
 
 
@@ -232,7 +250,7 @@ def _param_patterns(params: dict[str, Any]) -> list[tuple[re.Pattern[str], str, 
 def _scan(text: str, params: dict[str, Any] | None) -> list[Mention]:
     """Every synonym matched in `text`; overlaps keep the leftmost-longest."""
     found = []
-    for pattern, kind, key, level in _param_patterns(params or {}) + _PATTERNS:
+    for pattern, kind, key, level in _param_patterns(params or {}) + _patterns():
         for match in pattern.finditer(text):
             if key == "ratio" and sum(int(g) for g in match.groups()) not in (10, 100):
                 continue  # "6/0" inside "5e-6/0.000005" is no mix ratio
@@ -420,10 +438,16 @@ def _how_to_ask(params: dict[str, Any] | None = None) -> str:
     examples = "; ".join(repr(q) for q in EXAMPLE_QUESTIONS)
     return (
         f"Name one run setting to vary (learning rate, KL penalty, group size, LoRA, "
-        f"temperature, task mix, ...), its levels, and a task ({', '.join(TASKS)}), e.g. "
+        f"temperature, task mix, ...), its levels, and a task ({tasks_in_words()}), e.g. "
         f"{examples}"
     )
 
+
+# what to ask instead about an unshipped benchmark that has an offline procedural relative
+_OFFLINE_TWINS = {
+    "gsm8k": "reasoning-gym's gsm_symbolic (GSM8K's problems as templates) is its offline "
+    "twin: ask about gsm_symbolic",
+}
 
 _TRAINING_WORDS = re.compile(
     r"train|learn|fine[\s-]?tun|\brl\b|reinforcement|reward|polic|gradient|rollout|model|"
@@ -453,9 +477,12 @@ class _Reader:
     def read(self) -> Reading:
         for m in self._of("unshipped"):
             if self.params is None:
+                twin = _OFFLINE_TWINS.get(m.key)
                 raise self._unreadable(
                     f"{m.key!r} is not a task this planner ships (it ships "
-                    f"{', '.join(TASKS)}); study your own agent on it with --workflow FILE"
+                    f"{tasks_in_words()}); "
+                    + (f"{twin}; " if twin else "")
+                    + "study your own agent on it with --workflow FILE"
                 )
         for m in self._of("unsupported"):
             named = self.text[m.start : m.end]
@@ -988,7 +1015,8 @@ def summarise(reading: Reading) -> str:
     if reading.task == WORKFLOW_TASK:
         on = "your workflow (its own reward)"
     else:
-        on = f"{reading.task} ({TASKS[reading.task].description})"
+        info = task_info(reading.task)
+        on = f"{reading.task} ({info.description if info else 'a task'})"
     judged = _OUTCOME_NOUN[reading.outcome]
     if reading.outcome == "heldout_accuracy":
         judged = (

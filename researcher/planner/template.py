@@ -24,8 +24,9 @@ from researcher.evaluate import held_out_available
 from researcher.learning import not_testable_words
 from researcher.plan import Analysis, Arm, Decision, Design, Framing, Hypothesis, Reading
 from researcher.planner import budget, design_space, wording
-from researcher.planner.catalogue import TASKS, WORKFLOW_TASK
+from researcher.planner.catalogue import WORKFLOW_TASK, is_task, tasks_in_words
 from researcher.planner.reader import read_question, requested_models, serves
+from swarm.tasks import CATALOGUE
 
 WORKFLOW_TEMPLATE = "workflows/mix.py.j2"
 MAX_ROUNDS = 3
@@ -222,11 +223,11 @@ class TemplatePlanner:
 
             return render_wrapper(framing, arm, seed=seed)
         weights = {family: weight for family, weight in arm.tasks.items() if weight > 0}
-        unknown = sorted(set(weights) - set(TASKS))
+        unknown = sorted(family for family in weights if not is_task(family))
         if unknown or not weights:
             raise ResearcherError(
                 f"arm {arm.name!r} serves {sorted(arm.tasks) or 'no tasks'}; the template "
-                f"writes workflows for the shipped task families only: {', '.join(TASKS)}"
+                f"writes workflows for the shipped task families only: {tasks_in_words()}"
             )
         params = arm.workflow_params
         return prompts.render(
@@ -238,6 +239,7 @@ class TemplatePlanner:
             arm=arm,
             seed=seed,
             weights=weights,
+            modules=[family for family in weights if family in CATALOGUE],
             max_turns=params.get("max_turns"),
             sampling={k: params[k] for k in design_space.SAMPLING if params.get(k) is not None},
             feedback=feedback,

@@ -19,8 +19,16 @@ per seed, train and test disjoint by content), a verifier, and a reference
   BFCL's entries (not generated); the split is a function of the BFCL id.
 
 Every task carries `"family"` (the module name), which `swarm run` sends as the episode's
-`task_family`. Must not know about the gateway's HTTP API: rollouts use only `Episode`.
+`task_family`. `family(name)` is the one place a family name becomes its tasks and rollout:
+a module here, or any other reasoning-gym dataset by its own name (`family("leg_counting")`).
+Must not know about the gateway's HTTP API: rollouts use only `Episode`.
 """
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+from typing import Any
 
 CATALOGUE = (
     "learnable",
@@ -35,3 +43,20 @@ CATALOGUE = (
     "mastermind",
     "bfcl",
 )
+
+
+def family(name: str) -> ModuleType | Any:
+    """The task family `name`: its module in `swarm.tasks` (one of CATALOGUE), else the
+    reasoning-gym dataset of that name as a family (`reasoning_gym.Dataset`); both have
+    `tasks(split, seed, n, **params)`, `rollout(task, episode)` and `reward`. LookupError
+    for anything else."""
+    if name in CATALOGUE:
+        return importlib.import_module(f"swarm.tasks.{name}")
+    from swarm.tasks import reasoning_gym
+
+    if name in reasoning_gym.dataset_names():
+        return reasoning_gym.Dataset(name)
+    raise LookupError(
+        f"no task family {name!r}: swarm.tasks ships {', '.join(CATALOGUE)}, and any "
+        f"reasoning-gym dataset by its name"
+    )

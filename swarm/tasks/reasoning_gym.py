@@ -221,3 +221,32 @@ async def rollout(task: dict[str, Any], episode) -> float:
         max_tokens=task.get("max_tokens", MAX_TOKENS),
     )
     return reward(response.choices[0].message.content, task)
+
+
+class Dataset:
+    """One reasoning-gym dataset as a task family of its own name (`swarm.tasks.family(
+    "leg_counting")`), at the dataset's default difficulty: what a study of a dataset that
+    has no first-class module trains and evaluates on. Its tasks carry `"family": dataset`,
+    so a run's `task_mix` names the dataset."""
+
+    def __init__(self, dataset: str) -> None:
+        if dataset not in dataset_names():
+            raise ValueError(f"no reasoning-gym dataset {dataset!r}")
+        self.FAMILY = self.DATASET = dataset
+        self.MAX_TOKENS = MAX_TOKENS
+
+    def __repr__(self) -> str:
+        return f"reasoning_gym.Dataset({self.DATASET!r})"
+
+    def tasks(
+        self, split: str = "train", seed: int = 0, n: int | None = None, **params: Any
+    ) -> Iterator[dict[str, Any]]:
+        """`n` tasks of `split` (default: up to 1,000); `params` are the dataset's knobs."""
+        return draw(self.FAMILY, self.DATASET, split, seed, n, params, MAX_TOKENS)
+
+    reward = staticmethod(reward)
+    messages = staticmethod(messages)
+
+    @staticmethod
+    async def rollout(task: dict[str, Any], episode) -> float:
+        return await rollout(task, episode)

@@ -165,7 +165,7 @@ def test_levels_out_of_bounds_are_sent_back():
     [
         ({"direction": "equivalent", "margin": None}, "margin"),
         ({"factor": "max_turns", "levels": [2, 8], "control": 2}, "guessing game"),
-        ({"task": "sudoku"}, "sudoku"),
+        ({"task": "minesweeper"}, "minesweeper"),
         ({"factor": "base_model", "levels": ["smollm2-135m", "gpt-9"], "control": "smollm2-135m"},
          "not served"),
     ],

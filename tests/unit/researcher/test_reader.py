@@ -75,7 +75,7 @@ def test_integral_levels_of_an_integer_factor_become_ints() -> None:
         ({"levels": [0.5, 0.5], "control": 0.5}, "at least two distinct levels"),
         ({"levels": [5e-6, 0.000005], "control": 5e-6}, "at least two distinct levels"),
         ({"control": 0.1}, "the control 0.1 is not one of the levels"),
-        ({"task": "sudoku"}, "not a shipped task"),
+        ({"task": "minesweeper"}, "not a shipped task"),
         ({"tasks": ["learnable", "gsm8k"]}, "not a shipped task"),
         ({"direction": "equivalent"}, "needs a positive margin"),
         ({"direction": "equivalent", "margin": 0.0}, "needs a positive margin"),
@@ -89,7 +89,7 @@ def test_integral_levels_of_an_integer_factor_become_ints() -> None:
         (
             {
                 "factor": "task_mix",
-                "levels": [{"learnable": 1.0}, {"learnable": 0.5, "sudoku": 0.5}],
+                "levels": [{"learnable": 1.0}, {"learnable": 0.5, "minesweeper": 0.5}],
                 "control": {"learnable": 1.0},
             },
             "not a shipped task",

@@ -629,7 +629,7 @@ REFUSALS: list[tuple[str, type[UnmappableQuestion], str]] = [
     ("does group size 2.5 help?", UnreadableQuestion, "not a whole number"),
     ("does clip range 1.5 help?", UnreadableQuestion, "clip_eps must be > 0 and < 1"),
     ("does a larger group size and a smaller lr help?", UnreadableQuestion, "varies one at a time"),
-    ("does sudoku benefit from a KL penalty?", UnreadableQuestion, "'sudoku' is not a task"),
+    ("does humaneval benefit from a KL penalty?", UnreadableQuestion, "'humaneval' is not a task"),
     ("do bigger models learn arithmetic faster?", UnreadableQuestion, "serve at least two"),
     (
         "does a bigger model learn the calculator task faster?",
@@ -670,9 +670,9 @@ REFUSALS: list[tuple[str, type[UnmappableQuestion], str]] = [
         "'gsm8k' is not a task this planner ships",
     ),
     (
-        "does sudoku training help arithmetic?",
+        "does humaneval training help arithmetic?",
         UnreadableQuestion,
-        "'sudoku' is not a task this planner ship",
+        "'humaneval' is not a task this planner ship",
     ),
     ("does lr 0 help?", UnreadableQuestion, "lr level 0 is out of bounds"),
     ("does lr 2 help arithmetic?", UnreadableQuestion, "lr level 2 is out of bounds"),

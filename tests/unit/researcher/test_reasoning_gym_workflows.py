@@ -65,3 +65,49 @@ def test_each_arm_of_a_countdown_study_renders_to_a_working_workflow(tmp_path, q
         task = next(t for t in drawn if t["family"] == "countdown")
         reply = {"content": f"Answer: {task['answer']}"}
         assert asyncio.run(workflow.rollout(task, ScriptedEpisode([reply]))) == 1.0
+
+
+@pytest.mark.parametrize(
+    ("question", "task"),
+    [
+        ("does a KL penalty help on leg_counting?", "leg_counting"),
+        ("does a larger group help on spell backward?", "spell_backward"),
+        ("does lr 1e-4 vs 2e-5 matter on the products dataset?", "products"),
+        ("does a KL penalty help on sudoku?", "sudoku"),
+        ("does a KL penalty help on the countdown game?", "countdown"),  # first-class wins
+    ],
+)
+def test_any_reasoning_gym_dataset_named_in_a_question_is_its_task(question, task):
+    assert read_question(question, served_models=SERVED).task == task
+
+
+def test_a_dataset_name_that_is_an_everyday_word_needs_the_word_dataset():
+    reading = read_question("does a KL penalty help on products of numbers?", served_models=SERVED)
+    assert reading.task != "products"
+
+
+def test_gsm8k_is_refused_with_its_offline_twin_named():
+    from researcher.errors import UnreadableQuestion
+
+    with pytest.raises(UnreadableQuestion, match="gsm_symbolic"):
+        read_question("does a KL penalty help on gsm8k?", served_models=SERVED)
+
+
+def test_a_study_of_a_dataset_without_a_module_renders_a_working_workflow(tmp_path):
+    question = "does a KL penalty help on leg_counting?"
+    planner = TemplatePlanner()
+    reading = read_question(question, served_models=SERVED)
+    framing = Framing(question=question, family=reading.factor, summary="s", model=SERVED[0],
+                      planner="template", served_models=SERVED, reading=reading)  # fmt: skip
+    hypothesis = planner.hypotheses(framing, notes=[])[0]
+    design = planner.design(framing, hypothesis, budget_s=1200, seeds=1, step_seconds=12, notes=[])
+    assert design.eval_family == "leg_counting"
+    for i, arm in enumerate(design.arms):
+        assert arm.tasks == {"leg_counting": 1.0}
+        workflow = _load(planner.write_workflow(framing, design, arm, seed=0), tmp_path, f"d{i}")
+        drawn = list(itertools.islice(workflow.tasks("train"), 5))
+        assert {task["family"] for task in drawn} == {"leg_counting"}
+        reply = {"content": f"Answer: {drawn[0]['answer']}"}
+        assert asyncio.run(workflow.rollout(drawn[0], ScriptedEpisode([reply]))) == 1.0
+        wrong = {"content": "Answer: -1"}
+        assert asyncio.run(workflow.rollout(drawn[0], ScriptedEpisode([wrong]))) == 0.0

@@ -234,3 +234,18 @@ def test_generation_and_scoring_need_no_network():
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
+
+
+def test_family_resolves_modules_and_any_reasoning_gym_dataset_by_name():
+    import swarm.tasks
+    from swarm.tasks import countdown
+
+    assert swarm.tasks.family("countdown") is countdown
+    leg = swarm.tasks.family("leg_counting")
+    train = list(leg.tasks("train", seed=0, n=40))
+    test = list(leg.tasks("test", seed=0, n=40))
+    assert {t["family"] for t in train + test} == {"leg_counting"}
+    assert not {t["question"] for t in train} & {t["question"] for t in test}
+    assert [t["id"] for t in leg.tasks("test", seed=0, n=40)] == [t["id"] for t in test]
+    with pytest.raises(LookupError, match="no task family 'gsm8k'"):
+        swarm.tasks.family("gsm8k")
