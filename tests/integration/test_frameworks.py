@@ -238,7 +238,10 @@ def test_openai_agents_runs_a_function_tool_loop_through_the_responses_api(gatew
     assert result.final_output.startswith("sunny in ") and len(tool_runs) == 3
     assert len(result.raw_responses) == 3
     assert_recorded(
-        gateway, episode, [r.usage.output_tokens for r in result.raw_responses]
+        gateway,
+        episode,
+        [r.usage.output_tokens for r in result.raw_responses],
+        [r.response_id for r in result.raw_responses],
     )
 
 
@@ -256,7 +259,12 @@ def test_openai_agents_output_type_is_a_pydantic_model(gateway):
     result = Runner.run_sync(agent, "Capital of France?")
 
     assert isinstance(result.final_output, Capital)
-    assert_recorded(gateway, episode, [r.usage.output_tokens for r in result.raw_responses])
+    assert_recorded(
+        gateway,
+        episode,
+        [r.usage.output_tokens for r in result.raw_responses],
+        [r.response_id for r in result.raw_responses],
+    )
 
 
 def test_pydantic_ai_native_output_through_its_openai_provider(gateway):
