@@ -320,7 +320,9 @@ class MessagesService:
         yield event(MessageStartEvent(message=start))
         assistant = AssistantTurn()
         text_open = False
-        async with contextlib.aclosing(self._chat.stream(prepared, episode_id, start.id)) as payloads:
+        async with contextlib.aclosing(
+            self._chat.stream(prepared, episode_id, start.id)
+        ) as payloads:
             async with contextlib.aclosing(read_chat_stream(payloads, assistant)) as pieces:
                 async for piece in pieces:
                     if isinstance(piece, StreamFailed):

@@ -380,7 +380,9 @@ class ResponsesService:
         yield lifecycle("response.in_progress", [], "in_progress")
         assistant = AssistantTurn()
         message_id: str | None = None
-        async with contextlib.aclosing(self._chat.stream(prepared, episode_id, response_id)) as payloads:
+        async with contextlib.aclosing(
+            self._chat.stream(prepared, episode_id, response_id)
+        ) as payloads:
             async with contextlib.aclosing(read_chat_stream(payloads, assistant)) as pieces:
                 async for piece in pieces:
                     if isinstance(piece, StreamFailed):
