@@ -203,14 +203,18 @@ class ChatService:
 
     # ---- whole responses ----------------------------------------------------------------
 
-    async def complete(self, chat: PreparedChat, episode_id: str | None) -> ChatCompletionResponse:
+    async def complete(
+        self, chat: PreparedChat, episode_id: str | None, request_id: str | None = None
+    ) -> ChatCompletionResponse:
+        """The whole answer; `request_id`: what the call is recorded and answered under (a
+        translated API's own `resp-`/`msg-` id, so a trace names what its client saw)."""
         engine = chat.served.engine
         ids = chat.prompt.token_ids
         first_token = chat.clock.first_token
         completions = await generate_all(
             [collect(engine.stream(ids, p), first_token) for p in chat.params]
         )
-        request_id = new_request_id("chatcmpl")
+        request_id = request_id or new_request_id("chatcmpl")
         choices = [self._choice(chat, i, c) for i, c in enumerate(completions)]
         await self._record(chat, request_id, completions, episode_id)
         usage = usage_of(len(ids), completions)
@@ -320,12 +324,15 @@ class ChatService:
 
     # ---- SSE streams --------------------------------------------------------------------
 
-    async def stream(self, chat: PreparedChat, episode_id: str | None) -> AsyncIterator[str]:
-        """SSE `data` payloads: chunks, an optional usage chunk, then `[DONE]`.
+    async def stream(
+        self, chat: PreparedChat, episode_id: str | None, request_id: str | None = None
+    ) -> AsyncIterator[str]:
+        """SSE `data` payloads: chunks, an optional usage chunk, then `[DONE]`; `request_id`
+        as in `complete`.
 
         Closing this iterator early (client disconnect) closes the engine streams.
         """
-        request_id = new_request_id("chatcmpl")
+        request_id = request_id or new_request_id("chatcmpl")
         created = now_s()
         model = chat.served.name
 

@@ -284,11 +284,12 @@ class MessagesService:
     async def complete(
         self, turn: MessagesTurn, prepared: PreparedChat, episode_id: str | None
     ) -> MessageOut:
-        answer = await self._chat.complete(prepared, episode_id)
+        message_id = new_request_id("msg")
+        answer = await self._chat.complete(prepared, episode_id, message_id)
         assistant = AssistantTurn.from_choice(answer.choices[0], answer.usage)
         stop_reason, stop_sequence = self._stop(turn, prepared, assistant)
         return MessageOut(
-            id=new_request_id("msg"),
+            id=message_id,
             model=answer.model,
             content=self._content(assistant),
             stop_reason=stop_reason,
@@ -319,7 +320,9 @@ class MessagesService:
         yield event(MessageStartEvent(message=start))
         assistant = AssistantTurn()
         text_open = False
-        async with contextlib.aclosing(self._chat.stream(prepared, episode_id)) as payloads:
+        async with contextlib.aclosing(
+            self._chat.stream(prepared, episode_id, start.id)
+        ) as payloads:
             async with contextlib.aclosing(read_chat_stream(payloads, assistant)) as pieces:
                 async for piece in pieces:
                     if isinstance(piece, StreamFailed):

@@ -350,9 +350,9 @@ class ResponsesService:
     async def complete(
         self, turn: ResponsesTurn, prepared: PreparedChat, episode_id: str | None
     ) -> ResponseObject:
-        answer = await self._chat.complete(prepared, episode_id)
-        assistant = AssistantTurn.from_choice(answer.choices[0], answer.usage)
         response_id = new_request_id("resp")
+        answer = await self._chat.complete(prepared, episode_id, response_id)
+        assistant = AssistantTurn.from_choice(answer.choices[0], answer.usage)
         self._remember(turn, episode_id, response_id, assistant)
         status = "incomplete" if assistant.finish_reason == "length" else "completed"
         output = self._output(turn, assistant, None)
@@ -380,7 +380,9 @@ class ResponsesService:
         yield lifecycle("response.in_progress", [], "in_progress")
         assistant = AssistantTurn()
         message_id: str | None = None
-        async with contextlib.aclosing(self._chat.stream(prepared, episode_id)) as payloads:
+        async with contextlib.aclosing(
+            self._chat.stream(prepared, episode_id, response_id)
+        ) as payloads:
             async with contextlib.aclosing(read_chat_stream(payloads, assistant)) as pieces:
                 async for piece in pieces:
                     if isinstance(piece, StreamFailed):

@@ -63,6 +63,7 @@ def test_a_message_under_x_api_key_is_answered_and_recorded_with_its_token_ids(
     assert answer["content"] == [{"type": "text", "text": PARIS}]
     assert (answer["stop_reason"], answer["stop_sequence"]) == ("end_turn", None)
     (call,) = trace["calls"]
+    assert call["request_id"] == answer["id"]  # the trace names the message its client got
     assert call["completion_token_ids"] == reply_ids(tok, PARIS)
     assert call["prompt_token_ids"] == engine.requests[0][0]
     assert len(call["logprobs"]) == len(call["completion_token_ids"])
@@ -162,6 +163,7 @@ def test_streamed_text_arrives_as_message_events_in_order_and_is_recorded(
     assert final["delta"] == {"stop_reason": "end_turn", "stop_sequence": None}
     assert final["usage"]["output_tokens"] == len(reply_ids(tok, PARIS))
     assert trace["calls"][0]["completion_token_ids"] == reply_ids(tok, PARIS)
+    assert trace["calls"][0]["request_id"] == start["id"]
 
 
 def test_a_streamed_tool_use_sends_its_input_as_json_deltas(recorder, settings, tiny_tokenizer):

@@ -67,6 +67,7 @@ def test_a_string_input_is_answered_as_a_response_and_recorded_with_its_token_id
         "logprobs": [],
     }
     (call,) = trace["calls"]
+    assert call["request_id"] == answer["id"]  # the trace names the response its client got
     assert call["completion_token_ids"] == reply_ids(tok, PARIS)
     assert call["prompt_token_ids"] == engine.requests[0][0]
     assert len(call["logprobs"]) == len(call["completion_token_ids"])
@@ -196,6 +197,7 @@ def test_streamed_text_arrives_as_response_events_in_order_and_is_recorded(
     assert completed["output"][0]["content"][0]["text"] == PARIS
     assert completed["usage"]["output_tokens"] == len(reply_ids(tok, PARIS))
     assert trace["calls"][0]["completion_token_ids"] == reply_ids(tok, PARIS)
+    assert trace["calls"][0]["request_id"] == completed["id"] == events[0][1]["response"]["id"]
 
 
 def test_a_streamed_function_call_has_its_argument_events(recorder, settings, tiny_tokenizer):
