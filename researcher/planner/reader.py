@@ -449,6 +449,8 @@ _OFFLINE_TWINS = {
     "twin: ask about gsm_symbolic",
 }
 
+_TRANSFER = re.compile(r"\btransfer\w*|\bgenerali[sz]\w* (?:to|onto)\b")
+
 _TRAINING_WORDS = re.compile(
     r"train|learn|fine[\s-]?tun|\brl\b|reinforcement|reward|polic|gradient|rollout|model|"
     r"experiment|accuracy|hyper[\s-]?param|\bgrpo\b|\bppo\b|\bsteps?\b|agent|checkpoint|epoch|"
@@ -491,6 +493,15 @@ class _Reader:
                 f"{', '.join(FACTORS)} (or your workflow's PARAMS with --workflow FILE)"
             )
         factor = self._factor()
+        if factor == "task_mix" and _TRANSFER.search(self.masked):
+            raise self._unreadable(
+                "it asks whether training on one task transfers to another; that compares a "
+                "policy trained only on one task with the untrained model on the other, and "
+                "this planner designs comparisons between trained arms only (every study "
+                "reports the untrained baseline beside them). Ask about a task mix instead "
+                "('does mixing chain_sum into basic_arithmetic training help on "
+                "basic_arithmetic?'), or study it with --workflow FILE"
+            )
         task, tasks = self._task(factor)
         outcome, threshold = self._outcome(factor)
         direction, margin = self._direction(outcome, factor)

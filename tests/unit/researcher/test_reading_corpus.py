@@ -630,6 +630,12 @@ REFUSALS: list[tuple[str, type[UnmappableQuestion], str]] = [
     ("does clip range 1.5 help?", UnreadableQuestion, "clip_eps must be > 0 and < 1"),
     ("does a larger group size and a smaller lr help?", UnreadableQuestion, "varies one at a time"),
     ("does humaneval benefit from a KL penalty?", UnreadableQuestion, "'humaneval' is not a task"),
+    (
+        "does training on chain_sum transfer to basic_arithmetic?",
+        UnreadableQuestion,
+        "transfers to another",
+    ),
+    ("does countdown training generalize to chain sums?", UnreadableQuestion, "transfers to"),
     ("do bigger models learn arithmetic faster?", UnreadableQuestion, "serve at least two"),
     (
         "does a bigger model learn the calculator task faster?",
