@@ -180,3 +180,38 @@ def test_a_cut_call_is_max_tokens_in_messages_and_incomplete_in_responses(
     assert responses["incomplete_details"] == {"reason": "max_output_tokens"}
     assert [item["type"] for item in responses["output"]] == ["message"]
     assert responses["output"][0]["content"][0]["text"] == CUT_CALL
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_responses_turn_with_text_after_its_call_sent_back_is_one_timeline(
+    recorder, settings, tiny_tokenizer, stream
+):
+    tok = tiny_tokenizer
+    function = {"type": "function", "name": "get_weather", **WEATHER["function"]}
+    replies = [reply_ids(tok, call_then_text("Paris")), reply_ids(tok, "Sunny.")]
+    with scripted_gateway(recorder, settings, tok, replies) as (client, _engine):
+        episode = new_episode(client)
+        question = {"role": "user", "content": "Weather in Paris?"}
+        body = {"model": BASE, "input": [question], "tools": [function], "stream": stream}
+        response = client.post("/v1/responses", json=body, headers=bearer(episode["api_key"]))
+        assert response.status_code == 200, response.text
+        if stream:
+            events = [
+                json.loads(line[len("data: ") :])
+                for line in response.text.splitlines()
+                if line.startswith("data: ")
+            ]
+            first = events[-1]["response"]
+        else:
+            first = response.json()
+        message, call = first["output"]
+        output = {"type": "function_call_output", "call_id": call["call_id"], "output": "sunny"}
+        body = {"model": BASE, "input": [question, message, call, output], "tools": [function]}
+        second = client.post("/v1/responses", json=body, headers=bearer(episode["api_key"]))
+        assert second.status_code == 200, second.text
+        trace = trace_of(client, episode)
+
+    assert message["content"][0]["text"] == "I will check Paris now."
+    assert call["type"] == "function_call" and json.loads(call["arguments"]) == {"city": "Paris"}
+    assert trace["calls"][1]["drift"] == "repaired"
+    assert_one_timeline(trace, calls=2)
