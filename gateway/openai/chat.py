@@ -5,7 +5,8 @@ chunk streams, and recording the call into its episode before the answer goes ou
 A chat bound to an episode is rendered with the episode's earlier chat calls
 (`gateway.recording.drift`), so replies the agent sends back keep the token ids the model sampled;
 each such call's drift status is recorded, tallied, and logged when it is "unrepaired".
-Streamed tool calls are buffered and sent as one `tool_calls` delta at the end. Each
+Streamed tool calls are buffered and sent at the end: the turn's content, then one
+`tool_calls` delta. A call `max_tokens` cut off is text with finish reason `length`. Each
 answered request's latency, time to first token and tokens go to a `ServingObserver`
 (`gateway.openai.timing`). Raises `GatewayError`s only; knows nothing about routes, auth,
 or torch.
@@ -141,6 +142,20 @@ def _finish_reason(completion: Completion, parsed: ParsedAssistant) -> str:
     if parsed.tool_calls and completion.finish_reason != "length":
         return "tool_calls"
     return completion.finish_reason
+
+
+def _tool_calls_delta(parsed: ParsedAssistant) -> ChatDelta:
+    return ChatDelta(
+        tool_calls=[
+            ToolCallDelta(
+                index=k,
+                id=call.id,
+                type="function",  # set, so that exclude_unset keeps it
+                function=FunctionCallWire(name=call.name, arguments=call.arguments),
+            )
+            for k, call in enumerate(parsed.tool_calls)
+        ]
+    )
 
 
 class ChatService:
@@ -417,21 +432,7 @@ class ChatService:
                 deltas.append(ChatDelta(content=parsed.content))
             if parsed.tool_calls:
                 finish_reason = _finish_reason(completion, parsed)
-                deltas.append(
-                    ChatDelta(
-                        tool_calls=[
-                            ToolCallDelta(
-                                index=k,
-                                id=call.id,
-                                type="function",  # set, so that exclude_unset keeps it
-                                function=FunctionCallWire(
-                                    name=call.name, arguments=call.arguments
-                                ),
-                            )
-                            for k, call in enumerate(parsed.tool_calls)
-                        ]
-                    )
-                )
+                deltas.append(_tool_calls_delta(parsed))
             logprobs = self._logprobs(
                 chat, completion.token_ids, completion.logprobs, completion.top_logprobs
             )
