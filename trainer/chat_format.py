@@ -5,7 +5,8 @@ Torch-free (the gateway may import it). Models whose chat template knows nothing
 tool signatures go into the system message inside `<tools>`, and the model answers with
 `<tool_call>{"name": ..., "arguments": {...}}</tool_call>` blocks, which we parse back into
 OpenAI `tool_calls`. A `tool_choice` that names a function (or says `required`) is
-enforced by starting the assistant turn with the opening of a call.
+enforced by starting the assistant turn with the opening of a call. A call cut off by
+`max_tokens` is left as text (`parse_reply`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any
 
 import jinja2
 
-from trainer.types import ParsedAssistant, ToolCall
+from trainer.types import ChatTokenizer, ParsedAssistant, ToolCall
 
 TOOL_CALL_OPEN = "<tool_call>"
 TOOL_CALL_CLOSE = "</tool_call>"
@@ -153,3 +154,19 @@ def parse_tool_calls(text: str) -> ParsedAssistant:
         return ParsedAssistant(content=text)
     content = _TOOL_CALL_RE.sub("", text).strip()
     return ParsedAssistant(content=content or None, tool_calls=calls)
+
+
+def cut_tool_call(text: str) -> bool:
+    """Does `text` end inside a `<tool_call>` block (opened, never closed)?"""
+    return text.rfind(TOOL_CALL_OPEN) > text.rfind(TOOL_CALL_CLOSE)
+
+
+def parse_reply(
+    tokenizer: ChatTokenizer, text: str, *, tools_offered: bool, finish_reason: str
+) -> ParsedAssistant:
+    """A completion's text as the assistant message the client gets. A call that
+    `max_tokens` cut off (`finish_reason` "length") is not a call: the whole raw text is
+    the content, so no half-parsed call ever reaches a client as a valid one."""
+    if not tools_offered or (finish_reason == "length" and cut_tool_call(text)):
+        return ParsedAssistant(content=text)
+    return tokenizer.parse_assistant(text, tools_offered=True)

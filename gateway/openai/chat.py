@@ -5,7 +5,8 @@ chunk streams, and recording the call into its episode before the answer goes ou
 A chat bound to an episode is rendered with the episode's earlier chat calls
 (`gateway.recording.drift`), so replies the agent sends back keep the token ids the model sampled;
 each such call's drift status is recorded, tallied, and logged when it is "unrepaired".
-Streamed tool calls are buffered and sent as one `tool_calls` delta at the end. Each
+Streamed tool calls are buffered and sent at the end: the turn's content, then one
+`tool_calls` delta. A call `max_tokens` cut off is text with finish reason `length`. Each
 answered request's latency, time to first token and tokens go to a `ServingObserver`
 (`gateway.openai.timing`). Raises `GatewayError`s only; knows nothing about routes, auth,
 or torch.
@@ -59,6 +60,7 @@ from gateway.recording.drift import DriftTracker
 from gateway.recording.recorder import CallRecord, EpisodeRecorder
 from gateway.registry import ModelRegistry
 from gateway.settings import RequestLimits
+from trainer.chat_format import parse_reply
 from trainer.types import (
     Completion,
     GeneratedToken,
@@ -133,6 +135,27 @@ def _check_chat_semantics(request: ChatCompletionRequest) -> None:
     _check_tool_choice(request)
     if request.top_logprobs and not request.logprobs:
         raise InvalidRequest("top_logprobs: requires logprobs=true.", param="top_logprobs")
+
+
+def _finish_reason(completion: Completion, parsed: ParsedAssistant) -> str:
+    """OpenAI's: `length` whenever `max_tokens` cut the turn, even after whole calls."""
+    if parsed.tool_calls and completion.finish_reason != "length":
+        return "tool_calls"
+    return completion.finish_reason
+
+
+def _tool_calls_delta(parsed: ParsedAssistant) -> ChatDelta:
+    return ChatDelta(
+        tool_calls=[
+            ToolCallDelta(
+                index=k,
+                id=call.id,
+                type="function",  # set, so that exclude_unset keeps it
+                function=FunctionCallWire(name=call.name, arguments=call.arguments),
+            )
+            for k, call in enumerate(parsed.tool_calls)
+        ]
+    )
 
 
 class ChatService:
@@ -229,9 +252,12 @@ class ChatService:
 
     def _parse(self, chat: PreparedChat, completion: Completion) -> ParsedAssistant:
         text = chat.prompt.completion_prefix + completion.text
-        if not chat.tools_offered:
-            return ParsedAssistant(content=text)
-        return chat.served.tokenizer.parse_assistant(text, tools_offered=True)
+        return parse_reply(
+            chat.served.tokenizer,
+            text,
+            tools_offered=chat.tools_offered,
+            finish_reason=completion.finish_reason,
+        )
 
     def _choice(self, chat: PreparedChat, index: int, completion: Completion) -> ChatChoice:
         parsed = self._parse(chat, completion)
@@ -247,7 +273,7 @@ class ChatService:
             logprobs=self._logprobs(
                 chat, completion.token_ids, completion.logprobs, completion.top_logprobs
             ),
-            finish_reason="tool_calls" if tool_calls else completion.finish_reason,
+            finish_reason=_finish_reason(completion, parsed),
         )
 
     def _logprobs(
@@ -403,31 +429,27 @@ class ChatService:
         completion: Completion,
         chunk: ChunkEncoder,
     ) -> Iterator[str]:
-        """The buffered content or tool calls (with tools), then the finish_reason chunk."""
+        """The buffered content and tool calls (with tools: a content chunk, then one
+        `tool_calls` chunk, as the whole response holds both), then the finish_reason chunk."""
         finish_reason = completion.finish_reason
         if chat.tools_offered:
             parsed = self._parse(chat, completion)
-            delta = ChatDelta(content=parsed.content)
+            deltas = []
+            if parsed.content is not None or not parsed.tool_calls:
+                deltas.append(ChatDelta(content=parsed.content))
             if parsed.tool_calls:
-                finish_reason = "tool_calls"
-                delta = ChatDelta(
-                    tool_calls=[
-                        ToolCallDelta(
-                            index=k,
-                            id=call.id,
-                            type="function",  # set, so that exclude_unset keeps it
-                            function=FunctionCallWire(name=call.name, arguments=call.arguments),
-                        )
-                        for k, call in enumerate(parsed.tool_calls)
-                    ]
-                )
+                finish_reason = _finish_reason(completion, parsed)
+                deltas.append(_tool_calls_delta(parsed))
             logprobs = self._logprobs(
                 chat, completion.token_ids, completion.logprobs, completion.top_logprobs
             )
-            if logprobs is None:
-                yield chunk(ChatChunkChoice(index=index, delta=delta, finish_reason=None))
-            else:
-                yield chunk(
-                    ChatChunkChoice(index=index, delta=delta, logprobs=logprobs, finish_reason=None)
-                )
+            for k, delta in enumerate(deltas):
+                if logprobs is None or k > 0:
+                    yield chunk(ChatChunkChoice(index=index, delta=delta, finish_reason=None))
+                else:
+                    yield chunk(
+                        ChatChunkChoice(
+                            index=index, delta=delta, logprobs=logprobs, finish_reason=None
+                        )
+                    )
         yield chunk(ChatChunkChoice(index=index, delta=ChatDelta(), finish_reason=finish_reason))

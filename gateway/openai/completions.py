@@ -1,7 +1,8 @@
 """`/v1/completions`: plain-text (or token-id) prompts to OpenAI text completions.
 
 Owns: prompt normalisation (text, token ids, or a batch of either), `n` choices per
-prompt, legacy `logprobs`, SSE chunk streams, recording into the episode, and reporting
+prompt, legacy `logprobs`, `response_format` (the chat route's constrained decoding,
+`gateway.openai.structured`), SSE chunk streams, recording into the episode, and reporting
 each answered request's timing to a `ServingObserver`. Raises `GatewayError`s only; knows
 nothing about routes, auth, or torch.
 """
@@ -28,6 +29,7 @@ from gateway.openai.sampling import (
     reject_unsupported,
     sampling_params_per_choice,
 )
+from gateway.openai.structured import completion_grammar
 from gateway.openai.timing import NoObserver, RequestClock, ServingObserver
 from gateway.openai.wire import (
     CompletionChoice,
@@ -114,6 +116,7 @@ class CompletionsService:
         check_limits(request, self._limits)
         served = self._models.get(request.model)
         _check_completion_semantics(request)
+        grammar = completion_grammar(request)
         prompts = _prompts(request.prompt, served.tokenizer)
         jobs = []
         for prompt_index, (ids, text) in enumerate(prompts):
@@ -129,6 +132,7 @@ class CompletionsService:
                 max_tokens=max_tokens,
                 top_logprobs=request.logprobs or 0,
                 choice_indices=range(first, first + request.n),
+                grammar=grammar,
             )
             jobs += [
                 CompletionJob(first + j, prompt_index, ids, text, p) for j, p in enumerate(params)

@@ -259,10 +259,10 @@ class MessagesService:
 
     @staticmethod
     def _stop(turn: MessagesTurn, prepared: PreparedChat, assistant: AssistantTurn) -> StopPair:
+        if assistant.finish_reason == "length":  # even after whole calls, as the chat core
+            return "max_tokens", None
         if assistant.tool_calls:
             return "tool_use", None
-        if assistant.finish_reason == "length":
-            return "max_tokens", None
         tokenizer = prepared.served.tokenizer
         eos_texts = [tokenizer.token_text(i) for i in tokenizer.eos_token_ids]
         stop = assistant.stop_sequence(turn.request.stop_sequences or [], eos_texts)

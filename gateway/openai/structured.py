@@ -1,4 +1,5 @@
-"""Which grammar a chat request's completion must match (structured outputs, tool calls).
+"""Which grammar a chat request's completion must match (structured outputs, tool calls),
+and a text completion's (`/v1/completions`: `response_format` only).
 
 Owns: reading `response_format` (`json_object`, `json_schema`, strict or not — both are
 constrained) and `tools` / `tool_choice` into a `trainer.types.Grammar` built by
@@ -16,7 +17,12 @@ from __future__ import annotations
 import logging
 
 from gateway.errors import InvalidRequest
-from gateway.openai.wire import ChatCompletionRequest, NamedToolChoice
+from gateway.openai.wire import (
+    ChatCompletionRequest,
+    CompletionRequest,
+    NamedToolChoice,
+    ResponseFormat,
+)
 from trainer import chat_format, grammar
 from trainer.errors import GrammarUnavailable, InvalidGrammar
 from trainer.types import Grammar
@@ -35,9 +41,8 @@ def _tool_schemas(request: ChatCompletionRequest) -> list[grammar.ToolSchema]:
     ]
 
 
-def _json_schema(request: ChatCompletionRequest) -> tuple[bool, dict | None]:
+def _json_schema(response_format: ResponseFormat | None) -> tuple[bool, dict | None]:
     """(whether the answer must be JSON, its schema: None for any JSON object)."""
-    response_format = request.response_format
     if response_format is None or response_format.type == "text":
         return False, None
     if response_format.type == "json_object":
@@ -54,7 +59,7 @@ def _json_schema(request: ChatCompletionRequest) -> tuple[bool, dict | None]:
 
 def chat_grammar(request: ChatCompletionRequest) -> Grammar | None:
     """The grammar the request's completions must match, checked; None: unconstrained."""
-    wants_json, schema = _json_schema(request)
+    wants_json, schema = _json_schema(request.response_format)
     tools = _tool_schemas(request) if request.tool_choice != "none" else []
     choice = request.tool_choice
     if tools and (choice == "required" or isinstance(choice, NamedToolChoice)):
@@ -71,6 +76,15 @@ def chat_grammar(request: ChatCompletionRequest) -> Grammar | None:
     if wants_json:
         return _checked(grammar.json_value(schema), param="response_format")
     return None
+
+
+def completion_grammar(request: CompletionRequest) -> Grammar | None:
+    """The grammar a text completion must match (`response_format`, as for chat: the
+    completion is the JSON value), checked; None: unconstrained."""
+    wants_json, schema = _json_schema(request.response_format)
+    if not wants_json:
+        return None
+    return _checked(grammar.json_value(schema), param="response_format")
 
 
 def _tool_grammar(built: Grammar) -> Grammar | None:

@@ -194,6 +194,7 @@ class CompletionRequest(_SamplingFields):
     echo: bool = False
     suffix: str | None = None
     best_of: int | None = Field(default=None, ge=1)
+    response_format: ResponseFormat | None = None  # extension (vLLM's): constrained decoding
 
     def prompt_count(self) -> int:
         """How many prompts: one string or token-id list, or a batch of either."""

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 
 from gateway.recording.recorder import CallRecord, EpisodeRecorder
 from gateway.registry import ModelRegistry
+from trainer.chat_format import parse_reply
 from trainer.context.drift import PriorCall
 from trainer.types import ParsedAssistant
 
@@ -86,10 +87,11 @@ class DriftTracker:
             if served is None:
                 continue  # no longer served, so no call can continue it
             text = (call.completion_prefix or "") + call.completion_text
-            reply = (
-                served.tokenizer.parse_assistant(text, tools_offered=True)
-                if call.tools
-                else ParsedAssistant(content=text)
+            reply = parse_reply(
+                served.tokenizer,
+                text,
+                tools_offered=bool(call.tools),
+                finish_reason=call.finish_reason,
             )
             prior = prior_call(call, reply)
             if prior is not None:

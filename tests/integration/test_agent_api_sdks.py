@@ -21,8 +21,11 @@ WEATHER = {
     "description": "Current weather in a city",
     "parameters": {
         "type": "object",
-        "properties": {"city": {"type": "string"}},
+        # a short value and no other keys: a forced call ends within its token budget
+        # (a call cut by max_tokens is text, not a call)
+        "properties": {"city": {"type": "string", "maxLength": 6}},
         "required": ["city"],
+        "additionalProperties": False,
     },
     "strict": False,
 }
@@ -62,7 +65,7 @@ def test_responses_with_a_tool_and_its_output_are_one_recorded_timeline(tiny_gat
     llm = openai.OpenAI(base_url=tiny_gateway.v1, api_key=episode["api_key"], max_retries=0)
     question = [{"role": "user", "content": "Weather in Paris?"}]
     first = llm.responses.create(
-        model="tiny", input=question, tools=[WEATHER], tool_choice=FORCED, max_output_tokens=8
+        model="tiny", input=question, tools=[WEATHER], tool_choice=FORCED, max_output_tokens=32
     )
     (call,) = [item for item in first.output if item.type == "function_call"]
     assert call.name == "get_weather" and call.call_id
@@ -94,7 +97,7 @@ def test_a_streamed_response_rebuilds_through_the_sdks_stream_helper(tiny_gatewa
         input="Weather in Paris?",
         tools=[WEATHER],
         tool_choice=FORCED,
-        max_output_tokens=8,
+        max_output_tokens=32,
     ) as stream:
         kinds = [event.type for event in stream]
         final = stream.get_final_response()
@@ -126,7 +129,7 @@ def test_messages_over_http_with_a_tool_are_one_recorded_timeline(tiny_gateway):
     headers = {"x-api-key": episode["api_key"], "anthropic-version": "2023-06-01"}
     tool = {"name": "get_weather", "input_schema": WEATHER["parameters"]}
     turns = [{"role": "user", "content": "Weather in Paris?"}]
-    body = {"model": "tiny", "max_tokens": 8, "tools": [tool], "messages": turns}
+    body = {"model": "tiny", "max_tokens": 32, "tools": [tool], "messages": turns}
     forced = body | {"tool_choice": {"type": "tool", "name": "get_weather"}}
     first = httpx.post(tiny_gateway.v1 + "/messages", json=forced, headers=headers).json()
     (use,) = [block for block in first["content"] if block["type"] == "tool_use"]
@@ -152,7 +155,7 @@ def test_the_anthropic_sdk_messages_create_with_a_tool_is_recorded(tiny_gateway)
     turns = [{"role": "user", "content": "Weather in Paris?"}]
     first = llm.messages.create(
         model="tiny",
-        max_tokens=8,
+        max_tokens=32,
         tools=[tool],
         tool_choice={"type": "tool", "name": "get_weather"},
         messages=turns,

@@ -14,6 +14,15 @@ generated — the new prompt is built as
 where "the rest" starts after the assistant turn's content (the template's end-of-turn,
 minus the end-of-turn token the model itself generated, then the following messages).
 
+The returned turn is compared piece by piece, not as rendered text: the same content (or
+none: clients that stream or drop the narration around a call send `content: null`) and
+the same calls, arguments compared as parsed JSON (clients re-serialise them). So a turn
+the template renders in another order than the model wrote it (text after `</tool_call>`
+comes back as `content`, which the template writes before the calls) still splices to
+the ids that were generated; only what the template writes around the turn must agree
+(the earlier prompt is the template's rendering of the earlier messages plus the
+generation header, and any forced tool-call opening is the start of the generated turn).
+
 Outcomes, one per call: `fresh` (continues no earlier call), `exact` (re-tokenizing would
 have given the same ids), `repaired` (the ids were spliced and differ from re-tokenizing),
 `unrepaired` (it continues an earlier call but the chat template rewrote that turn or the
@@ -57,10 +66,14 @@ def _arguments(text: str) -> Any:
 
 
 def same_reply(message: dict[str, Any], reply: ParsedAssistant) -> bool:
-    """Is this assistant message what the gateway answered (content and tool calls)?"""
-    if (content_text(message.get("content")) or "").strip() != (reply.content or "").strip():
-        return False
+    """Is this assistant message what the gateway answered (content and tool calls)?
+
+    A turn with calls may come back without its content (a streaming client that kept only
+    the calls, or one that drops the narration): the calls are what the agent acted on."""
     calls = message.get("tool_calls") or []
+    content = (content_text(message.get("content")) or "").strip()
+    if content != (reply.content or "").strip() and not (content == "" and calls):
+        return False
     if len(calls) != len(reply.tool_calls):
         return False
     for sent, made in zip(calls, reply.tool_calls, strict=True):
@@ -119,9 +132,13 @@ def splice_prompt(
         if not same_reply(messages[k], prior.reply):
             continue
         head = render(list(messages[: k + 1]), False)  # through the answered turn
+        # what the template writes before the turn's content; the earlier prompt is that
+        # plus, at most, a forced tool-call opening (the start of what was generated)
+        opening = render(list(messages[:k]), True)
         if not (
             prompt_text.startswith(head)
-            and head.startswith(prior.prompt_text)
+            and prior.prompt_text.startswith(opening)
+            and head.startswith(opening)
             and head.endswith(turn_end)
         ):
             continue

@@ -215,3 +215,76 @@ def test_a_forced_tool_call_wins_over_a_json_response_format(client):
         seed=3,
     )
     assert_declared_call_with_valid_arguments(response.json()["choices"][0], set(PARAMETERS))
+
+
+# ---- /v1/completions: the same response_format, the same recording -----------------------
+
+
+def complete(client: TestClient, url: str = "/v1/completions", **fields: Any) -> Any:
+    body = {"model": MODEL, "prompt": "12 * 7 as JSON:", "max_tokens": 120} | fields
+    return client.post(url, json=body)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_text_completion_honours_a_json_schema_response_format(client, stream):
+    for seed in SEEDS:
+        response = complete(
+            client, response_format=json_schema_format(SCHEMA), seed=seed, stream=stream
+        )
+        assert response.status_code == 200, response.text
+        if stream:
+            chunks = [json.loads(data) for data in sse_data(response.text)[:-1]]
+            text = "".join(c["choices"][0]["text"] for c in chunks if c["choices"])
+        else:
+            (choice,) = response.json()["choices"]
+            assert choice["finish_reason"] == "stop"
+            text = choice["text"]
+        jsonschema.validate(json.loads(text), SCHEMA)
+
+
+def test_a_text_completion_honours_json_object(client):
+    response = complete(client, response_format={"type": "json_object"}, seed=2, max_tokens=200)
+    choice = response.json()["choices"][0]
+    if choice["finish_reason"] == "stop":
+        assert isinstance(json.loads(choice["text"]), dict)
+    else:  # cut by max_tokens: still the start of an object
+        assert choice["text"].startswith("{")
+
+
+@pytest.mark.parametrize(
+    ("response_format", "says"),
+    [
+        (json_schema_format({"type": "colour"}), "Invalid type"),
+        (json_schema_format({"type": "object", "not": {"required": ["a"]}}), "Unimplemented"),
+        ({"type": "json_schema", "json_schema": {"name": "x"}}, "json_schema.schema"),
+    ],
+)
+def test_a_bad_schema_for_a_text_completion_is_a_400_naming_response_format(
+    client, response_format, says
+):
+    error = assert_openai_error(complete(client, response_format=response_format), 400)
+    assert error["param"] == "response_format"
+    assert says in error["message"]
+
+
+def test_a_recorded_constrained_text_completion_keeps_what_the_mask_did(client):
+    recorder = client.recorder
+    episode = recorder.create_episode(run="r", task_id="t")
+    url = f"/episodes/{episode.episode_id}/v1/completions"
+    response = complete(client, url, response_format=json_schema_format(SCHEMA), seed=5, logprobs=0)
+    assert response.status_code == 200, response.text
+    (call,) = recorder.get_calls(episode.episode_id)
+    assert call.kind == "completions"
+    assert call.logprobs == pytest.approx(
+        response.json()["choices"][0]["logprobs"]["token_logprobs"]
+    )
+    assert call.constrained is not None and any(call.constrained)
+    assert call.unconstrained_logprobs is not None
+    for masked, free, marked in zip(
+        call.logprobs, call.unconstrained_logprobs, call.constrained, strict=True
+    ):
+        assert masked >= free - 1e-6
+        assert marked == (masked - free > 1e-6)
+    plain = complete(client, url, max_tokens=4, seed=1)
+    assert plain.status_code == 200
+    assert recorder.get_calls(episode.episode_id)[1].constrained is None
