@@ -89,18 +89,19 @@ def test_a_study_of_the_users_own_workflow_varies_its_params_and_judges_by_its_r
     assert (study_dir / "user_workflow" / "my_agent.py").read_bytes() == original  # the record
     assert agent.read_bytes() == original  # never edited
 
-    # one run per level of system_prompt, each through a wrapper importing the user's file
-    assert len(experiments) == 2, experiments
-    prompts_by_arm = {}
+    # runs of both levels of system_prompt (one seed each per look; a later look, when the
+    # budget leaves room for one, adds seeds), each through a wrapper importing the user's file
+    assert {e.role for e in experiments} == {"control", "treatment"}, experiments
+    prompts_by_arm: dict[str, set[str]] = {}
     for experiment in experiments:
         wrapper = Path(str(experiment.workflow_path)).read_text()
         assert f"USER_WORKFLOW = {str(agent)!r}" in wrapper
         shipped = Path(str(experiment.workflow_path)).parent / "user" / "my_agent.py"
         assert shipped.read_bytes() == original  # what a Ray job runs, beside the wrapper
         overrides = json.loads(eval(wrapper.split("OVERRIDES = json.loads(")[1].split(")\n")[0]))  # noqa: S307
-        prompts_by_arm[experiment.role] = overrides.get("system_prompt", DEFAULT_PROMPT)
-    assert prompts_by_arm["control"] == DEFAULT_PROMPT
-    assert prompts_by_arm["treatment"] == STEP_BY_STEP
+        prompt = overrides.get("system_prompt", DEFAULT_PROMPT)
+        prompts_by_arm.setdefault(experiment.role, set()).add(prompt)
+    assert prompts_by_arm == {"control": {DEFAULT_PROMPT}, "treatment": {STEP_BY_STEP}}
 
     # judged by the workflow's own reward on its test split: raw rewards, never thresholded
     evaluated = [e for e in experiments if (e.result or {}).get("eval_outcomes")]
