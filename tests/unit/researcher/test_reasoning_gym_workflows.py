@@ -50,13 +50,19 @@ def _load(source: str, tmp_path, name: str):
         "does mixing in 50% chain sums help on countdown?",
     ],
 )
-def test_each_arm_of_a_countdown_study_renders_to_a_working_workflow(tmp_path, question):
+def _designed(question: str):
+    """The template planner's first design for `question`: (planner, framing, design)."""
     planner = TemplatePlanner()
     reading = read_question(question, served_models=SERVED)
     framing = Framing(question=question, family=reading.factor, summary="s", model=SERVED[0],
                       planner="template", served_models=SERVED, reading=reading)  # fmt: skip
     hypothesis = planner.hypotheses(framing, notes=[])[0]
     design = planner.design(framing, hypothesis, budget_s=1200, seeds=1, step_seconds=12, notes=[])
+    return planner, framing, design
+
+
+def test_each_arm_of_a_countdown_study_renders_to_a_working_workflow(tmp_path, question):
+    planner, framing, design = _designed(question)
     for i, arm in enumerate(design.arms):
         workflow = _load(planner.write_workflow(framing, design, arm, seed=0), tmp_path, f"w{i}")
         drawn = list(itertools.islice(workflow.tasks("train"), 20))
@@ -94,13 +100,7 @@ def test_gsm8k_is_refused_with_its_offline_twin_named():
 
 
 def test_a_study_of_a_dataset_without_a_module_renders_a_working_workflow(tmp_path):
-    question = "does a KL penalty help on leg_counting?"
-    planner = TemplatePlanner()
-    reading = read_question(question, served_models=SERVED)
-    framing = Framing(question=question, family=reading.factor, summary="s", model=SERVED[0],
-                      planner="template", served_models=SERVED, reading=reading)  # fmt: skip
-    hypothesis = planner.hypotheses(framing, notes=[])[0]
-    design = planner.design(framing, hypothesis, budget_s=1200, seeds=1, step_seconds=12, notes=[])
+    planner, framing, design = _designed("does a KL penalty help on leg_counting?")
     assert design.eval_family == "leg_counting"
     for i, arm in enumerate(design.arms):
         assert arm.tasks == {"leg_counting": 1.0}
