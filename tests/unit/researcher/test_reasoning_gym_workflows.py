@@ -43,13 +43,6 @@ def _load(source: str, tmp_path, name: str):
     return module
 
 
-@pytest.mark.parametrize(
-    "question",
-    [
-        "does a KL penalty of 0.1 slow learning on countdown?",
-        "does mixing in 50% chain sums help on countdown?",
-    ],
-)
 def _designed(question: str):
     """The template planner's first design for `question`: (planner, framing, design)."""
     planner = TemplatePlanner()
@@ -61,6 +54,13 @@ def _designed(question: str):
     return planner, framing, design
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        "does a KL penalty of 0.1 slow learning on countdown?",
+        "does mixing in 50% chain sums help on countdown?",
+    ],
+)
 def test_each_arm_of_a_countdown_study_renders_to_a_working_workflow(tmp_path, question):
     planner, framing, design = _designed(question)
     for i, arm in enumerate(design.arms):
