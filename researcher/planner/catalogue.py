@@ -555,7 +555,7 @@ _FACTOR_LIST = (
         "choice",
         "whether GRPO divides the group-centred reward by the group's std (Dr. GRPO does not)",
         "group",
-        ("scale rewards", "scal(?:e|ing) (?:of )?(?:the )?rewards"),
+        ("scale rewards",),  # TRL's name ("scale_rewards")
         choices=_choices("scale_rewards"),
         # words that name the division read as "group" ("does std normalization help?" tries
         # it against "none", as "does dropping zero-variance groups help?" tries "keep")
