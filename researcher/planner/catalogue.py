@@ -570,6 +570,8 @@ _FACTOR_LIST = (
             "(?:without|no) (?:reward|advantage) (?:std )?(?:normali[sz]ation|scaling)": "none",
             "(?:only )?(?:mean )?cent(?:r|er)(?:ed|ing)(?: only)?(?: the)?(?: rewards| advantages)?": "none",
             r"dr\.? ?grpo": "none",
+            "scale rewards ?(?:=|to|of)? ?[\"']?group": "group",
+            "scale rewards ?(?:=|to|of)? ?[\"']?none": "none",
         },
         alternative="none",
     ),

@@ -478,6 +478,8 @@ CORPUS: list[Q] = [
     Q('does mean centering rewards without dividing by the std help?', 'scale_rewards', ['group', 'none'], 'arithmetic', H, G),
     Q('does advantage normalization hurt on chain_sum?', 'scale_rewards', ['none', 'group'], 'chain_sum', H, L),
     Q('does scale_rewards matter?', 'scale_rewards', ['group', 'none'], 'arithmetic', H, TWO_SIDED),
+    Q('does scale_rewards none help?', 'scale_rewards', ['group', 'none'], 'arithmetic', H, G),
+    Q("does scale_rewards='none' beat scale_rewards='group' on countdown?", 'scale_rewards', ['group', 'none'], 'countdown', H, G),
     Q('does dropping partial groups hurt the tool task?', 'partial_groups', ['train', 'drop'], 'calculator', H, L),
     Q('does LoRA rank 8 vs 64 matter on arithmetic?', 'lora', [8, 64], 'arithmetic', H, TWO_SIDED),
     Q('is LoRA r=16 as good as full fine-tuning on the guessing game?', 'lora', ['full', 16], 'guess_number', H, EQ, 0.05),
