@@ -358,6 +358,9 @@ class RunSettings(BaseModel):
     batch_groups: BatchGroups = 4
     max_staleness: MaxStaleness = 1  # samples more than this many versions old are dropped
     zero_variance_groups: Literal["drop", "keep"] = "drop"
+    # grpo only (no effect on rloo/reinforce): "group" divides the group-centred reward by
+    # the group's std + eps; "none" keeps only r - mean of the group (Dr. GRPO)
+    scale_rewards: Literal["group", "none"] = "group"
     # an open group (fewer than group_size finished episodes) whose first episode finished
     # more than group_timeout_s ago is closed: "train" keeps it when it holds at least
     # min_group_size episodes, "drop" drops it (and smaller ones are dropped either way)

@@ -1,7 +1,9 @@
 """Advantage estimators: one scalar per episode, from the rewards of its group or batch.
 
 - `grpo` (default): (r - mean of the group) / (std of the group + 1e-6). The std is the
-  sample std (n - 1 in the denominator), as TRL's GRPOTrainer and verl compute it.
+  sample std (n - 1 in the denominator), as TRL's GRPOTrainer and verl compute it. With
+  `scale_rewards="none"` only the centring is kept: r - mean of the group (Dr. GRPO's
+  advantage, Liu et al. 2025; TRL's `scale_rewards="none"`).
 - `rloo`: r_i - mean of the *other* episodes of its group (leave-one-out baseline).
 - `reinforce`: r - mean over every episode of the batch (groups are ignored).
 
@@ -30,6 +32,7 @@ from trainer.types import EpisodeSamples, Group
 
 Algorithm = Literal["grpo", "rloo", "reinforce"]
 ZeroVariancePolicy = Literal["drop", "keep"]
+RewardScaling = Literal["group", "none"]  # grpo only: divide by the group's std, or not
 STD_EPS = 1e-6
 
 
@@ -77,6 +80,20 @@ def grpo_advantages(rewards: Sequence[float]) -> list[float]:
     return [(x - m) / (s + STD_EPS / scale) for x in scaled]
 
 
+def centred_advantages(rewards: Sequence[float]) -> list[float]:
+    """r - mean of the group: `grpo` without the division by the std (Dr. GRPO)."""
+    if len(rewards) < 2:
+        return [0.0] * len(rewards)
+    total = sum(rewards)
+    if math.isfinite(total):
+        m = total / len(rewards)
+    else:  # the sum left the float range: the mean of the scaled rewards cannot
+        scale, scaled = _scaled(rewards)
+        m = scale * _mean(scaled)
+    m = min(max(m, min(rewards)), max(rewards))  # rounding never flips an episode's sign
+    return [_clamp(r - m) for r in rewards]
+
+
 def rloo_advantages(rewards: Sequence[float]) -> list[float]:
     n = len(rewards)
     if n < 2:
@@ -110,15 +127,19 @@ def compute_advantages(
     groups: Sequence[Group],
     algorithm: Algorithm = "grpo",
     zero_variance: ZeroVariancePolicy = "drop",
+    scale_rewards: RewardScaling = "group",
 ) -> EpisodeAdvantages:
-    """Score every episode of `groups` with `algorithm`, handling zero-variance groups."""
+    """Score every episode of `groups` with `algorithm`, handling zero-variance groups.
+    `scale_rewards` applies to `grpo` only ("none": no division by the group's std)."""
     out = EpisodeAdvantages()
     if algorithm == "reinforce":
         buckets = [[e for g in groups for e in g.episodes]]
         estimator = reinforce_advantages
     else:
         buckets = [list(g.episodes) for g in groups]
-        estimator = grpo_advantages if algorithm == "grpo" else rloo_advantages
+        estimator = rloo_advantages
+        if algorithm == "grpo":
+            estimator = centred_advantages if scale_rewards == "none" else grpo_advantages
     for episodes in buckets:
         if not episodes:
             continue

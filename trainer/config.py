@@ -75,6 +75,8 @@ class TrainSettings(BaseModel):
     kl_coef: FiniteFloat  # KL to the frozen base policy; 0 = off (no reference model kept)
     max_staleness: int  # drop samples more than this many versions old
     zero_variance_groups: Literal["drop", "keep"]
+    # grpo only: divide the group-centred reward by the group's std ("group") or not ("none")
+    scale_rewards: Literal["group", "none"]
     micro_batch_tokens: int  # tokens per forward/backward chunk
     # how an episode's calls are laid out for the update (trainer.context): one sequence per
     # call, merged timelines, or timelines packed as prefix trees (fastest; see docs/context.md)

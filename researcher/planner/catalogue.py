@@ -551,6 +551,31 @@ _FACTOR_LIST = (
         values_need_name=True,
     ),
     Factor(
+        "scale_rewards",
+        "choice",
+        "whether GRPO divides the group-centred reward by the group's std (Dr. GRPO does not)",
+        "group",
+        ("scale rewards",),  # TRL's name ("scale_rewards")
+        choices=_choices("scale_rewards"),
+        # words that name the division read as "group" ("does std normalization help?" tries
+        # it against "none", as "does dropping zero-variance groups help?" tries "keep")
+        values={
+            "(?:group )?std normali[sz]ation": "group",
+            "(?:reward|advantage) (?:std )?(?:normali[sz]ation|scaling)": "group",
+            "normali[sz]ing (?:the )?(?:rewards|advantages)(?: by (?:the )?std)?": "group",
+            "(?:dividing|divided|division) by (?:the )?(?:group'?s? )?std": "group",
+            "std scaling": "group",
+            "(?:without|no|not) (?:the )?(?:(?:dividing|divided|division) by (?:the )?)?"
+            "(?:group'?s? )?std(?: normali[sz]ation| scaling| division)?": "none",
+            "(?:without|no) (?:reward|advantage) (?:std )?(?:normali[sz]ation|scaling)": "none",
+            "(?:only )?(?:mean )?cent(?:r|er)(?:ed|ing)(?: only)?(?: the)?(?: rewards| advantages)?": "none",
+            r"dr\.? ?grpo": "none",
+            "scale rewards ?(?:=|to|of)? ?[\"']?group": "group",
+            "scale rewards ?(?:=|to|of)? ?[\"']?none": "none",
+        },
+        alternative="none",
+    ),
+    Factor(
         "partial_groups",
         "choice",
         "what happens to groups a crashed client left incomplete",

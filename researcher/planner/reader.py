@@ -12,9 +12,10 @@ How a question is read:
   ("countdown") or a setting no study can vary ("lr schedule", "optimizer") is refused by name.
 - **The factor** is the setting named (a level word such as "RLOO" or "full fine-tuning"
   names its factor too, but an explicit setting wins: "a larger GRPO group size" varies
-  the group size). "steps" alone is the factor only when nothing else is. Two tasks and no
-  setting read as task mixing; two model sizes as the base model; bare numbers like 1e-4 as
-  learning rates. Two settings are refused: a study varies one.
+  the group size; beside "Dr. GRPO", a plain "GRPO" is GRPO with std scaling, the
+  `scale_rewards` level "group", not the algorithm). "steps" alone is the factor only when
+  nothing else is. Two tasks and no setting read as task mixing; two model sizes as the base
+  model; bare numbers like 1e-4 as learning rates. Two settings are refused: a study varies one.
 - **Levels** are the numbers as written (5e-6 and 0.000005 are one level; "eight" too, for
   whole-number settings); "twice", "half", "five times larger" multiply the control. One level
   named: the catalogue default is the other, and the control (a level word that *is* the
@@ -267,7 +268,23 @@ def _scan(text: str, params: dict[str, Any] | None) -> list[Mention]:
     for mention in found:
         if not kept or mention.start >= kept[-1].end:
             kept.append(mention)
-    return [_held_fixed(text, m) for m in kept]
+    return [_held_fixed(text, m) for m in _plain_grpo_beside_dr_grpo(kept)]
+
+
+def _plain_grpo_beside_dr_grpo(mentions: list[Mention]) -> list[Mention]:
+    """A question like "does Dr. GRPO beat GRPO?" compares GRPO's advantage with and without
+    the division by the group's std: beside a `scale_rewards` word, a plain "GRPO" is its
+    level "group", not the algorithm (another algorithm named beside it stays a second
+    setting)."""
+    if not any(m.key == "scale_rewards" for m in mentions):
+        return mentions
+    algorithm = [m for m in mentions if m.key == "algorithm"]
+    if any(m.kind != "value" or m.level != "grpo" for m in algorithm):
+        return mentions
+    return [
+        Mention(m.start, m.end, "value", "scale_rewards", "group") if m in algorithm else m
+        for m in mentions
+    ]
 
 
 def _held_fixed(text: str, mention: Mention) -> Mention:

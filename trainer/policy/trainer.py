@@ -134,7 +134,9 @@ class TorchPolicyTrainer:
     async def train_step(self, groups: Sequence[Group], settings: Any) -> StepResult:
         settings = TrainSettings.model_validate(settings, from_attributes=True)
         async with self._lock:
-            scored = compute_advantages(groups, settings.algorithm, settings.zero_variance_groups)
+            scored = compute_advantages(
+                groups, settings.algorithm, settings.zero_variance_groups, settings.scale_rewards
+            )
             selection = select_samples(scored, self.engine.version, settings.max_staleness)
             rewards = [e.reward for g in groups for e in g.episodes]
             metrics = {

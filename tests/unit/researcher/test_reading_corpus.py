@@ -469,6 +469,17 @@ CORPUS: list[Q] = [
     Q('does timeline merging save wall time versus no merging on the calculator?', 'merge', ['none', 'timeline'], 'calculator', COST, L),
     Q('is tree packing cheaper than timelines on the guessing game?', 'merge', ['timeline', 'tree'], 'guess_number', COST, L),
     Q('does dropping zero-variance groups speed up learning?', 'zero_variance_groups', ['keep', 'drop'], 'arithmetic', LS, G),
+    # scale_rewards: a question naming the std division ("group", the default) tries it against "none"
+    Q('does std normalization of advantages help on chain_sum?', 'scale_rewards', ['none', 'group'], 'chain_sum', H, G),
+    Q('does Dr. GRPO beat GRPO on countdown?', 'scale_rewards', ['group', 'none'], 'countdown', H, G),
+    Q('is Dr GRPO as good as GRPO on countdown?', 'scale_rewards', ['group', 'none'], 'countdown', H, EQ, 0.05),
+    Q('does dividing by the std help learning on countdown?', 'scale_rewards', ['none', 'group'], 'countdown', H, G),
+    Q('does training without std normalization learn faster on arithmetic?', 'scale_rewards', ['group', 'none'], 'arithmetic', LS, G),
+    Q('does mean centering rewards without dividing by the std help?', 'scale_rewards', ['group', 'none'], 'arithmetic', H, G),
+    Q('does advantage normalization hurt on chain_sum?', 'scale_rewards', ['none', 'group'], 'chain_sum', H, L),
+    Q('does scale_rewards matter?', 'scale_rewards', ['group', 'none'], 'arithmetic', H, TWO_SIDED),
+    Q('does scale_rewards none help?', 'scale_rewards', ['group', 'none'], 'arithmetic', H, G),
+    Q("does scale_rewards='none' beat scale_rewards='group' on countdown?", 'scale_rewards', ['group', 'none'], 'countdown', H, G),
     Q('does dropping partial groups hurt the tool task?', 'partial_groups', ['train', 'drop'], 'calculator', H, L),
     Q('does LoRA rank 8 vs 64 matter on arithmetic?', 'lora', [8, 64], 'arithmetic', H, TWO_SIDED),
     Q('is LoRA r=16 as good as full fine-tuning on the guessing game?', 'lora', ['full', 16], 'guess_number', H, EQ, 0.05),
@@ -696,6 +707,11 @@ REFUSALS: list[tuple[str, type[UnmappableQuestion], str]] = [
         "does a group size of 16 with lr 1e-5 help?",
         UnreadableQuestion,
         "it names 2 settings (group_size, lr); a ",
+    ),
+    (  # Dr. GRPO is GRPO without the std division: against RLOO two settings differ
+        "does Dr. GRPO beat RLOO?",
+        UnreadableQuestion,
+        "it names 2 settings (scale_rewards, algorithm)",
     ),
 ]
 

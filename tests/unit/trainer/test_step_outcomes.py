@@ -1,7 +1,8 @@
 """`StepResult.outcomes`: the trainer says what became of every sample it was handed —
 trained, or dropped with the reason — for each drop reason, both merge paths and the
 batch-wide `reinforce` baseline; the counts are derived from the outcomes, and the
-record survives pickling (how it crosses a Ray actor boundary)."""
+record survives pickling (how it crosses a Ray actor boundary); a step's advantages follow
+its run's `scale_rewards`."""
 
 from __future__ import annotations
 
@@ -153,3 +154,26 @@ def test_merging_names_the_calls_it_leaves_out(policy):
     assert [(s.call_index, why) for s, why in result.left_out] == [(1, "empty"), (2, "too_long")]
     assert result.left_out[1][0] is long  # the very objects handed in
     assert (result.counts["empty"], result.counts["too_long"]) == (1, 1)
+
+
+def test_scale_rewards_of_the_settings_reaches_the_steps_advantages(policy):
+    """rewards 0, 1, 1, 1 (sample std 0.5): "none" trains on r - 0.75, "group" on twice that."""
+    prompt = prompt_ids(policy)
+
+    def group() -> Group:
+        episodes = [
+            EpisodeSamples(f"e{i}", r, [sample(policy, f"e{i}", prompt, GOOD)])
+            for i, r in enumerate([0.0, 1.0, 1.0, 1.0])
+        ]
+        return Group("g", episodes)
+
+    spread = {
+        scaling: asyncio.run(
+            policy.trainer.train_step(
+                [group()], train_settings(scale_rewards=scaling, max_staleness=100)
+            )
+        ).metrics["advantage/std"]
+        for scaling in ("none", "group")
+    }
+    assert spread["none"] > 0
+    assert spread["group"] == pytest.approx(2 * spread["none"], rel=1e-5)
