@@ -530,6 +530,12 @@ class _Reader:
             )
         if factor == "task_mix":
             tasks = list(dict.fromkeys([task, *(t for level in levels for t in level)]))
+        if factor == "scale_rewards" and re.search(r"\bdr\.? ?grpo\b", self.text):
+            self.assumptions.append(
+                "Dr. GRPO read as its advantage (no division by the group's std: "
+                "scale_rewards none); its other change, a loss not normalised by sequence "
+                "length, is not a run setting here and stays as in GRPO"
+            )
         reading = Reading(
             factor=factor,
             levels=levels,

@@ -349,3 +349,12 @@ def test_any_jumble_of_catalogue_words_reads_or_is_refused_never_crashes() -> No
             checked = check_reading(got, served_models=SERVED, workflow_params=params)
             assert checked == got, question
     assert read > 300  # the jumble is not all refused: the test exercises the reader
+
+
+def test_a_dr_grpo_reading_says_only_its_advantage_is_varied():
+    reading = read_question("does Dr. GRPO beat GRPO on countdown?", served_models=[SMOL])
+    assert reading.factor == "scale_rewards"
+    assert any("not a run setting here" in a for a in reading.assumptions), reading.assumptions
+    plain = read_question("does std normalization of advantages help on chain_sum?",
+                          served_models=[SMOL])  # fmt: skip
+    assert not any("Dr. GRPO" in a for a in plain.assumptions)
