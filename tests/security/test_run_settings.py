@@ -119,6 +119,7 @@ def test_every_documented_setting_is_still_accepted_on_create_and_patch(trainer_
         "batch_groups": 2,
         "max_staleness": 2,
         "zero_variance_groups": "keep",
+        "scale_rewards": "none",
         "partial_groups": "drop",
         "min_group_size": 3,
         "group_timeout_s": 30.0,
