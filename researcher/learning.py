@@ -22,9 +22,13 @@ The verdict, with `margin` the smallest held-out gain that counts (the design's
 
 - "learned": the gain's interval lies above 0 and the gain reaches `margin` (a gain of
   0.001 whose interval happens to clear 0 is no learning; without a baseline: the training
-  trend's interval lies above 0);
+  reward is rising);
 - "did not learn": the gain's interval lies below 0 (worse than untrained), or the gain is
-  below `margin` and the training trend is not credibly rising;
+  below `margin` and the training reward is not *rising*;
+- *rising* means the trend's interval lies above 0 **and** its fitted rise over the steps
+  logged reaches `margin`: a curve that creeps up by 0.001 in 13 steps is noise the
+  optimistic interval happened to clear, not learning (a flat reward with 1% noise clears
+  it in about one arm in forty);
 - "unclear": anything else (the gain looks real but its interval reaches 0, the training
   reward rises but the held-out score does not show it, no baseline and a flat curve, or
   no finished run).
@@ -168,7 +172,7 @@ def _learned_or_not(
         fields |= {"slope": slope, "slope_ci": (s_low, s_high), "rise": rise, "steps": steps}
         words.append(f"training reward {rise:+.3f} over {steps} steps (slope {slope:+.4f}/step, "
                      f"95% CI {s_low:+.4f} to {s_high:+.4f})")  # fmt: skip
-    rising = trend is not None and trend[1][0] > 0
+    rising = trend is not None and trend[1][0] > 0 and trend[2] >= margin
     scored = [r for r in runs if usable(r)]
     if scored and baseline is not None and baseline.eval_outcomes:
         heldout, base, (low, high) = heldout_gain(scored, baseline)

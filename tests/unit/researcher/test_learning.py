@@ -132,6 +132,33 @@ def test_arms_at_the_baseline_are_rarely_called_learned_and_real_gains_mostly_ar
     assert gain.count("learned") / len(gain) >= 0.8
 
 
+def test_a_training_reward_that_creeps_up_by_less_than_the_margin_is_no_learning():
+    """The optimistic slope interval clears 0 on a rise of 0.002 in 13 steps: no learning."""
+    runs = [RunResult(arm="a", seed=s, run=f"a{s}", eval_outcomes=outcomes(0.10, shift=s),
+                      curve=[(k, 0.2 + 0.00015 * k + 0.0001 * (k % 2)) for k in range(1, 14)])
+            for s in (0, 1)]  # fmt: skip
+    verdict = learned_or_not(design(), runs, BASELINE)
+    assert verdict.slope_ci[0] > 0 and verdict.rise < 0.05
+    assert verdict.verdict == "did not learn", verdict.reason
+
+
+def test_flat_noisy_curves_at_the_baseline_always_did_not_learn():
+    """By simulation, the shape that failed a CI run: reward 0.2 plus uniform 1% noise on
+    every item and step, 2 seeds × 13 steps. The slope interval alone clears 0 in a few
+    percent of arms; with the rise held to the margin, none of 400 arms is kept out of
+    "did not learn"."""
+    rng = np.random.default_rng(11)
+    verdicts = []
+    for _ in range(400):
+        base = baseline_result("tiny", list(0.2 + rng.uniform(0, 0.01, ITEMS)))
+        runs = [RunResult(arm="a", seed=s, run=f"a{s}",
+                          eval_outcomes=list(0.2 + rng.uniform(0, 0.01, ITEMS)),
+                          curve=[(k, 0.2 + float(rng.uniform(0, 0.01))) for k in range(1, 14)])
+                for s in (0, 1)]  # fmt: skip
+        verdicts.append(learned_or_not(design(), runs, base).verdict)
+    assert verdicts.count("did not learn") == len(verdicts), set(verdicts)
+
+
 # -- the study --------------------------------------------------------------------------------
 
 
