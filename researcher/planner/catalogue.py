@@ -292,6 +292,12 @@ UNSUPPORTED_SETTINGS = (
     "reward shaping",
     "value (?:function|head|model)",
     "critic",
+    # one optimizer update per batch: no PPO epochs / GRPO's μ inner iterations to vary
+    r"(?:ppo|optimi[sz]ation|update|inner) epochs?(?: per (?:batch|step|rollout))?",
+    r"epochs? per (?:batch|step|rollout)",
+    r"(?:inner|ppo|policy) (?:updates|iterations|steps) per (?:batch|step|rollout)",
+    r"updates? per batch",
+    r"num(?:ber of)? (?:ppo |inner )?iterations",
 )
 # benchmarks people name that this planner does not ship: refused by name, not misread
 UNSHIPPED_TASKS = (

@@ -22,7 +22,9 @@ How a question is read:
   default, "does tree merging save time?", is compared with the factor's alternative). No
   level named: "a higher X" tries the factor's raised level, "a lower X" its lowered one,
   "which X is best" lowered/default/raised (every choice of a choice setting), "how many
-  steps" 10/20/40 steps, else the factor's alternative level.
+  steps" 10/20/40 steps, else the factor's alternative level. A factor the question takes
+  away ("removing the KL penalty", "without weight decay") has it on as the control and off
+  (its default 0) as the treatment.
 - **The control**, when two or more levels are written, is in this order: the smallest
   level when the question asks about a larger/higher/more X (the largest for smaller/
   lower/fewer); the level after "than", "instead of", "rather than", "compared with",
@@ -389,6 +391,27 @@ def _comparative(text: str, mentions: list[Mention]) -> str | None:
     return None
 
 
+_REMOVAL = re.compile(
+    r"\b(?:remov\w*|drop(?:s|ped|ping)?|without|disabl\w*|turn(?:s|ed|ing)? off|"
+    r"switch(?:es|ed|ing)? off|no)\s+(?:the\s+|a\s+|an\s+|any\s+)?$"
+)
+
+
+def _removes(text: str, mentions: list[Mention]) -> bool:
+    """True when the question takes its factor away: "removing the KL penalty", "training
+    without weight decay", "turning off the KL penalty"."""
+    return any(_REMOVAL.search(text[max(0, m.start - 30) : m.start]) for m in mentions)
+
+
+# two tasks set against each other ("which is easier: A or B?"), not mixed
+_TASK_CONTEST = re.compile(
+    r"\b(?:or|vs\.?|versus|which|easier|harder|more learnable|less learnable)\b"
+)
+_MIXING_WORDS = re.compile(
+    r"\b(?:mix\w*|add\w*|plus|alongside|together|combin\w*|joint\w*|with|alone|only|"
+    r"multi[\s-]?task|transfer\w*)\b|\d+\s*%|\d+\s*/\s*\d+|\+|&"
+)
+
 _CONTRAST = re.compile(
     r"(?:\binstead of|\brather than|\bthan|\bcompared (?:with|to)|\brelative to|\bagainst|"
     r"\bas (?:good|well|accurate|fast|effective|strong|cheap|quickly) as|\bmatch(?:es|ing)?|"
@@ -571,6 +594,15 @@ class _Reader:
             self.assumptions.append("no setting named: numbers like 1e-4 read as learning rates")
             named = ["lr"]
         if not named and len({m.key for m in self._of("task")}) >= 2 and self.params is None:
+            if _TASK_CONTEST.search(self.masked) and not _MIXING_WORDS.search(self.masked):
+                tasks = [m.key for m in self._of("task")]
+                raise self._unreadable(
+                    f"it compares the tasks {' and '.join(dict.fromkeys(tasks))} themselves: "
+                    "their accuracies are on different items, so no run setting separates "
+                    "them. Ask one question per task (does training help on each, against "
+                    "its untrained baseline), or ask whether mixing them helps one "
+                    f"('does adding {tasks[1]} help on {tasks[0]}?')"
+                )
             self.assumptions.append(
                 "two tasks and no run setting named: read as a question about the task mix"
             )
@@ -798,6 +830,15 @@ class _Reader:
             control = levels[0]
             levels = [control, _typed(spec, control * multiplier)]
             self.assumptions.append(f"{describe_level(factor, control)} is the control")
+        elif (
+            len(levels) == 1 and levels[0] != default and default == 0 and _removes(self.text, own)
+        ):
+            control = levels[0]
+            levels = [control, default]
+            self.assumptions.append(
+                f"{factor} taken away: {describe_level(factor, control)} (control) vs "
+                f"{describe_level(factor, default)} (without it)"
+            )
         elif len(levels) == 1 and levels[0] != default:
             control = default
             levels = [default, levels[0]]
@@ -814,6 +855,14 @@ class _Reader:
             levels = [control, levels[0]]
         else:
             control, levels = self._unnamed_levels(spec, default, way, multiplier)
+            if default == 0 and _removes(self.text, own) and len(levels) == 2:
+                # the question's treatment is the factor taken away (the default, off): the
+                # control is the factor on, so "does removing X hurt?" asks off < on
+                control = levels[1]
+                self.assumptions[-1] = (
+                    f"{factor} taken away: {describe_level(factor, control)} (control) vs "
+                    f"{describe_level(factor, default)} (without it)"
+                )
         return [control, *(level for level in levels if level != control)], control
 
     def _control(

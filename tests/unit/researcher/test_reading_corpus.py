@@ -625,6 +625,14 @@ CORPUS: list[Q] = [
     Q('do bigger models learn arithmetic faster?', 'base_model', [SMOL, SMOL_360, QWEN_7B], 'arithmetic', LS, G, served=THREE),
     Q('135M vs 360M on arithmetic?', 'base_model', [SMOL, SMOL_360], 'arithmetic', H, TWO_SIDED, served=THREE),
     Q('does scaling the model help tool use?', 'base_model', [SMOL, SMOL_360, QWEN_7B], 'calculator', H, G, served=THREE),
+    # -- a factor taken away: on is the control, off (0) the treatment -------------------------
+    Q('does removing the KL penalty hurt accuracy on countdown?', 'kl_coef', [0.05, 0.0], 'countdown', H, L),
+    Q('does training without a KL penalty hurt on countdown?', 'kl_coef', [0.05, 0.0], 'countdown', H, L),
+    Q('does dropping the KL penalty help on countdown?', 'kl_coef', [0.05, 0.0], 'countdown', H, G),
+    Q('does turning off weight decay hurt on arithmetic?', 'weight_decay', [0.01, 0.0], 'arithmetic', H, L),
+    Q('does removing the KL penalty of 0.1 hurt on countdown?', 'kl_coef', [0.1, 0.0], 'countdown', H, L),
+    Q('does a KL penalty of 0.1 help on countdown?', 'kl_coef', [0.0, 0.1], 'countdown', H, G),
+    Q('arithmetic vs arithmetic+calculator', 'task_mix', [ARITH, MIX], 'arithmetic', H, TWO_SIDED, extra={'tasks': ['arithmetic', 'calculator']}),
 ]
 # fmt: on
 
@@ -708,6 +716,19 @@ REFUSALS: list[tuple[str, type[UnmappableQuestion], str]] = [
         UnreadableQuestion,
         "it names 2 settings (group_size, lr); a ",
     ),
+    (  # one optimizer update per batch: PPO epochs are no setting (not "PPO" the algorithm)
+        "does increasing the number of PPO epochs per batch improve sample efficiency on countdown?",
+        UnreadableQuestion,
+        "'ppo epochs per batch' is not a setting",
+    ),
+    ("do 4 epochs per batch beat 1?", UnreadableQuestion, "'epochs per batch' is not a setting"),
+    ("do more updates per batch help on arithmetic?", UnreadableQuestion, "is not a setting"),
+    (  # two tasks set against each other are no task mix
+        "which is faster to learn: letter_counting or spell_backward?",
+        UnreadableQuestion,
+        "it compares the tasks letter_counting and spell_backward themselves",
+    ),
+    ("is countdown harder than arithmetic?", UnreadableQuestion, "it compares the tasks"),
     (  # Dr. GRPO is GRPO without the std division: against RLOO two settings differ
         "does Dr. GRPO beat RLOO?",
         UnreadableQuestion,
