@@ -434,6 +434,7 @@ _FACTOR_LIST = (
             "batch groups",
             "groups per (?:batch|step)",
             "number of groups",
+            "batch(?:es)? of(?= \\d+ groups)",
             "(?:prompts|tasks) per (?:batch|step)",
             "bigger batch(?:es)?",
             "larger batch(?:es)?",

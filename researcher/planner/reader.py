@@ -403,6 +403,13 @@ def _removes(text: str, mentions: list[Mention]) -> bool:
     return any(_REMOVAL.search(text[max(0, m.start - 30) : m.start]) for m in mentions)
 
 
+# outcomes people ask about that no study measures: said, then judged by held-out accuracy
+_UNMEASURED = re.compile(
+    r"\b(?:(?:more |less )?stab(?:le|ility|ili[sz]\w*)|unstable|instabilit\w*|collaps\w*|"
+    r"diverg\w*|reward hacking|entropy|diversity|calibrat\w*|robust\w*|"
+    r"overfit\w*|forget\w*|verbos\w*|response length)\b"
+)
+
 # two tasks set against each other ("which is easier: A or B?"), not mixed
 _TASK_CONTEST = re.compile(
     r"\b(?:or|vs\.?|versus|which|easier|harder|more learnable|less learnable)\b"
@@ -742,7 +749,16 @@ class _Reader:
                     + (f" over the first {self.steps} steps" if self.steps else "")
                 )
         elif outcome == "heldout_accuracy":
-            self.assumptions.append("judged by held-out accuracy (no other outcome named)")
+            unmeasured = _UNMEASURED.search(self.masked)
+            if unmeasured:
+                self.assumptions.append(
+                    f"{unmeasured.group(0)!r} is no outcome this researcher measures (it "
+                    "measures held-out accuracy, learning speed, final training reward and "
+                    "cost): judged by held-out accuracy; the report's per-seed curves show "
+                    "how the runs behaved"
+                )
+            else:
+                self.assumptions.append("judged by held-out accuracy (no other outcome named)")
         return outcome, threshold
 
     def _direction(self, outcome: str, factor: str) -> tuple[str, float | None]:

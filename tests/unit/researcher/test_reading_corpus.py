@@ -632,6 +632,8 @@ CORPUS: list[Q] = [
     Q('does turning off weight decay hurt on arithmetic?', 'weight_decay', [0.01, 0.0], 'arithmetic', H, L),
     Q('does removing the KL penalty of 0.1 hurt on countdown?', 'kl_coef', [0.1, 0.0], 'countdown', H, L),
     Q('does a KL penalty of 0.1 help on countdown?', 'kl_coef', [0.0, 0.1], 'countdown', H, G),
+    Q('does a batch of 8 groups learn faster than 2 groups on arithmetic?', 'batch_groups', [2, 8], 'arithmetic', LS, G),
+    Q('does a lower clip range make training more stable on countdown?', 'clip_eps', [0.2, 0.1], 'countdown', H, TWO_SIDED),
     Q('arithmetic vs arithmetic+calculator', 'task_mix', [ARITH, MIX], 'arithmetic', H, TWO_SIDED, extra={'tasks': ['arithmetic', 'calculator']}),
 ]
 # fmt: on
@@ -817,3 +819,21 @@ def test_every_workflow_question_in_the_docs_reads_on_the_docs_agent() -> None:
     for question in quoted:
         reading = read_question(question, served_models=ONE, workflow_params=DOCS_AGENT_PARAMS)
         assert reading.task == "workflow" and reading.factor.startswith("workflow:"), question
+
+
+@pytest.mark.parametrize(
+    ("question", "named"),
+    [
+        ("does a lower clip range make training more stable on countdown?", "more stable"),
+        ("would a KL coefficient of 0.01 prevent reward hacking on countdown?", "reward hacking"),
+        ("does a KL penalty stop the policy from collapsing on arithmetic?", "collapsing"),
+    ],
+)
+def test_an_outcome_no_study_measures_is_said_not_passed_over(question: str, named: str) -> None:
+    """Stability, collapse or reward hacking are not measured: the reading says so instead
+    of "no other outcome named", and judges by held-out accuracy."""
+    reading = read_question(question, served_models=ONE)
+    assert reading.outcome == "heldout_accuracy"
+    said = " ".join(reading.assumptions)
+    assert f"{named!r} is no outcome this researcher measures" in said
+    assert "no other outcome named" not in said
