@@ -872,6 +872,8 @@ OUTCOME_WORDS: tuple[tuple[str, str], ...] = (
         "cost",
         r"cheap\w*|costs?|costl\w*|expensive|wall[\s-]?(?:clock|time)|(?<!\d\s)tokens?|compute|"
         r"gpu[\s-]hours?|throughput|time per step|training time|faster to train|"
+        r"(?:training|wall[\s-]?clock) speed|speed of training|steps per (?:second|minute|hour)|"
+        r"sav(?:e|es|ed|ing) (?:\w+ )?time|(?:takes?|took|needs?) less time|"
         r"slower to train|train(?:s|ing)? (?:faster|slower|quicker)|"
         r"speeds? up (?:the )?training|slows? down (?:the )?training",
     ),

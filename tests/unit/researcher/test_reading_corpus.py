@@ -634,6 +634,9 @@ CORPUS: list[Q] = [
     Q('does a KL penalty of 0.1 help on countdown?', 'kl_coef', [0.0, 0.1], 'countdown', H, G),
     Q('does a batch of 8 groups learn faster than 2 groups on arithmetic?', 'batch_groups', [2, 8], 'arithmetic', LS, G),
     Q('does a lower clip range make training more stable on countdown?', 'clip_eps', [0.2, 0.1], 'countdown', H, TWO_SIDED),
+    Q('does tree merging save time?', 'merge', ['none', 'tree'], 'arithmetic', COST, L),
+    Q('does LoRA save training time on countdown?', 'lora', ['full', 16], 'countdown', COST, L),
+    Q('Is there a difference between tree merging and no merging in training speed?', 'merge', ['tree', 'none'], 'arithmetic', COST, TWO_SIDED),
     Q('arithmetic vs arithmetic+calculator', 'task_mix', [ARITH, MIX], 'arithmetic', H, TWO_SIDED, extra={'tasks': ['arithmetic', 'calculator']}),
 ]
 # fmt: on
