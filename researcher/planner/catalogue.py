@@ -500,6 +500,10 @@ _FACTOR_LIST = (
         raised=4,
         lowered=0,
         alternative=4,
+        values={  # "dropping stale samples": none may lag; "keeping" them: the raised limit
+            r"(?:drop\w*|discard\w*|reject\w*|filter\w* out) (?:all |the )?stale samples": 0,
+            r"(?:keep\w*|allow\w*|accept\w*|us(?:e|es|ing)|train\w* on) (?:the )?stale samples": 4,
+        },
         **_bounds(protocol.MaxStaleness),
     ),
     Factor(
@@ -511,6 +515,7 @@ _FACTOR_LIST = (
             "(?:max(?:imum)? )?(?:training )?steps",
             "max_steps",
             "train(?:ing)? (?:for )?longer",
+            r"train(?:s|ing)?(?= (?:\d+(?:\.\d+)? ?(?:x|times)|twice|three times) (?:longer|as long))",
             "more training",
             "longer runs?",
             "longer training",

@@ -637,6 +637,11 @@ CORPUS: list[Q] = [
     Q('does tree merging save time?', 'merge', ['none', 'tree'], 'arithmetic', COST, L),
     Q('does LoRA save training time on countdown?', 'lora', ['full', 16], 'countdown', COST, L),
     Q('Is there a difference between tree merging and no merging in training speed?', 'merge', ['tree', 'none'], 'arithmetic', COST, TWO_SIDED),
+    Q('does dropping stale samples help on arithmetic?', 'max_staleness', [1, 0], 'arithmetic', H, G),
+    Q('does keeping stale samples hurt on countdown?', 'max_staleness', [1, 4], 'countdown', H, L),
+    Q('does training 2x longer help on chain_sum?', 'max_steps', [20, 40], 'chain_sum', H, G),
+    Q('does training 3 times longer help on chain_sum?', 'max_steps', [20, 60], 'chain_sum', H, G),
+    Q('does training twice as long help on chain_sum?', 'max_steps', [20, 40], 'chain_sum', H, G),
     Q('arithmetic vs arithmetic+calculator', 'task_mix', [ARITH, MIX], 'arithmetic', H, TWO_SIDED, extra={'tasks': ['arithmetic', 'calculator']}),
 ]
 # fmt: on
