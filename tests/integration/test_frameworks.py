@@ -5,6 +5,7 @@ the episode's trace must hold every call it made, one for one, on one timeline p
 
 Covered here: the openai SDK's streamed tool calls in a 3-call loop, LangChain
 `with_structured_output` (default method) and `bind_tools`, LangGraph's ReAct agent,
+LangChain 1.x's `create_agent` with a middleware,
 openai-agents (its default Responses model, a function tool, `output_type`), pydantic-ai
 `NativeOutput` and litellm. The SDK's `.parse` is in test_openai_sdk.py; Responses with
 tools and the anthropic SDK's `messages.create` with a tool are in test_agent_api_sdks.py.
@@ -203,6 +204,42 @@ def test_langgraph_react_agent_runs_a_three_call_tool_loop_on_one_timeline(gatew
     tool_runs = [m for m in result["messages"] if isinstance(m, ToolMessage)]
     assert len(replies) == 4 and len(tool_runs) == 3
     assert all(m.tool_calls and not m.invalid_tool_calls for m in replies[:3])
+    assert_recorded(
+        gateway,
+        episode,
+        [m.usage_metadata["output_tokens"] for m in replies],
+        [m.response_metadata["id"] for m in replies],
+    )
+
+
+def test_langchain_create_agent_runs_a_tool_loop_with_middleware_on_one_timeline(gateway):
+    """LangChain 1.x's `create_agent` (the successor of `create_react_agent`): a
+    `wrap_model_call` middleware requires a tool call until 2 have run, then lets it answer."""
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import wrap_model_call
+    from langchain_core.messages import AIMessage, ToolMessage
+    from langchain_core.tools import tool
+
+    episode = new_episode(gateway)
+
+    @wrap_model_call
+    def tools_first(request, handler):
+        runs = sum(isinstance(m, ToolMessage) for m in request.messages)
+        return handler(request.override(tool_choice="required" if runs < 2 else "auto"))
+
+    agent = create_agent(
+        chat_model(gateway, episode, max_tokens=24, seed=0),
+        tools=[tool(get_weather)],
+        system_prompt="Answer weather questions with the tool.",
+        middleware=[tools_first],
+    )
+    result = agent.invoke({"messages": [("user", "Weather in Rome?")]})
+
+    replies = [m for m in result["messages"] if isinstance(m, AIMessage)]
+    tool_runs = [m for m in result["messages"] if isinstance(m, ToolMessage)]
+    assert len(replies) == 3 and len(tool_runs) == 2
+    assert all(m.tool_calls and not m.invalid_tool_calls for m in replies[:2])
+    assert all(run.content.startswith("sunny in ") for run in tool_runs)
     assert_recorded(
         gateway,
         episode,
