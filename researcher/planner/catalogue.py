@@ -577,6 +577,7 @@ _FACTOR_LIST = (
             "normali[sz]ing (?:the )?(?:rewards|advantages)(?: by (?:the )?std)?": "group",
             "(?:dividing|divided|division) by (?:the )?(?:group'?s? )?std": "group",
             "std scaling": "group",
+            "scal(?:e|es|ed|ing) (?:the )?(?:rewards|advantages) by (?:the )?(?:group'?s? )?std": "group",
             "(?:without|no|not) (?:the )?(?:(?:dividing|divided|division) by (?:the )?)?"
             "(?:group'?s? )?std(?: normali[sz]ation| scaling| division)?": "none",
             "(?:without|no) (?:reward|advantage) (?:std )?(?:normali[sz]ation|scaling)": "none",

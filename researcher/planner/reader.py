@@ -407,7 +407,7 @@ def _removes(text: str, mentions: list[Mention]) -> bool:
 _UNMEASURED = re.compile(
     r"\b(?:(?:more |less )?stab(?:le|ility|ili[sz]\w*)|unstable|instabilit\w*|collaps\w*|"
     r"diverg\w*|reward hacking|entropy|diversity|calibrat\w*|robust\w*|"
-    r"overfit\w*|forget\w*|verbos\w*|response length)\b"
+    r"overfit\w*|forget\w*|verbos\w*|response length|(?:gradient )?variance)\b"
 )
 
 # two tasks set against each other ("which is easier: A or B?"), not mixed

@@ -642,6 +642,7 @@ CORPUS: list[Q] = [
     Q('does training 2x longer help on chain_sum?', 'max_steps', [20, 40], 'chain_sum', H, G),
     Q('does training 3 times longer help on chain_sum?', 'max_steps', [20, 60], 'chain_sum', H, G),
     Q('does training twice as long help on chain_sum?', 'max_steps', [20, 40], 'chain_sum', H, G),
+    Q('does scaling rewards by group std matter on arithmetic?', 'scale_rewards', ['none', 'group'], 'arithmetic', H, TWO_SIDED),
     Q('arithmetic vs arithmetic+calculator', 'task_mix', [ARITH, MIX], 'arithmetic', H, TWO_SIDED, extra={'tasks': ['arithmetic', 'calculator']}),
 ]
 # fmt: on
@@ -835,6 +836,7 @@ def test_every_workflow_question_in_the_docs_reads_on_the_docs_agent() -> None:
         ("does a lower clip range make training more stable on countdown?", "more stable"),
         ("would a KL coefficient of 0.01 prevent reward hacking on countdown?", "reward hacking"),
         ("does a KL penalty stop the policy from collapsing on arithmetic?", "collapsing"),
+        ("does RLOO reduce variance compared to GRPO on countdown?", "variance"),
     ],
 )
 def test_an_outcome_no_study_measures_is_said_not_passed_over(question: str, named: str) -> None:
