@@ -49,9 +49,11 @@ def test_a_killed_gateway_comes_back_where_its_clients_and_checkpoint_left_it(
 
         for _ in range(CLIENTS):
             fleet.start()
-        # kill between two checkpoints, so that a step the restart must train again exists
+        # kill between two checkpoints, so that a step the restart must train again exists;
+        # the step is read last, just before the kill: read first, the next step and its
+        # checkpoint could be saved while the checkpoint list was being asked for
         step_at_kill = wait_for(
-            lambda: (step := run()["step"]) % CHECKPOINT_EVERY != 0 and checkpoints() and step,
+            lambda: checkpoints() and (step := run()["step"]) % CHECKPOINT_EVERY != 0 and step,
             timeout=40,
             every=0.1,
         )
