@@ -831,6 +831,7 @@ class _Reader:
             )
         named = [(p, _typed(spec, v)) for p, v in named]
         levels = distinct_levels([v for _, v in named])
+        written = len(levels)
         default = spec.default_for(task)
         way = _comparative(self.text, own)
         multiplier = _multiplier(self.mentions)
@@ -846,15 +847,6 @@ class _Reader:
             control = levels[0]
             levels = [control, _typed(spec, control * multiplier)]
             self.assumptions.append(f"{describe_level(factor, control)} is the control")
-        elif (
-            len(levels) == 1 and levels[0] != default and default == 0 and _removes(self.text, own)
-        ):
-            control = levels[0]
-            levels = [control, default]
-            self.assumptions.append(
-                f"{factor} taken away: {describe_level(factor, control)} (control) vs "
-                f"{describe_level(factor, default)} (without it)"
-            )
         elif len(levels) == 1 and levels[0] != default:
             control = default
             levels = [default, levels[0]]
@@ -871,14 +863,20 @@ class _Reader:
             levels = [control, levels[0]]
         else:
             control, levels = self._unnamed_levels(spec, default, way, multiplier)
-            if default == 0 and _removes(self.text, own) and len(levels) == 2:
-                # the question's treatment is the factor taken away (the default, off): the
-                # control is the factor on, so "does removing X hurt?" asks off < on
-                control = levels[1]
-                self.assumptions[-1] = (
-                    f"{factor} taken away: {describe_level(factor, control)} (control) vs "
-                    f"{describe_level(factor, default)} (without it)"
-                )
+        if (
+            written < 2
+            and len(levels) == 2
+            and control == default == 0
+            and _removes(self.text, own)
+        ):
+            # the question's treatment is the factor taken away (the default, off): the
+            # control is the factor on, so "does removing X hurt?" asks off < on; the
+            # assumption just made about the default as control is replaced
+            control = next(level for level in levels if level != default)
+            self.assumptions[-1] = (
+                f"{factor} taken away: {describe_level(factor, control)} (control) vs "
+                f"{describe_level(factor, default)} (without it)"
+            )
         return [control, *(level for level in levels if level != control)], control
 
     def _control(
