@@ -373,7 +373,7 @@ def _learning_words(
     if baseline is not None and mean is not None and ci is not None:
         parts.append(
             f"The untrained {baseline.run} (step 0) scores {mean:.3f} [{ci[0]:.3f}, {ci[1]:.3f}] "
-            f"on the same {len(baseline.eval_outcomes)} held-out {design.eval_family} items."
+            f"on the same {len(baseline.eval_outcomes)} held-out {design.eval_task} items."
         )
     else:
         parts.append("The untrained policy was not evaluated (no baseline).")
@@ -488,7 +488,7 @@ def _summary(
         )
         parts.append(f"{label[0].upper()}{label[1:]}, mean over seeds [95% interval]: {listed}.")
     elif design.outcome == "heldout_accuracy":
-        parts.append(f"No run finished with held-out {design.metric} on {design.eval_family}.")
+        parts.append(f"No run finished with held-out {design.metric} on {design.eval_task}.")
     else:
         parts.append(f"No run finished with a score on {label}.")
     for c in comparisons:

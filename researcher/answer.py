@@ -58,6 +58,8 @@ class _Words:
         self.reading = framing.reading
         self.factor = self.reading.factor if self.reading else None
         self.task = (self.reading.task if self.reading else None) or design.eval_family
+        if self.task == design.eval_family:
+            self.task = design.eval_task  # with its level: "countdown (level tiny)"
         if self.task == "workflow":
             self.task = "your workflow"
         self.steps_outcome = design.outcome == "learning_speed" and design.threshold is not None
@@ -94,7 +96,7 @@ class _Words:
             return "final training reward"
         if d.outcome == "cost":
             return "seconds of training wall time" if self.unit == "wall_s" else "tokens trained on"
-        return f"held-out {d.metric} on {d.eval_family}"
+        return f"held-out {d.metric} on {d.eval_task}"
 
     def difference_words(self, value: float, low: float, high: float) -> str:
         """'0.21 more mean training reward per step (95% CI 0.12 to 0.30)'."""

@@ -290,7 +290,7 @@ def plan(
     console.print(table)
     console.print(f"[bold]{plan_.hypothesis.key}[/bold]: {plan_.hypothesis.statement}")
     console.print(f"{len(design.seeds)} seed(s) per arm, {design.steps} steps per run, judged on "
-                  f"{design.eval_episodes} held-out {design.eval_family} tasks")  # fmt: skip
+                  f"{design.eval_episodes} held-out {design.eval_task} tasks")  # fmt: skip
     console.print(f"[bold]decision rule[/bold]: {design.decision_rule}")
     if (pilot := pilot_record(design)) is not None:
         console.print(
@@ -489,7 +489,7 @@ def rerun(
     console.print(
         f"replaying study {study}: {', '.join(f'{a.name} ({a.role})' for a in d.arms)}; "
         f"seeds {d.seeds}; {d.steps} steps per run; {d.eval_episodes} held-out "
-        f"{d.eval_family} tasks; judged once; budget {format_duration(settings.budget_s)}",
+        f"{d.eval_task} tasks; judged once; budget {format_duration(settings.budget_s)}",
         soft_wrap=True, markup=False,
     )  # fmt: skip
     if not yes and not typer.confirm("Start the replay?", default=True):

@@ -23,6 +23,7 @@ import itertools
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from researcher.errors import ResearcherError
 from swarm.evaluate import run_evaluation, short_error
@@ -44,21 +45,29 @@ def task_module(family: str):
         raise UnknownTaskFamily(str(error)) from None
 
 
-def held_out_available(family: str, at_most: int) -> int:
-    """How many of a shipped family's held-out ("test") tasks exist, up to `at_most` (a
-    procedural family's split may be endless): a design never promises more items than
-    its evaluation can score. `at_most` for a family this cannot read."""
+def held_out_available(family: str, at_most: int, params: dict[str, Any] | None = None) -> int:
+    """How many of a shipped family's held-out ("test") tasks exist (drawn with `params`, a
+    difficulty level), up to `at_most` (a procedural family's split may be endless): a design
+    never promises more items than its evaluation can score. `at_most` for a family this
+    cannot read."""
     try:
-        return sum(1 for _ in itertools.islice(task_module(family).tasks("test", seed=0), at_most))
+        drawn = task_module(family).tasks("test", seed=0, **(params or {}))
+        return sum(1 for _ in itertools.islice(drawn, at_most))
     except Exception:  # an unknown family or one whose split needs parameters: not capped
         return at_most
 
 
 def _evaluate_family(
-    gateway_url: str, model: str, family: str, n: int, api_key: str | None, concurrency: int
+    gateway_url: str,
+    model: str,
+    family: str,
+    n: int,
+    api_key: str | None,
+    concurrency: int,
+    params: dict[str, Any],
 ) -> list[float]:
     module = task_module(family)
-    tasks = list(itertools.islice(module.tasks("test", seed=0), n))
+    tasks = list(itertools.islice(module.tasks("test", seed=0, **params), n))
     evaluation = asyncio.run(
         run_evaluation(tasks, module.rollout, gateway_url=gateway_url, model=model,
                        api_key=api_key, concurrency=concurrency)
@@ -123,9 +132,11 @@ def evaluate_policy(
     concurrency: int = 8,
     workflow: str | None = None,
     timeout_s: float = 1800.0,
+    params: dict[str, Any] | None = None,
 ) -> list[float]:
-    """Per-task outcomes of `model` on the first `n` held-out tasks: of `family` (1.0 /
-    0.0), or, with `workflow`, of that workflow file's `tasks("test")` (its raw rewards)."""
+    """Per-task outcomes of `model` on the first `n` held-out tasks: of `family` drawn with
+    `params` (a difficulty level; 1.0 / 0.0), or, with `workflow`, of that workflow file's
+    `tasks("test")` (its raw rewards)."""
     if workflow is not None:
         return _evaluate_workflow(gateway_url, model, workflow, n, api_key, concurrency, timeout_s)
-    return _evaluate_family(gateway_url, model, family, n, api_key, concurrency)
+    return _evaluate_family(gateway_url, model, family, n, api_key, concurrency, params or {})

@@ -169,7 +169,7 @@ def outcome_label(design: Design, unit: str = "wall_s") -> str:
         return (
             "cost (training wall time, seconds)" if unit == "wall_s" else "cost (tokens trained on)"
         )
-    return f"held-out {design.metric} on {design.eval_family}"
+    return f"held-out {design.metric} on {design.eval_task}"
 
 
 def short_label(design: Design) -> str:

@@ -43,6 +43,9 @@ class Reading(BaseModel):
     margin: float | None = None  # the equivalence margin; set when direction is "equivalent"
     steps: int | None = None  # training steps the question fixes ("within 20 steps")
     threshold: float | None = None  # learning_speed as steps to reach this training reward
+    # a difficulty level the question names for a task that has levels (family -> the
+    # family's `level`, or BFCL's `category`: "countdown": "tiny"); others run at their default
+    task_levels: dict[str, str] = Field(default_factory=dict)
     # every default the reader filled in, in words ("KL 0 is the control: only 0.5 named")
     assumptions: list[str] = Field(default_factory=list)
     summary: str = ""  # one sentence: what is compared, on what, judged how, which way
@@ -97,6 +100,9 @@ class Design(BaseModel):
     steps: int  # training steps per run
     eval_family: str  # the task family whose held-out ("test") split judges every arm
     eval_episodes: int  # held-out tasks per run
+    # family -> the keyword arguments its `tasks()` is drawn with (a difficulty level: the
+    # reading's `task_levels`), in training and in the held-out evaluation alike
+    task_params: dict[str, dict[str, Any]] = Field(default_factory=dict)
     metric: str = "accuracy"  # mean held-out reward thresholded at 1.0
     decision_rule: str  # in words, fixed before any run starts
     min_effect: float = 0.05  # smallest treatment − control difference that counts
@@ -118,6 +124,18 @@ class Design(BaseModel):
     mde_basis: str = ""  # how `mde` was computed, in words
     pilot: Pilot | None = None
     parallel_runs: int | None = None  # runs trained at once, as chosen for this machine
+
+    def task_words(self, family: str) -> str:
+        """A task as this design draws it: "countdown", or "countdown (level tiny)" at a
+        level the question named."""
+        params = self.task_params.get(family) or {}
+        shown = ", ".join(f"{knob} {value}" for knob, value in params.items())
+        return f"{family} ({shown})" if shown else family
+
+    @property
+    def eval_task(self) -> str:
+        """The judged task in words (`task_words` of `eval_family`)."""
+        return self.task_words(self.eval_family)
 
 
 class Pilot(BaseModel):

@@ -90,6 +90,7 @@ def plan_record(plan: Plan) -> dict[str, Any]:
         "workflow": framing.workflow, "hypothesis": plan.hypothesis.model_dump(mode="json"),
         "arms": [_arm_record(arm) for arm in design.arms],
         "seeds": design.seeds, "steps": design.steps, "eval_task": design.eval_family,
+        "task_params": design.task_params,
         "eval_episodes": design.eval_episodes, "outcome": design.outcome,
         "direction": design.direction, "margin": design.margin, "threshold": design.threshold,
         "min_effect": design.min_effect, "decision_rule": design.decision_rule,

@@ -535,7 +535,7 @@ def create_replay(
             session, study_id=study.id, phase="start", kind="replays",
             message=f"replays study {record.replays}'s final design: arms "
             f"{', '.join(a.name for a in d.arms)}; seeds {d.seeds}; {d.steps} steps per run; "
-            f"judged once on {d.eval_episodes} held-out {d.eval_family} tasks",
+            f"judged once on {d.eval_episodes} held-out {d.eval_task} tasks",
             reason=f"researcher rerun {record.replays}",
         )  # fmt: skip
     return study

@@ -201,7 +201,7 @@ def _announce(ctx: StudyContext, plan: Design, round_: int, reused: int, shrunk:
     kept += shrunk
     message = (
         f"round {round_} ({kind}): {arms}; seeds {plan.seeds}; {plan.steps} steps per run; "
-        f"judged on {plan.eval_episodes} held-out {plan.eval_family} tasks{kept}"
+        f"judged on {plan.eval_episodes} held-out {plan.eval_task} tasks{kept}"
     )
     if plan.phase == "main" and plan.pilot is not None:
         p = plan.pilot

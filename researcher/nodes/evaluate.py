@@ -65,7 +65,7 @@ def evaluate(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
             result.status = "finished"  # a run stopped by budget or stall still has a policy
             accuracy = sum(result.eval_outcomes) / max(1, len(result.eval_outcomes))
             ctx.event("evaluate", "result",
-                      f"{row.id}: held-out {plan.eval_family} "
+                      f"{row.id}: held-out {plan.eval_task} "
                       f"{'mean reward' if framing.workflow else 'accuracy'} {accuracy:.2f} "
                       f"on {len(result.eval_outcomes)} tasks ({seconds:.0f} s)")  # fmt: skip
         elif row.status in ("finished", "stopped"):
@@ -90,11 +90,13 @@ def _evaluate_all(
     study trains (`parallel_runs`: the gateway batches their requests); the first failure
     is raised once all have ended. Nothing here writes to the database."""
 
+    level = at_level(plan)
+
     def one(row: ExperimentRow) -> tuple[list[float], float]:
         started = time.monotonic()
         outcomes = evaluate_policy(
             ctx.gateway.url, f"{row.run_name}/policy", family=plan.eval_family,
-            n=plan.eval_episodes, api_key=ctx.gateway.api_key,
+            n=plan.eval_episodes, api_key=ctx.gateway.api_key, **level,
             # the user's own workflow: the arm's wrapper of it, scored by its own reward
             **({"workflow": str(row.workflow_path)} if framing.workflow else {}),
         )  # fmt: skip
@@ -107,6 +109,12 @@ def _evaluate_all(
     with ThreadPoolExecutor(max_workers=at_once, thread_name_prefix="evaluate") as pool:
         futures = {row.id: pool.submit(one, row) for row in rows}
     return {ident: future.result() for ident, future in futures.items()}
+
+
+def at_level(plan: Design) -> dict:
+    """`evaluate_policy`'s `params` for the judged task's level; {} at its default."""
+    params = plan.task_params.get(plan.eval_family)
+    return {"params": params} if params else {}
 
 
 def evaluated_runs(ctx: StudyContext) -> list[str]:
@@ -135,21 +143,25 @@ def baselines(ctx: StudyContext, plan: Design, framing: Framing, rows: list) -> 
     for model in dict.fromkeys(a.run.get("base_model") or framing.model for a in arms):
         key = {"model": model, "family": plan.eval_family, "n": plan.eval_episodes,
                "workflow": framing.workflow, "params": arms[0].workflow_params if arms else {}}  # fmt: skip
+        level = at_level(plan)
+        if level:  # only then: a key recorded before levels existed still matches
+            key["task_params"] = level["params"]
         outcomes = done.get(json.dumps(key, sort_keys=True))
         if outcomes is None:
             started = time.monotonic()
             try:
                 outcomes = evaluate_policy(
                     ctx.gateway.url, model, family=plan.eval_family, n=plan.eval_episodes,
-                    api_key=ctx.gateway.api_key, **({"workflow": wrapper} if wrapper else {}),
+                    api_key=ctx.gateway.api_key, **level,
+                    **({"workflow": wrapper} if wrapper else {}),
                 )  # fmt: skip
             except Exception as error:  # noqa: BLE001 — the baseline informs, it must not end the study
                 ctx.event("evaluate", "problem", f"the untrained {model} could not be evaluated "
-                          f"on held-out {plan.eval_family}: {error}")  # fmt: skip
+                          f"on held-out {plan.eval_task}: {error}")  # fmt: skip
                 continue
             mean = sum(outcomes) / max(1, len(outcomes))
             ctx.event("evaluate", "baseline",
-                      f"untrained {model}: held-out {plan.eval_family} {mean:.2f} on "
+                      f"untrained {model}: held-out {plan.eval_task} {mean:.2f} on "
                       f"{len(outcomes)} tasks ({time.monotonic() - started:.0f} s)",
                       data={"key": key, "outcomes": outcomes})  # fmt: skip
         found.append(baseline_result(model, outcomes))

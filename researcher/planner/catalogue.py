@@ -54,6 +54,11 @@ class TaskInfo:
     description: str = ""  # in a few words, for summaries ("say a given word")
     synonyms: tuple[str, ...] = ()  # regex fragments naming the task in a question
     max_tokens: int | None = None  # the task's own completion budget per model call
+    # difficulty levels, easiest first: the values of the family's `level_knob` (a
+    # question may name one: "tiny countdown"); `default_level` is what runs otherwise
+    levels: tuple[str, ...] = ()
+    default_level: str | None = None
+    level_knob: str = "level"
 
 
 TASKS: dict[str, TaskInfo] = {
@@ -142,6 +147,8 @@ TASKS: dict[str, TaskInfo] = {
                 "(?:the )?24 game",
             ),
             countdown.MAX_TOKENS,
+            tuple(countdown.LEVELS),
+            countdown.DEFAULT_LEVEL,
         ),
         TaskInfo(
             "chain_sum",
@@ -156,6 +163,8 @@ TASKS: dict[str, TaskInfo] = {
                 "(?:addition and subtraction|add and subtract) chains?",
             ),
             chain_sum.MAX_TOKENS,
+            tuple(chain_sum.LEVELS),
+            chain_sum.DEFAULT_LEVEL,
         ),
         TaskInfo(
             "basic_arithmetic",
@@ -172,6 +181,8 @@ TASKS: dict[str, TaskInfo] = {
                 "evaluating (?:arithmetic )?expressions",
             ),
             basic_arithmetic.MAX_TOKENS,
+            tuple(basic_arithmetic.LEVELS),
+            basic_arithmetic.DEFAULT_LEVEL,
         ),
         TaskInfo(
             "letter_counting",
@@ -188,6 +199,8 @@ TASKS: dict[str, TaskInfo] = {
                 "(?:the )?strawberry (?:problem|task|test)",
             ),
             letter_counting.MAX_TOKENS,
+            tuple(letter_counting.LEVELS),
+            letter_counting.DEFAULT_LEVEL,
         ),
         TaskInfo(
             "mastermind",
@@ -207,6 +220,8 @@ TASKS: dict[str, TaskInfo] = {
                 "(?:the |a )?multi turn games?",
             ),
             mastermind.MAX_TOKENS,
+            tuple(mastermind.LEVELS),
+            mastermind.DEFAULT_LEVEL,
         ),
         TaskInfo(
             "bfcl",
@@ -230,6 +245,9 @@ TASKS: dict[str, TaskInfo] = {
                 "tool calling(?: tasks?| benchmark)?",
             ),
             bfcl.MAX_TOKENS,
+            tuple(bfcl.CATEGORIES),
+            bfcl.DEFAULT_CATEGORY,
+            "category",
         ),
     )
 }
@@ -263,6 +281,36 @@ def task_info(name: str) -> TaskInfo | None:
         (words,) if name not in AMBIGUOUS_DATASET_NAMES else (),
         reasoning_gym.MAX_TOKENS,
     )
+
+
+def task_params(family: str, level: str | None) -> dict[str, Any]:
+    """The keyword arguments that draw `family`'s tasks at `level` (its `level_knob`); {}
+    without a level. A level the family does not have is a ResearcherError naming its levels."""
+    if level is None:
+        return {}
+    info = task_info(family)
+    if info is None or not info.levels:
+        raise ResearcherError(f"{family} has no difficulty levels (asked for {level!r})")
+    if level not in info.levels:
+        raise ResearcherError(
+            f"{family} has no {info.level_knob} {level!r}; its {info.level_knob}s are "
+            f"{', '.join(info.levels)} (default {info.default_level})"
+        )
+    return {info.level_knob: level}
+
+
+def task_words(family: str, reading: Reading) -> str:
+    """A task as a study runs it: "countdown", or "countdown (level tiny)" at a level the
+    reading names."""
+    level = reading.task_levels.get(family)
+    info = task_info(family)
+    return f"{family} ({info.level_knob if info else 'level'} {level})" if level else family
+
+
+def reading_task_params(reading: Reading) -> dict[str, dict[str, Any]]:
+    """Family -> the `tasks()` keyword arguments of each level the reading names (a
+    Design's `task_params`)."""
+    return {family: task_params(family, level) for family, level in reading.task_levels.items()}
 
 
 def is_task(name: str) -> bool:
@@ -868,6 +916,10 @@ def check_reading(
     if reading.steps is not None and reading.steps < 1:
         raise ResearcherError(f"steps must be at least 1 (got {reading.steps})")
     tasks = list(dict.fromkeys([task, *reading.tasks]))
+    for family, level in reading.task_levels.items():
+        if family not in tasks:
+            raise ResearcherError(f"task_levels names {family!r}, which is not among the tasks")
+        task_params(family, level)
     return reading.model_copy(update={"levels": levels, "control": control, "tasks": tasks})
 
 

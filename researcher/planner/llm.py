@@ -55,6 +55,7 @@ from researcher.planner.catalogue import (
     check_reading,
     describe_level,
     is_task,
+    reading_task_params,
 )
 from researcher.planner.design_space import factor_kind, lora_rank
 from researcher.planner.reader import DEFAULT_MARGIN
@@ -380,6 +381,7 @@ def with_reading(design: Design, reading: Reading) -> Design:
             "arms": arms,
             "steps": steps,
             "eval_family": reading.task,
+            "task_params": reading_task_params(reading),
             "metric": "mean reward" if reading.task == WORKFLOW_TASK else "accuracy",
             "outcome": reading.outcome,
             "direction": reading.direction,

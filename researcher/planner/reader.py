@@ -92,6 +92,7 @@ from researcher.planner.catalogue import (
     is_task,
     reasoning_gym_datasets,
     task_info,
+    task_words,
     tasks_in_words,
 )
 
@@ -498,6 +499,53 @@ _OFFLINE_TWINS = {
 
 _TRANSFER = re.compile(r"\btransfer\w*|\bgenerali[sz]\w* (?:to|onto)\b")
 
+# difficulty words beside a task: a level the task has is read as its level; one it lacks
+# is refused (names its levels), except for a task with one difficulty (said, not refused)
+_DIFFICULTY_WORDS = r"tiny|easy|medium|standard|hard"
+_LEVEL_SUFFIX = r"(?:[\s-]+(?:level|difficulty|setting|mode|version|category|split))"
+
+
+def _level_pattern(level: str) -> str:
+    """A level's words: "parallel_multiple" is also "parallel multiple", "multi_turn_base"
+    also "multi-turn"."""
+    words = [re.escape(w) for w in level.split("_")]
+    pattern = r"[\s_-]?".join(words)
+    if level == "multi_turn_base":
+        pattern += r"|multi[\s_-]?turn"
+    return pattern
+
+
+def _level_beside(text: str, start: int, end: int, words: str) -> str | None:
+    """The level word (one of `words`, a regex alternation) written beside the task mention
+    text[start:end]: before it ("tiny countdown", "the easy level of countdown") or after it
+    ("countdown (tiny)", "countdown at level tiny", "countdown at the tiny level")."""
+    before = re.search(
+        rf"(?<![\w-])({words}){_LEVEL_SUFFIX}?(?:\s+of)?\s+(?:the\s+)?$", text[:start]
+    )
+    if before:
+        return before.group(1)
+    after = text[end:]
+    for pattern in (
+        rf"^\s*\(\s*(?:level\s+|category\s+)?({words})\s*\)",
+        rf"^\s*,?\s*(?:(?:at|on|with|in)\s+)?(?:the\s+|its\s+)?(?:level|difficulty|category)"
+        rf"\s*[:=]?\s*[\"']?({words})(?![\w-])",
+        rf"^\s*,?\s*(?:at|on|with|in)\s+(?:the\s+|its\s+|an?\s+)?[\"']?({words})[\"']?"
+        rf"{_LEVEL_SUFFIX}",
+    ):
+        found = re.match(pattern, after)
+        if found:
+            return found.group(1)
+    return None
+
+
+def _spelled_level(word: str, levels: tuple[str, ...]) -> str:
+    """The level a matched word spells ("parallel multiple" → parallel_multiple)."""
+    for level in levels:
+        if re.fullmatch(_level_pattern(level), word):
+            return level
+    raise AssertionError(f"{word!r} matched none of {levels}")  # the pattern came from levels
+
+
 _TRAINING_WORDS = re.compile(
     r"train|learn|fine[\s-]?tun|\brl\b|reinforcement|reward|polic|gradient|rollout|model|"
     r"experiment|accuracy|hyper[\s-]?param|\bgrpo\b|\bppo\b|\bsteps?\b|agent|checkpoint|epoch|"
@@ -550,6 +598,7 @@ class _Reader:
                 "basic_arithmetic?'), or study it with --workflow FILE"
             )
         task, tasks = self._task(factor)
+        task_levels = self._task_levels(task, tasks)
         outcome, threshold = self._outcome(factor)
         direction, margin = self._direction(outcome, factor)
         levels, control = self._levels(factor, task, tasks)
@@ -577,6 +626,7 @@ class _Reader:
             margin=margin,
             steps=self.steps,
             threshold=threshold,
+            task_levels=task_levels,
             assumptions=self.assumptions,
         )
         try:
@@ -672,6 +722,56 @@ class _Reader:
             task = DEFAULT_TASK if DEFAULT_TASK not in partners else "calculator"
             self.assumptions.append(f"no task named to judge on: {task} (the default task)")
         return task, list(dict.fromkeys([task, *families]))
+
+    def _task_levels(self, task: str, tasks: list[str]) -> dict[str, str]:
+        """The difficulty level named beside each task that has levels ("tiny countdown",
+        "countdown at level easy", "parallel function calling"); the judged task's default
+        is said when none is named. Two levels of one task, or one it lacks, are refused."""
+        if self.params is not None:
+            return {}
+        found: dict[str, str] = {}
+        for m in self._of("task"):
+            info = task_info(m.key)
+            if info is None:
+                continue
+            longest_first = sorted(info.levels, key=len, reverse=True)
+            own = "|".join(_level_pattern(level) for level in longest_first)
+            word = _level_beside(self.text, m.start, m.end, own) if own else None
+            if word is not None:
+                level = _spelled_level(word, info.levels)
+            else:
+                other = _level_beside(self.text, m.start, m.end, _DIFFICULTY_WORDS)
+                if other is None:
+                    continue
+                if not info.levels:
+                    self.assumptions.append(
+                        f"{m.key} has one difficulty: {other!r} changes nothing"
+                    )
+                    continue
+                raise self._unreadable(
+                    f"{m.key} has no {info.level_knob} {other!r}; its {info.level_knob}s are "
+                    f"{', '.join(info.levels)}, easiest first (default {info.default_level})"
+                )
+            if found.get(m.key, level) != level:
+                raise self._unreadable(
+                    f"it names two {info.level_knob}s of {m.key} ({found[m.key]} and {level}); "
+                    f"a study trains and judges a task at one {info.level_knob}: comparing "
+                    "levels is no run setting. Ask about one"
+                )
+            found[m.key] = level
+        for family in tasks:
+            info = task_info(family)
+            if info is None or not info.levels:
+                continue
+            if family in found:
+                self.assumptions.append(f"{family} at {info.level_knob} {found[family]} (as named)")
+            elif family == task:
+                others = ", ".join(level for level in info.levels if level != info.default_level)
+                self.assumptions.append(
+                    f"{family} at its default {info.level_knob}, {info.default_level} (name "
+                    f"another to choose it: {others})"
+                )
+        return found
 
     def _mixed_in(self, mention: Mention) -> bool:
         """Whether a task is what is mixed in ("mixing in X", "adding X", "mixing X into")."""
@@ -1113,13 +1213,15 @@ def summarise(reading: Reading) -> str:
         on = "your workflow (its own reward)"
     else:
         info = task_info(reading.task)
-        on = f"{reading.task} ({info.description if info else 'a task'})"
+        level = reading.task_levels.get(reading.task)
+        at = f" at {info.level_knob} {level}" if info and level else ""
+        on = f"{reading.task}{at} ({info.description if info else 'a task'})"
     judged = _OUTCOME_NOUN[reading.outcome]
     if reading.outcome == "heldout_accuracy":
         judged = (
             "your workflow's mean reward on its test split"
             if reading.task == WORKFLOW_TASK
-            else f"held-out {reading.task} accuracy"
+            else f"held-out {task_words(reading.task, reading)} accuracy"
         )
     if reading.outcome == "learning_speed":
         judged += (

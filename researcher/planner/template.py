@@ -24,7 +24,12 @@ from researcher.evaluate import held_out_available
 from researcher.learning import not_testable_words
 from researcher.plan import Analysis, Arm, Decision, Design, Framing, Hypothesis, Reading
 from researcher.planner import budget, design_space, wording
-from researcher.planner.catalogue import WORKFLOW_TASK, is_task, tasks_in_words
+from researcher.planner.catalogue import (
+    WORKFLOW_TASK,
+    is_task,
+    reading_task_params,
+    tasks_in_words,
+)
 from researcher.planner.reader import read_question, requested_models, serves
 from swarm.tasks import CATALOGUE
 
@@ -176,7 +181,9 @@ class TemplatePlanner:
             budget_s, runs, step_seconds, control["group_size"] * control["batch_groups"]
         )
         if reading.task != WORKFLOW_TASK:  # never more items than the held-out split has
-            eval_episodes = held_out_available(reading.task, eval_episodes)
+            eval_episodes = held_out_available(
+                reading.task, eval_episodes, reading_task_params(reading).get(reading.task)
+            )
         lr = asked.get("lr") if reading.factor != "lr" else None
         if lr is not None:
             applied.append(f"lr={lr:g} for every arm")
@@ -195,6 +202,7 @@ class TemplatePlanner:
             steps=steps,
             eval_family=reading.task,
             eval_episodes=eval_episodes,
+            task_params=reading_task_params(reading),
             decision_rule="",
             metric="mean reward" if reading.task == WORKFLOW_TASK else "accuracy",
             min_effect=min_effect,
@@ -242,6 +250,7 @@ class TemplatePlanner:
             modules=[family for family in weights if family in CATALOGUE],
             max_turns=params.get("max_turns"),
             sampling={k: params[k] for k in design_space.SAMPLING if params.get(k) is not None},
+            task_params={f: p for f, p in design.task_params.items() if f in weights},
             feedback=feedback,
         )
 

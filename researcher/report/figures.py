@@ -49,7 +49,7 @@ def _panels(
         return [("", None, None, ctx.results)]
     return [
         (
-            f"{d.hypothesis}: {d.eval_family}" if len(ctx.designs) > 1 else "",
+            f"{d.hypothesis}: {d.eval_task}" if len(ctx.designs) > 1 else "",
             d,
             ctx.analyses[i] if i < len(ctx.analyses) else None,
             ctx.results_of(d),
@@ -154,7 +154,7 @@ def heldout_accuracy(ctx: ReportContext, path: Path) -> Path:
 
     def title_of(design: Design | None) -> str:
         metric = design.metric if design else "accuracy"
-        family = f" on {design.eval_family}" if design else ""
+        family = f" on {design.eval_task}" if design else ""
         if design is not None and design.outcome != "heldout_accuracy":
             return f"held-out {metric}{family} (bars: mean; not the judged outcome)"
         return f"held-out {metric}{family} (bars: mean, whiskers: 95% CI)"

@@ -246,12 +246,16 @@ def _reading(ctx: ReportContext) -> dict[str, Any] | None:
     design = ctx.designs[0] if ctx.designs else None
     same = design is not None and design.outcome == reading.outcome
     margin = reading.margin if reading.margin is not None else (design.margin if same else None)
+    words = (
+        design.task_words if design is not None else str
+    )  # with a level: "countdown (level tiny)"
     return {
         "factor": reading.factor,
         "levels": " · ".join(_level(level) for level in reading.levels),
         "control": _level(reading.control),
-        "task": reading.task
-        + (f" (the question also names {', '.join(t for t in reading.tasks if t != reading.task)})"
+        "task": words(reading.task)
+        + (f" (the question also names "
+           f"{', '.join(words(t) for t in reading.tasks if t != reading.task)})"
            if any(t != reading.task for t in reading.tasks) else ""),
         "outcome": outcome_label(design, cost_unit(ctx.results)) if same else describe_outcome(
             reading.outcome, threshold=reading.threshold),

@@ -21,7 +21,7 @@ def _ctx(parallel_runs):
     )
 
 
-PLAN = SimpleNamespace(eval_family="learnable", eval_episodes=4)
+PLAN = SimpleNamespace(eval_family="learnable", eval_episodes=4, task_params={})
 FRAMING = SimpleNamespace(workflow=None)
 
 
