@@ -33,8 +33,9 @@ How a question is read:
   the first named ("0.1 vs 0.3": 0.1). Levels list the control first, then the others as
   written.
 - **The task** is the one after "held-out", "into", then "on", "for", "at", "of" or a verb
-  ("help arithmetic"), not after "training on" nor what is mixed in ("mixing in X", "adding
-  X"); other tasks named go to `tasks`. None named: arithmetic (max_turns: guess_number).
+  ("help arithmetic"; not "a mix of"), not after "training on" nor what is mixed in
+  ("mixing in X", "adding X"); other tasks named go to `tasks`, each at a difficulty level
+  named beside it ("tiny countdown": `task_levels`). None named: arithmetic (max_turns: guess_number).
   Your own workflow: "workflow".
 - **The outcome**: cost for "cheaper", "wall time", "tokens", "faster to train"; learning
   speed (area under the training-reward curve) for "learn faster", "slow learning",
@@ -175,6 +176,7 @@ _ASIDES = (  # number phrases that are not levels: (kind, regex)
     ("margin", r"within (\d+(?:\.\d+)?) ?(?:percentage points?|points?|%|percent|pp)"),
     ("margin_abs", r"within (?:an? )?(?:margin of )?(0?\.\d+)"),
     ("seeds", r"(\d+) (?:random )?seeds?"),
+    ("pass_at_k", r"pass ?@ ?(\d+)"),
     (
         "threshold",
         r"(?:reach\w*|hit\w*|gets? to|achiev\w*)(?: an?)?(?: training)?(?: reward| accuracy| "
@@ -801,6 +803,8 @@ class _Reader:
             r"\b(?:train\w*|mix\w*|add\w*)\s+(?:only\s+)?(?:on|in|with)\s+(?:the\s+)?$", before
         ):
             return 0
+        if re.search(r"\b(?:mix\w*|blend\w*|combination|ratio|split)\s+of\s+(?:the\s+)?$", before):
+            return 1  # "a 50/50 mix of A and B": A is no more judged than B
         verb = r"help\w*|hurt\w*|improv\w*|boost\w*|harm\w*|degrad\w*|benefit\w*"
         if re.search(rf"\b(?:on|for|at|in|of|{verb})\s+(?:the\s+)?$", before) or re.match(
             r"\s*(?:accuracy|performance|scores?|results?)\b", after
@@ -850,7 +854,17 @@ class _Reader:
                 )
         elif outcome == "heldout_accuracy":
             unmeasured = _UNMEASURED.search(self.masked)
-            if unmeasured:
+            pass_at = self._of("aside", "pass_at_k")
+            if pass_at and int(pass_at[0].groups[0]) == 1:
+                self.assumptions.append(
+                    "pass@1 read as held-out accuracy (one greedy answer per held-out task)"
+                )
+            elif pass_at:
+                self.assumptions.append(
+                    f"pass@{pass_at[0].groups[0]} is not measured (each held-out task gets one "
+                    "greedy answer): judged by held-out accuracy, i.e. pass@1"
+                )
+            elif unmeasured:
                 self.assumptions.append(
                     f"{unmeasured.group(0)!r} is no outcome this researcher measures (it "
                     "measures held-out accuracy, learning speed, final training reward and "

@@ -644,6 +644,11 @@ CORPUS: list[Q] = [
     Q('does training twice as long help on chain_sum?', 'max_steps', [20, 40], 'chain_sum', H, G),
     Q('does scaling rewards by group std matter on arithmetic?', 'scale_rewards', ['none', 'group'], 'arithmetic', H, TWO_SIDED),
     Q('arithmetic vs arithmetic+calculator', 'task_mix', [ARITH, MIX], 'arithmetic', H, TWO_SIDED, extra={'tasks': ['arithmetic', 'calculator']}),
+    # "a mix of A and B": A is mixed in, not the judged task
+    Q('does a 50/50 mix of chain_sum and basic_arithmetic beat basic_arithmetic alone on basic_arithmetic?', 'task_mix', [{'basic_arithmetic': 1.0}, {'basic_arithmetic': 0.5, 'chain_sum': 0.5}], 'basic_arithmetic', H, G),
+    # "pass@1" is the outcome's name, not a level
+    Q('does training with 16 samples per prompt improve pass@1 on countdown?', 'group_size', [4, 16], 'countdown', H, G),
+    Q('does a group of 8 improve pass@8 on countdown?', 'group_size', [4, 8], 'countdown', H, G),
 ]
 # fmt: on
 
@@ -847,3 +852,12 @@ def test_an_outcome_no_study_measures_is_said_not_passed_over(question: str, nam
     said = " ".join(reading.assumptions)
     assert f"{named!r} is no outcome this researcher measures" in said
     assert "no other outcome named" not in said
+
+
+def test_pass_at_k_is_read_as_held_out_accuracy_and_k_above_1_is_said_unmeasured() -> None:
+    one = read_question("does a larger group improve pass@1 on countdown?", served_models=ONE)
+    assert one.outcome == "heldout_accuracy"
+    assert any("pass@1 read as held-out accuracy" in a for a in one.assumptions)
+    eight = read_question("does a larger group improve pass@8 on countdown?", served_models=ONE)
+    assert eight.outcome == "heldout_accuracy"
+    assert any("pass@8 is not measured" in a for a in eight.assumptions)
