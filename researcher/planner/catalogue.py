@@ -59,6 +59,8 @@ class TaskInfo:
     levels: tuple[str, ...] = ()
     default_level: str | None = None
     level_knob: str = "level"
+    # other words for a level, as regex fragments -> level ("3-number" countdown: easy)
+    level_words: tuple[tuple[str, str], ...] = ()
 
 
 TASKS: dict[str, TaskInfo] = {
@@ -149,6 +151,11 @@ TASKS: dict[str, TaskInfo] = {
             countdown.MAX_TOKENS,
             tuple(countdown.LEVELS),
             countdown.DEFAULT_LEVEL,
+            level_words=(
+                (r"(?:2|two)[\s-]numbers?", "tiny"),
+                (r"(?:3|three)[\s-]numbers?", "easy"),
+                (r"(?:[4-6]|four|five|six)[\s-]numbers?", "standard"),
+            ),
         ),
         TaskInfo(
             "chain_sum",
@@ -248,6 +255,11 @@ TASKS: dict[str, TaskInfo] = {
             tuple(bfcl.CATEGORIES),
             bfcl.DEFAULT_CATEGORY,
             "category",
+            level_words=(
+                (r"multiple (?:functions|tools)", "multiple"),
+                (r"parallel (?:function |tool )?calls", "parallel"),
+                (r"multi[\s_-]?turn", "multi_turn_base"),
+            ),
         ),
     )
 }

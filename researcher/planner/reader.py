@@ -87,6 +87,7 @@ from researcher.planner.catalogue import (
     WORKFLOW_PREFIX,
     WORKFLOW_TASK,
     Factor,
+    TaskInfo,
     check_reading,
     describe_level,
     distinct_levels,
@@ -177,6 +178,7 @@ _ASIDES = (  # number phrases that are not levels: (kind, regex)
     ("margin_abs", r"within (?:an? )?(?:margin of )?(0?\.\d+)"),
     ("seeds", r"(\d+) (?:random )?seeds?"),
     ("pass_at_k", r"pass ?@ ?(\d+)"),
+    ("task_size", r"\d+[\s-](?:numbers?|digits?|terms?)"),  # "3-number countdown": a level
     (
         "threshold",
         r"(?:reach\w*|hit\w*|gets? to|achiev\w*)(?: an?)?(?: training)?(?: reward| accuracy| "
@@ -507,14 +509,12 @@ _DIFFICULTY_WORDS = r"tiny|easy|medium|standard|hard"
 _LEVEL_SUFFIX = r"(?:[\s-]+(?:level|difficulty|setting|mode|version|category|split))"
 
 
-def _level_pattern(level: str) -> str:
-    """A level's words: "parallel_multiple" is also "parallel multiple", "multi_turn_base"
-    also "multi-turn"."""
+def _level_pattern(level: str, info: TaskInfo | None = None) -> str:
+    """A level's words: "parallel_multiple" is also "parallel multiple", and the task's
+    other words for it ("3-number" for countdown's easy)."""
     words = [re.escape(w) for w in level.split("_")]
-    pattern = r"[\s_-]?".join(words)
-    if level == "multi_turn_base":
-        pattern += r"|multi[\s_-]?turn"
-    return pattern
+    aliases = [words for words, named in (info.level_words if info else ()) if named == level]
+    return "|".join([*aliases, r"[\s_-]?".join(words)])
 
 
 def _level_beside(text: str, start: int, end: int, words: str) -> str | None:
@@ -533,6 +533,7 @@ def _level_beside(text: str, start: int, end: int, words: str) -> str | None:
         rf"\s*[:=]?\s*[\"']?({words})(?![\w-])",
         rf"^\s*,?\s*(?:at|on|with|in)\s+(?:the\s+|its\s+|an?\s+)?[\"']?({words})[\"']?"
         rf"{_LEVEL_SUFFIX}",
+        rf"^\s*,?\s*(?:with|using|of)\s+(?:the\s+)?({words})(?![\w-])",
     ):
         found = re.match(pattern, after)
         if found:
@@ -540,12 +541,12 @@ def _level_beside(text: str, start: int, end: int, words: str) -> str | None:
     return None
 
 
-def _spelled_level(word: str, levels: tuple[str, ...]) -> str:
+def _spelled_level(word: str, info: TaskInfo) -> str:
     """The level a matched word spells ("parallel multiple" → parallel_multiple)."""
-    for level in levels:
-        if re.fullmatch(_level_pattern(level), word):
+    for level in info.levels:
+        if re.fullmatch(_level_pattern(level, info), word):
             return level
-    raise AssertionError(f"{word!r} matched none of {levels}")  # the pattern came from levels
+    raise AssertionError(f"{word!r} matched none of {info.levels}")  # the pattern came from them
 
 
 _TRAINING_WORDS = re.compile(
@@ -737,10 +738,10 @@ class _Reader:
             if info is None:
                 continue
             longest_first = sorted(info.levels, key=len, reverse=True)
-            own = "|".join(_level_pattern(level) for level in longest_first)
+            own = "|".join(_level_pattern(level, info) for level in longest_first)
             word = _level_beside(self.text, m.start, m.end, own) if own else None
             if word is not None:
-                level = _spelled_level(word, info.levels)
+                level = _spelled_level(word, info)
             else:
                 other = _level_beside(self.text, m.start, m.end, _DIFFICULTY_WORDS)
                 if other is None:

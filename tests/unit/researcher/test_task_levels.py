@@ -38,6 +38,9 @@ SERVED = ["m-135M"]
         ("does a larger group help on parallel multiple function calling?", "bfcl",
          {"bfcl": "parallel_multiple"}),
         ("does a larger group help on multi-turn function calling?", "bfcl", {"bfcl": "multi_turn_base"}),
+        ("does KL help on countdown with 2 numbers?", "countdown", {"countdown": "tiny"}),
+        ("does the KL penalty matter for function calling with multiple functions?", "bfcl",
+         {"bfcl": "multiple"}),
         ("does KL help on countdown?", "countdown", {}),
         ("does KL help on the easy task?", "learnable", {}),
         ("does mixing easy chain_sum into basic_arithmetic training help on basic_arithmetic?",
@@ -47,6 +50,14 @@ SERVED = ["m-135M"]
 def test_a_level_beside_a_task_is_read_as_its_level(question, task, levels):
     reading = read_question(question, served_models=SERVED)
     assert (reading.task, reading.task_levels) == (task, levels)
+
+
+def test_a_task_size_is_its_level_not_a_level_of_the_factor():
+    reading = read_question(
+        "does GRPO with a group size of 16 outperform group size 4 on 3-number countdown?",
+        served_models=SERVED,
+    )
+    assert (reading.levels, reading.task_levels) == ([4, 16], {"countdown": "easy"})
 
 
 def test_a_task_with_levels_and_none_named_says_its_default_in_the_assumptions():
