@@ -3,6 +3,7 @@
     .venv/bin/python bench/learnability.py                      # every family, 2 seeds (~1.5 h)
     .venv/bin/python bench/learnability.py --only countdown:tiny,chain_sum:easy --seeds 0 --steps 8
     .venv/bin/python bench/learnability.py --steps 0          # untrained accuracy only
+    .venv/bin/python bench/learnability.py --record researcher/planner/learnability.json
 
 For each family at each level (FAMILY:LEVEL; old families have one level, "-") and each
 seed: held-out accuracy of the untrained model (the served base model), then a GRPO run of
@@ -177,6 +178,13 @@ def main() -> None:
     ap.add_argument("--prompts-per-step", type=int, default=4)
     ap.add_argument("--lr", type=float, default=2e-5)
     ap.add_argument("--concurrency", type=int, default=32)
+    ap.add_argument(
+        "--record",
+        type=Path,
+        default=None,
+        help="also write the trained rows as JSON, merged into this file by family and level "
+        "(researcher/planner/learnability.json is what plans quote)",
+    )
     args = ap.parse_args()
     cells = (
         [Cell(*item.split(":")) for item in args.only.split(",")]
@@ -220,6 +228,35 @@ def main() -> None:
     print("\n" + header)
     for cell in cells:
         print(row(cell))
+    if args.record is not None and args.steps > 0:
+        record_rows(args, cells)
+
+
+def record_rows(args, cells: list[Cell]) -> None:
+    """Merge the trained cells into `args.record` (researcher.planner.learnability's format):
+    a row per family and level, replacing an earlier row of the same pair."""
+    from researcher.planner.learnability import Measured, Record
+
+    settings = (f"{args.prompts_per_step} tasks x group {args.group_size} per step, lr "
+                f"{args.lr:g}, {args.eval_n} held-out tasks per seed")  # fmt: skip
+    rows = [
+        Measured(family=c.family, level=None if c.level == "-" else c.level, steps=args.steps,
+                 untrained=c.before, trained=c.after, n=c.n,
+                 steps_per_min=round(sum(c.steps_per_min) / len(c.steps_per_min), 2))
+        for c in cells if c.after
+    ]  # fmt: skip
+    old = Record.model_validate_json(args.record.read_text()) if args.record.exists() else None
+    kept = [r for r in (old.rows if old and old.model == MODEL else [])
+            if (r.family, r.level) not in {(n.family, n.level) for n in rows}]  # fmt: skip
+    record = Record(
+        model=MODEL,
+        command="bench/learnability.py --record researcher/planner/learnability.json",
+        settings=settings,
+        measured=time.strftime("%Y-%m-%d"),
+        rows=kept + rows,
+    )
+    args.record.write_text(record.model_dump_json(indent=1) + "\n")
+    print(f"recorded {len(rows)} rows in {args.record}")
 
 
 if __name__ == "__main__":

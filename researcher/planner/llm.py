@@ -58,6 +58,7 @@ from researcher.planner.catalogue import (
     reading_task_params,
 )
 from researcher.planner.design_space import factor_kind, lora_rank
+from researcher.planner.learnability import with_prior
 from researcher.planner.reader import DEFAULT_MARGIN
 from researcher.planner.template import MAX_ROUNDS, check_question, look_of, not_testable_decision
 
@@ -145,7 +146,7 @@ class LLMPlanner:
                 raise Unusable(
                     f"model {framing.model!r} is not served; pick one of {served_models}"
                 )
-            return framing
+            return framing.model_copy(update={"reading": with_prior(reading, framing.model)})
 
         prompt = self._render(
             "planner/frame.j2",

@@ -97,6 +97,7 @@ from researcher.planner.catalogue import (
     task_words,
     tasks_in_words,
 )
+from researcher.planner.learnability import describe, measured, measurements
 
 EXAMPLE_QUESTIONS = (
     "does a KL penalty of 0.05 help on arithmetic?",
@@ -549,6 +550,12 @@ def _spelled_level(word: str, info: TaskInfo) -> str:
     raise AssertionError(f"{word!r} matched none of {info.levels}")  # the pattern came from them
 
 
+# "can the model learn X?", "is X learnable?": no setting to compare
+_CAN_LEARN = re.compile(
+    r"\b(?:can|could|will)\b(?:\s+\S+){0,5}?\s+(?:learn|solve|master)\b|\blearnable\b|"
+    r"\bis it possible to (?:learn|train)\b"
+)
+
 _TRAINING_WORDS = re.compile(
     r"train|learn|fine[\s-]?tun|\brl\b|reinforcement|reward|polic|gradient|rollout|model|"
     r"experiment|accuracy|hyper[\s-]?param|\bgrpo\b|\bppo\b|\bsteps?\b|agent|checkpoint|epoch|"
@@ -645,6 +652,10 @@ class _Reader:
         named = list(dict.fromkeys(k for k in named if k != "max_steps"))
         if not named:
             named = list(dict.fromkeys(m.key for m in self._of("value")))
+        # "can the model learn X (in 30 steps)?": no two settings, whatever steps it names
+        if not named and self._of("task") and self.params is None:
+            if _CAN_LEARN.search(self.masked):
+                raise self._unreadable(self._can_it_learn(self._of("task")[0]))
         models = self._of("model")
         if not named and len(models) >= 2:
             named = ["base_model"]
@@ -696,6 +707,34 @@ class _Reader:
             f"{self.question!r} is not a question about training a model: the researcher "
             f"answers questions about RL training by running experiments. "
             f"{_how_to_ask(self.params)}"
+        )
+
+    def _can_it_learn(self, mention: Mention) -> str:
+        """Whether a model can learn a task is no comparison of two settings: every study
+        answers it for its control (the pilot, against the untrained baseline), and the
+        bench measured it for the bundled model."""
+        info = task_info(mention.key)
+        level = _level_beside(
+            self.text, mention.start, mention.end,
+            "|".join(_level_pattern(level, info) for level in info.levels),
+        ) if info and info.levels else None  # fmt: skip
+        level = _spelled_level(level, info) if level else (info.default_level if info else None)
+        record = measurements()
+        row = measured(mention.key, level, record.model) if record else None
+        at = f" at level {level}" if level else ""
+        known = (
+            f"; bench/learnability.py measured it for the bundled {record.model} on "
+            f"{mention.key}{at}: {describe(row)} ({record.settings})"
+            if row and record
+            else ""
+        )
+        return (
+            f"it asks whether the model can learn {mention.key}{at}, which compares no two "
+            f"settings: every study answers it for its control arm (the pilot trains it first "
+            f"and reports whether it learned against the untrained model on the same "
+            f"held-out items){known}. Ask about a setting to see it "
+            f"('does lr 2e-5 vs 4e-5 speed up learning on {level + ' ' if level else ''}"
+            f"{mention.key}?')"
         )
 
     # -- the task -----------------------------------------------------------------------------

@@ -30,6 +30,7 @@ from researcher.planner.catalogue import (
     reading_task_params,
     tasks_in_words,
 )
+from researcher.planner.learnability import with_prior
 from researcher.planner.reader import read_question, requested_models, serves
 from swarm.tasks import CATALOGUE
 
@@ -120,6 +121,7 @@ class TemplatePlanner:
             )
         if reading.factor == "base_model" and isinstance(reading.control, str):
             model = reading.control  # the control arm's model; each arm names its own
+        reading = with_prior(reading, model)
         return Framing(
             question=text,
             family=reading.factor,  # report templates of before readings show `family`

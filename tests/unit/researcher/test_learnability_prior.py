@@ -1,0 +1,79 @@
+"""What bench/learnability.py recorded for the bundled model reaches the plan: the reading's
+assumptions quote the judged task's row at its level (the default level when none is named),
+warn when nothing was learned there and name a level that did learn; a record of another
+model says nothing; "can the model learn X?" is refused with the measured row."""
+
+from __future__ import annotations
+
+import pytest
+
+from researcher.planner import learnability
+from researcher.planner.learnability import Measured, Record, with_prior
+from researcher.planner.reader import UnreadableQuestion, read_question
+from researcher.planner.template import TemplatePlanner
+
+MODEL = "bundled-135m"
+
+
+@pytest.fixture
+def record(tmp_path, monkeypatch):
+    rows = [
+        Measured(family="countdown", level="easy", steps=20, untrained=[0, 0], trained=[0, 1],
+                 n=[64, 64]),
+        Measured(family="countdown", level="tiny", steps=20, untrained=[2, 2], trained=[20, 24],
+                 n=[64, 64]),
+        Measured(family="arithmetic", level=None, steps=20, untrained=[4, 4], trained=[11, 12],
+                 n=[64, 64]),
+    ]  # fmt: skip
+    path = tmp_path / "learnability.json"
+    path.write_text(Record(model=MODEL, command="c", settings="s", rows=rows).model_dump_json())
+    monkeypatch.setattr(learnability, "RECORD", path)
+    learnability.measurements.cache_clear()
+    yield path
+    learnability.measurements.cache_clear()
+
+
+def test_a_task_where_nothing_was_learned_warns_and_names_a_level_that_learned(record):
+    reading = with_prior(read_question("does KL help on countdown?", served_models=[MODEL]), MODEL)
+    note = reading.assumptions[-1]
+    assert "countdown (level easy) went 0.00 → 0.01" in note
+    assert "likely find that no arm learned" in note
+    assert "level tiny went 0.03 → 0.34" in note
+
+
+def test_a_task_that_learned_is_quoted_without_a_warning(record):
+    tiny = with_prior(
+        read_question("does KL help on tiny countdown?", served_models=[MODEL]), MODEL
+    )
+    assert "countdown (level tiny) went 0.03 → 0.34" in tiny.assumptions[-1]
+    assert "no arm learned" not in tiny.assumptions[-1]
+    plain = with_prior(read_question("does KL help on arithmetic?", served_models=[MODEL]), MODEL)
+    assert "arithmetic went 0.06 → 0.18 [0.12, 0.26]" in plain.assumptions[-1]
+
+
+def test_another_model_or_an_unmeasured_task_adds_nothing(record):
+    reading = read_question("does KL help on countdown?", served_models=[MODEL])
+    assert with_prior(reading, "other-7b") == reading
+    chain = read_question("does KL help on chain_sum?", served_models=[MODEL])
+    assert with_prior(chain, MODEL) == chain
+
+
+def test_the_template_planner_frames_with_the_prior(record):
+    framing = TemplatePlanner().frame("does KL help on countdown?", served_models=[MODEL])
+    assert any("likely find that no arm learned" in a for a in framing.reading.assumptions)
+
+
+def test_can_the_model_learn_a_task_is_refused_with_what_was_measured(record):
+    with pytest.raises(UnreadableQuestion, match="countdown at level tiny.*0.03 → 0.34"):
+        read_question("can the model learn tiny countdown?", served_models=[MODEL])
+    with pytest.raises(UnreadableQuestion, match="compares no two settings"):
+        read_question("could a 135M model learn chain_sum in 30 steps?", served_models=[MODEL])
+
+
+def test_the_shipped_record_is_for_the_bundled_model_and_well_formed():
+    learnability.measurements.cache_clear()
+    shipped = learnability.measurements()
+    assert shipped is not None and shipped.model == "smollm2-135m"
+    for row in shipped.rows:
+        assert len(row.untrained) == len(row.trained) == len(row.n) >= 1
+        assert all(0 <= k <= n for k, n in zip(row.trained, row.n, strict=True))
