@@ -29,8 +29,9 @@ How a question is read:
   level when the question asks about a larger/higher/more X (the largest for smaller/
   lower/fewer); the level after "than", "instead of", "rather than", "compared with",
   "as good as", "match", "beat", or "versus" after a verb ("does A save time versus B"); the
-  catalogue default when it is among the levels; the smallest of three or more numbers; else
-  the first named ("0.1 vs 0.3": 0.1). Levels list the control first, then the others as
+  catalogue default when it is among the levels; B of a directional "A vs B" ("does 1e-4 vs
+  1e-5 help?": 1e-5); the smallest of three or more numbers; else the first named ("0.1 vs
+  0.3": 0.1). Levels list the control first, then the others as
   written.
 - **The task** is the one after "held-out", "into", then "on", "for", "at", "of" or a verb
   ("help arithmetic"; not "a mix of"), not after "training on" nor what is mixed in
@@ -433,6 +434,8 @@ _CONTRAST = re.compile(
 
 
 _VERSUS = re.compile(r"\b(?:vs\.?|versus)\s+(?:\S+\s+){0,3}$")
+# "256 vs 128": the first level's number, "vs", the second's (positions start at each number)
+_BARE_VERSUS = re.compile(r"\S+\s+(?:vs\.?|versus)\s+")
 
 
 def _contrasted(text: str, positions: list[int]) -> int | None:
@@ -573,6 +576,7 @@ class _Reader:
         self.masked = _masked(self.text, self.mentions)
         self.assumptions: list[str] = []
         self.steps: int | None = None
+        self.direction: str | None = None
 
     def _of(self, kind: str, key: str | None = None) -> list[Mention]:
         return [m for m in self.mentions if m.kind == kind and (key is None or m.key == key)]
@@ -611,6 +615,7 @@ class _Reader:
         task_levels = self._task_levels(task, tasks)
         outcome, threshold = self._outcome(factor)
         direction, margin = self._direction(outcome, factor)
+        self.direction = direction
         levels, control = self._levels(factor, task, tasks)
         if len(distinct_levels(levels)) < 2:
             shown = ", ".join(describe_level(factor, level) for level in levels)
@@ -1065,6 +1070,18 @@ class _Reader:
                 f"control {describe_level(factor, default)}: the default {factor}"
             )
             return default
+        if (
+            len(levels) == 2
+            and self.direction in ("greater", "less")
+            and _BARE_VERSUS.fullmatch(self.text[positions[0] : positions[1]])
+        ):
+            # "does 256 vs 128 help?" asks whether 256 helps: the level after "vs" is the control
+            control = levels[1]
+            self.assumptions.append(
+                f"control {describe_level(factor, control)}: the level after 'vs' (the question "
+                f"asks what {describe_level(factor, levels[0])} does against it)"
+            )
+            return control
         if len(levels) >= 3 and len(numeric) == len(levels):
             control = min(levels, key=_sort_key)
             self.assumptions.append(

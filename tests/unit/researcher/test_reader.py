@@ -321,7 +321,7 @@ def test_a_workflow_sampling_setting_without_a_default_needs_both_levels() -> No
     got = read_question(
         "does max_tokens 256 vs 64 help my agent?", served_models=SERVED, workflow_params={}
     )
-    assert (got.factor, got.levels, got.task) == ("max_tokens", [256, 64], "workflow")
+    assert (got.factor, got.levels, got.task) == ("max_tokens", [64, 256], "workflow")
 
 
 def test_any_jumble_of_catalogue_words_reads_or_is_refused_never_crashes() -> None:

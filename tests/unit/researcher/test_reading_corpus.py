@@ -649,6 +649,10 @@ CORPUS: list[Q] = [
     # "pass@1" is the outcome's name, not a level
     Q('does training with 16 samples per prompt improve pass@1 on countdown?', 'group_size', [4, 16], 'countdown', H, G),
     Q('does a group of 8 improve pass@8 on countdown?', 'group_size', [4, 8], 'countdown', H, G),
+    # a directional "A vs B" asks what A does against B: B is the control (neither is the default)
+    Q('does max_completion_length 256 vs 128 help on countdown?', 'max_tokens', [128, 256], 'countdown', H, G),
+    Q('does lr 1e-4 vs 1e-5 help on arithmetic?', 'lr', [1e-5, 1e-4], 'arithmetic', H, G),
+    Q('does a KL penalty of 0.5 vs 0.1 hurt on arithmetic?', 'kl_coef', [0.1, 0.5], 'arithmetic', H, L),
 ]
 # fmt: on
 
