@@ -358,6 +358,16 @@ UNSUPPORTED_SETTINGS = (
     r"(?:inner|ppo|policy) (?:updates|iterations|steps) per (?:batch|step|rollout)",
     r"updates? per batch",
     r"num(?:ber of)? (?:ppo |inner )?iterations",
+    # sampling settings the rollouts do not vary (temperature and max_tokens are factors)
+    r"top ?[pk]",
+    r"min ?p",
+    "nucleus sampling",
+    r"(?:repetition|frequency|presence) penalty",
+    "beam search",
+    # the update takes the whole batch, split into micro-batches by tokens (micro_batch_tokens)
+    r"gradient accumulation(?: steps)?",
+    r"per device (?:train )?batch size",
+    r"mask(?:ed|ing)? truncated completions",
 )
 # benchmarks people name that this planner does not ship: refused by name, not misread
 UNSHIPPED_TASKS = (

@@ -742,6 +742,23 @@ REFUSALS: list[tuple[str, type[UnmappableQuestion], str]] = [
         "'ppo epochs per batch' is not a setting",
     ),
     ("do 4 epochs per batch beat 1?", UnreadableQuestion, "'epochs per batch' is not a setting"),
+    # sampling and batching knobs of other trainers, refused by name (not "no setting named")
+    ("does top_p 0.9 help on countdown?", UnreadableQuestion, "'top_p' is not a setting"),
+    (
+        "does gradient accumulation help?",
+        UnreadableQuestion,
+        "'gradient accumulation' is not a setting",
+    ),
+    (
+        "does mask_truncated_completions help on countdown?",
+        UnreadableQuestion,
+        "'mask_truncated_completions' is not a setting",
+    ),
+    (
+        "does a repetition penalty of 1.1 help on arithmetic?",
+        UnreadableQuestion,
+        "'repetition penalty' is not a setting",
+    ),
     ("do more updates per batch help on arithmetic?", UnreadableQuestion, "is not a setting"),
     (  # two tasks set against each other are no task mix
         "which is faster to learn: letter_counting or spell_backward?",
