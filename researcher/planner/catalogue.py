@@ -976,7 +976,7 @@ EQUIVALENT_WORDS = (
     r"as (?:good|well|accurate|fast|effective|strong|cheap|quickly) as|match(?:es|ed|ing)?|"
     r"same as|the same (?:accuracy|results?|performance|reward|score)|no worse|not worse|comparabl\w*|on par|equivalent\w*|just as|"
     r"indistinguishable|keeps? up with|as well\b|loses? (?:nothing|no accuracy)|suffic\w*|"
-    r"without (?:hurting|harming|losing|degrading|costing)"
+    r"without (?:hurting|harming|losing|degrading|costing)|get away with|safe to (?:use|cut|drop)"
 )
 GREATER_WORDS = (
     r"help\w*|improv\w*|better|boost\w*|speeds? up|faster|quicker|sooner|outperform\w*|"

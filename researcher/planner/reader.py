@@ -45,7 +45,7 @@ How a question is read:
   final training reward for "training reward"; held-out accuracy otherwise. When the steps
   themselves are the factor ("how many training steps does it need?"), held-out accuracy
   after each number of steps, direction greater.
-- **The direction**: equivalence for "as good as", "match", "no worse than", "comparable",
+- **The direction**: equivalence for "as good as", "match", "no worse than", "comparable", "get away with",
   "without hurting" (margin 0.05, or "within 3 points" → 0.03, "within 0.02" → 0.02; 10% of
   the control's cost for cost); greater for help/improve/better/faster; less for hurt/slow/
   worse/cheaper/cut; two-sided for matter/differ/affect/"what does", for both ways at once or

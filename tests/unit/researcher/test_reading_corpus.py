@@ -653,6 +653,7 @@ CORPUS: list[Q] = [
     Q('does max_completion_length 256 vs 128 help on countdown?', 'max_tokens', [128, 256], 'countdown', H, G),
     Q('does lr 1e-4 vs 1e-5 help on arithmetic?', 'lr', [1e-5, 1e-4], 'arithmetic', H, G),
     Q('does a KL penalty of 0.5 vs 0.1 hurt on arithmetic?', 'kl_coef', [0.1, 0.5], 'arithmetic', H, L),
+    Q('Can I get away with a group size of 2 on arithmetic?', 'group_size', [4, 2], 'arithmetic', H, EQ, 0.05),
 ]
 # fmt: on
 
