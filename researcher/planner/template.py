@@ -282,10 +282,16 @@ class TemplatePlanner:
             return not_testable_decision(hypothesis, analysis, read)
         if analysis.verdict != "inconclusive":
             outcome = "supported" if analysis.verdict == "supported" else "refuted"
+            # a retest (H2, H3: more seeds per arm) tests the question's hypothesis again
+            root = re.sub(r"\d+$", "1", hypothesis.key) if hypothesis.parent else hypothesis.key
+            at_look = f" at look {design.look} of {design.max_looks}" if design else ""
+            retest = f", retested as {hypothesis.key}" if root != hypothesis.key else ""
             return Decision(
                 action="conclude",
-                reason=f"the decision rule gives a verdict: {hypothesis.key} is {outcome}.{read}",
-                conclusion=f"{hypothesis.key} ({hypothesis.statement}) is {outcome}: {effect}",
+                reason=f"the decision rule gives a verdict: {root} is {outcome}{at_look}"
+                f"{retest}.{read}",
+                conclusion=f"{root} ({hypothesis.statement}) is {outcome}{at_look}{retest}: "
+                f"{effect}",
             )
         cost = MIN_ROUND_S if round_cost_s is None else round_cost_s
         look, looks = (design.look, design.max_looks) if design else (round, MAX_ROUNDS)

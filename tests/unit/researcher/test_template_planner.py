@@ -381,6 +381,20 @@ def test_decide_concludes_on_a_verdict_with_the_effect_and_its_interval(planner)
     assert "+0.120" in decision.conclusion and "+0.060 to +0.200" in decision.conclusion
 
 
+def test_a_verdict_at_a_later_look_names_the_questions_hypothesis_and_the_look(planner):
+    framing = framing_of(reading("kl_coef", [0.0, 0.5]))
+    h3 = H1.model_copy(update={"key": "H3", "parent": "H2"})
+    design = planner.design(framing, H1, budget_s=1200, seeds=1, step_seconds=12, notes=[])
+    design = design.model_copy(update={"look": 3, "max_looks": 3})
+    decision = planner.decide(framing, h3, _analysis("supported", 0.12, 0.06, 0.2), notes=[],
+                              budget_left_s=1e6, round=4, design=design)  # fmt: skip
+    assert decision.conclusion.startswith("H1 (KL slows learning.) is supported at look 3 of 3")
+    assert "retested as H3" in decision.conclusion
+    first = planner.decide(framing, H1, _analysis("refuted", -0.2, -0.3, -0.1), notes=[],
+                           budget_left_s=1e6, round=1, design=design.model_copy(update={"look": 1}))  # fmt: skip
+    assert first.conclusion.startswith("H1 (KL slows learning.) is refuted at look 1 of 3:")
+
+
 def test_decide_refines_an_inconclusive_round_only_while_budget_and_rounds_remain(planner):
     framing = framing_of(reading("kl_coef", [0.0, 0.5]))
     inconclusive = _analysis("inconclusive")
