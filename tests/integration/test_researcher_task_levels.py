@@ -112,7 +112,9 @@ def test_a_study_on_tiny_countdown_trains_and_judges_at_the_tiny_level(home: Pat
 
     # the report and the status name the level
     assert report is not None
-    assert WORDS in Path(report.markdown_path).read_text()
+    markdown = Path(report.markdown_path).read_text()
+    assert f"tasks of `{WORDS}` per run" in markdown  # the design section's held-out line
+    assert f"{WORDS} 1" in markdown  # each arm's training tasks
     assert WORDS in Path(report.html_path).read_text()
     status = researcher(home, "status", study_id)
     assert status.returncode == 0, status.stderr
