@@ -12,7 +12,12 @@ from __future__ import annotations
 
 from researcher.analysis import describe_rule
 from researcher.plan import Design, Reading
-from researcher.planner.catalogue import WORKFLOW_PREFIX, WORKFLOW_TASK, describe_level
+from researcher.planner.catalogue import (
+    WORKFLOW_PREFIX,
+    WORKFLOW_TASK,
+    describe_level,
+    task_words,
+)
 from researcher.planner.design_space import (
     MIN_EFFECT,
     format_level,
@@ -123,7 +128,7 @@ def min_effect_for(reading: Reading, steps: int) -> float:
 
 def metric_sentence(reading: Reading, *, steps: int, eval_episodes: int) -> str:
     """How each run is scored, for the decision rule."""
-    task = "the workflow's" if reading.task == WORKFLOW_TASK else reading.task
+    task = "the workflow's" if reading.task == WORKFLOW_TASK else task_words(reading.task, reading)
     if reading.factor == "max_steps":
         steps_text = "its own max_steps"  # each arm trains for its level
     else:

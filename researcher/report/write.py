@@ -192,7 +192,9 @@ def _experiments(ctx: ReportContext) -> list[dict[str, Any]]:
                     "role": arm.role,
                     "description": arm.description,
                     "level": _level(arm.level) if arm.level is not None else "—",
-                    "tasks": ", ".join(f"{k} {v:g}" for k, v in arm.tasks.items()),
+                    "tasks": ", ".join(
+                        f"{design.task_words(k)} {v:g}" for k, v in arm.tasks.items()
+                    ),
                     "run": arm.run,
                     "mean": mean,
                     "heldout": f"{np.mean(heldout):.3f}" if heldout else "—",

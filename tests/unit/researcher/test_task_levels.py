@@ -205,3 +205,19 @@ def test_the_rendered_llm_prompts_name_each_tasks_levels():
     )  # fmt: skip
     assert "levels, easiest first: tiny, easy, standard; default easy" in text
     assert '"task_levels"' in text
+
+
+def test_the_decision_rule_and_the_reports_design_section_name_the_level(tmp_path):
+    """The pre-registered rule's "answers N held-out … tasks", the report's "Held-out
+    evaluation" line and its arms' tasks name the level the runs were drawn at."""
+    from researcher.report import write_report
+    from tests.unit.researcher.test_report import empty_context
+
+    _, _, design = _design("does a larger group help on tiny countdown?")
+    assert "48 held-out countdown (level tiny) tasks" in design.decision_rule.replace("\n", " ")
+    files = write_report(empty_context().model_copy(update={"designs": [design]}), tmp_path)
+    for text in (files.markdown.read_text(), files.html.read_text()):
+        assert "tasks of <code>countdown (level tiny)</code> per run" in text or (
+            "tasks of `countdown (level tiny)` per run" in text
+        )
+        assert "countdown (level tiny) 1" in text  # the arms' training tasks
