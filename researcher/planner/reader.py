@@ -792,7 +792,7 @@ class _Reader:
                     continue
                 if not info.levels:
                     self.assumptions.append(
-                        f"{m.key} has one difficulty: {other!r} changes nothing"
+                        f"{m.key} is served at one difficulty here: {other!r} changes nothing"
                     )
                     continue
                 raise self._unreadable(

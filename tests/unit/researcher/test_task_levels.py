@@ -76,7 +76,7 @@ def test_a_level_the_task_does_not_have_is_refused_with_its_levels():
 def test_a_difficulty_word_on_a_task_of_one_difficulty_is_said_not_refused():
     reading = read_question("does KL help on easy arithmetic?", served_models=SERVED)
     assert reading.task_levels == {}
-    assert any("arithmetic has one difficulty" in a for a in reading.assumptions)
+    assert any("arithmetic is served at one difficulty here" in a for a in reading.assumptions)
 
 
 def test_two_levels_of_one_task_are_refused():
