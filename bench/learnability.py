@@ -1,6 +1,6 @@
 """What the bundled model learns, per shipped task family and difficulty, in minutes on CPU.
 
-    .venv/bin/python bench/learnability.py                      # every family, 2 seeds (~1.5 h)
+    .venv/bin/python bench/learnability.py                      # every family, 2 seeds (~3 h on 2 cores)
     .venv/bin/python bench/learnability.py --only countdown:tiny,chain_sum:easy --seeds 0 --steps 8
     .venv/bin/python bench/learnability.py --steps 0          # untrained accuracy only
     .venv/bin/python bench/learnability.py --record researcher/planner/learnability.json
