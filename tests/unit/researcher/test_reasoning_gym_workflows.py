@@ -5,14 +5,12 @@ with the library's own scorer."""
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import itertools
 
 import pytest
 
-from researcher.plan import Framing
 from researcher.planner.reader import read_question
-from researcher.planner.template import TemplatePlanner
+from tests.unit.researcher.template_workflows import designed, load_workflow
 from tests.unit.swarm.test_tasks import ScriptedEpisode
 
 SERVED = ["m-135M"]
@@ -34,26 +32,6 @@ def test_questions_about_reasoning_gym_tasks_are_read(question, task, factor):
     assert (reading.task, reading.factor) == (task, factor)
 
 
-def _load(source: str, tmp_path, name: str):
-    path = tmp_path / f"{name}.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def _designed(question: str):
-    """The template planner's first design for `question`: (planner, framing, design)."""
-    planner = TemplatePlanner()
-    reading = read_question(question, served_models=SERVED)
-    framing = Framing(question=question, family=reading.factor, summary="s", model=SERVED[0],
-                      planner="template", served_models=SERVED, reading=reading)  # fmt: skip
-    hypothesis = planner.hypotheses(framing, notes=[])[0]
-    design = planner.design(framing, hypothesis, budget_s=1200, seeds=1, step_seconds=12, notes=[])
-    return planner, framing, design
-
-
 @pytest.mark.parametrize(
     "question",
     [
@@ -62,9 +40,11 @@ def _designed(question: str):
     ],
 )
 def test_each_arm_of_a_countdown_study_renders_to_a_working_workflow(tmp_path, question):
-    planner, framing, design = _designed(question)
+    planner, framing, design = designed(question)
     for i, arm in enumerate(design.arms):
-        workflow = _load(planner.write_workflow(framing, design, arm, seed=0), tmp_path, f"w{i}")
+        workflow = load_workflow(
+            planner.write_workflow(framing, design, arm, seed=0), tmp_path, f"w{i}"
+        )
         drawn = list(itertools.islice(workflow.tasks("train"), 20))
         assert {task["family"] for task in drawn} <= set(arm.tasks)
         assert "countdown" in {task["family"] for task in drawn}
@@ -100,11 +80,13 @@ def test_gsm8k_is_refused_with_its_offline_twin_named():
 
 
 def test_a_study_of_a_dataset_without_a_module_renders_a_working_workflow(tmp_path):
-    planner, framing, design = _designed("does a KL penalty help on leg_counting?")
+    planner, framing, design = designed("does a KL penalty help on leg_counting?")
     assert design.eval_family == "leg_counting"
     for i, arm in enumerate(design.arms):
         assert arm.tasks == {"leg_counting": 1.0}
-        workflow = _load(planner.write_workflow(framing, design, arm, seed=0), tmp_path, f"d{i}")
+        workflow = load_workflow(
+            planner.write_workflow(framing, design, arm, seed=0), tmp_path, f"d{i}"
+        )
         drawn = list(itertools.islice(workflow.tasks("train"), 5))
         assert {task["family"] for task in drawn} == {"leg_counting"}
         reply = {"content": f"Answer: {drawn[0]['answer']}"}

@@ -6,7 +6,6 @@ with the task's levels; none named says the default."""
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import json
 from types import SimpleNamespace
@@ -15,10 +14,10 @@ import pytest
 
 from researcher import evaluate
 from researcher.errors import ResearcherError
-from researcher.plan import Framing, Reading
+from researcher.plan import Reading
 from researcher.planner.catalogue import check_reading
 from researcher.planner.reader import UnreadableQuestion, read_question
-from researcher.planner.template import TemplatePlanner
+from tests.unit.researcher.template_workflows import designed, load_workflow
 
 SERVED = ["m-135M"]
 
@@ -104,44 +103,29 @@ def test_check_reading_refuses_a_level_an_llm_made_up_or_one_of_an_unnamed_task(
         )
 
 
-def _design(question: str):
-    planner = TemplatePlanner()
-    reading = read_question(question, served_models=SERVED)
-    framing = Framing(question=question, family=reading.factor, summary="s", model=SERVED[0],
-                      planner="template", served_models=SERVED, reading=reading)  # fmt: skip
-    hypothesis = planner.hypotheses(framing, notes=[])[0]
-    design = planner.design(framing, hypothesis, budget_s=1200, seeds=1, step_seconds=12, notes=[])
-    return planner, framing, design
-
-
-def _load(source: str, tmp_path, name: str):
-    path = tmp_path / f"{name}.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _numbers(task: dict) -> list[int]:
     return task["metadata"]["numbers"]
 
 
 def test_every_arm_trains_on_the_named_level_and_the_design_says_so(tmp_path):
-    planner, framing, design = _design("does a larger group help on tiny countdown?")
+    planner, framing, design = designed("does a larger group help on tiny countdown?")
     assert design.task_params == {"countdown": {"level": "tiny"}}
     assert design.eval_task == "countdown (level tiny)"
     assert "countdown (level tiny)" in design.decision_rule
     for i, arm in enumerate(design.arms):
-        workflow = _load(planner.write_workflow(framing, design, arm, seed=0), tmp_path, f"w{i}")
+        workflow = load_workflow(
+            planner.write_workflow(framing, design, arm, seed=0), tmp_path, f"w{i}"
+        )
         drawn = list(itertools.islice(workflow.tasks("train"), 30))
         assert {len(_numbers(task)) for task in drawn} == {2}  # tiny: 2 numbers
 
 
 def test_without_a_level_the_arms_train_on_the_default_level(tmp_path):
-    planner, framing, design = _design("does a larger group help on countdown?")
+    planner, framing, design = designed("does a larger group help on countdown?")
     assert design.task_params == {}
-    workflow = _load(planner.write_workflow(framing, design, design.arms[0], seed=0), tmp_path, "w")
+    workflow = load_workflow(
+        planner.write_workflow(framing, design, design.arms[0], seed=0), tmp_path, "w"
+    )
     drawn = list(itertools.islice(workflow.tasks("train"), 30))
     assert {len(_numbers(task)) for task in drawn} == {3}  # easy: 3 numbers
 
@@ -180,7 +164,7 @@ def test_the_baseline_is_evaluated_at_the_level_and_keyed_by_it(monkeypatch):
     )
     monkeypatch.setattr(node, "evaluate_policy", fake_policy)
     monkeypatch.setattr(node.crud, "events", lambda session, study_id: [])
-    _, framing, design = _design("does a larger group help on tiny countdown?")
+    _, framing, design = designed("does a larger group help on tiny countdown?")
     node.baselines(ctx, design, framing, [])
     assert calls[0]["params"] == {"level": "tiny"}
     assert json.loads(json.dumps(events[0]["key"]))["task_params"] == {"level": "tiny"}
@@ -213,7 +197,7 @@ def test_the_decision_rule_and_the_reports_design_section_name_the_level(tmp_pat
     from researcher.report import write_report
     from tests.unit.researcher.test_report import empty_context
 
-    _, _, design = _design("does a larger group help on tiny countdown?")
+    _, _, design = designed("does a larger group help on tiny countdown?")
     assert "48 held-out countdown (level tiny) tasks" in design.decision_rule.replace("\n", " ")
     files = write_report(empty_context().model_copy(update={"designs": [design]}), tmp_path)
     for text in (files.markdown.read_text(), files.html.read_text()):
