@@ -12,6 +12,7 @@ import pytest
 from researcher.plan import Framing
 from researcher.planner.reader import read_question
 from researcher.planner.template import TemplatePlanner
+from tests.unit.researcher.template_workflows import load_workflow
 from tests.unit.swarm.test_bfcl_tasks import right_calls
 from tests.unit.swarm.test_tasks import ScriptedEpisode
 
@@ -43,15 +44,6 @@ def test_questions_about_function_calling_are_read_as_bfcl(question, task, facto
     assert (reading.task, reading.factor, reading.levels) == (task, factor, levels)
 
 
-def _load(source: str, tmp_path, name: str):
-    path = tmp_path / f"{name}.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.skipif(importlib.util.find_spec("bfcl_eval") is None,
                     reason="bfcl-eval is not installed: pip install --no-deps 'bfcl-eval==2026.3.23'")  # fmt: skip
 def test_each_arm_of_a_function_calling_study_renders_to_a_working_workflow(tmp_path):
@@ -64,7 +56,9 @@ def test_each_arm_of_a_function_calling_study_renders_to_a_working_workflow(tmp_
     design = planner.design(framing, hypothesis, budget_s=1200, seeds=1, step_seconds=12, notes=[])
     assert len(design.arms) >= 2
     for i, arm in enumerate(design.arms):
-        workflow = _load(planner.write_workflow(framing, design, arm, seed=0), tmp_path, f"w{i}")
+        workflow = load_workflow(
+            planner.write_workflow(framing, design, arm, seed=0), tmp_path, f"w{i}"
+        )
         drawn = list(itertools.islice(workflow.tasks("train"), 20))
         assert {task["family"] for task in drawn} == {"bfcl"}
         task = next(t for t in drawn if t["bfcl_id"] not in ("simple_python_200",))

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ast
 import asyncio
-import importlib.util
 import itertools
 from collections import Counter
 
@@ -13,6 +12,7 @@ import pytest
 
 from researcher.plan import Framing, Reading
 from researcher.planner.template import TemplatePlanner
+from tests.unit.researcher.template_workflows import load_workflow
 
 SERVED = ["m-135M", "m-360M"]  # two, so base_model designs too
 MIX = [{"arithmetic": 1.0}, {"arithmetic": 0.5, "calculator": 0.5}]
@@ -43,15 +43,6 @@ def _designs():
             yield pytest.param(framing, design, arm, id=f"{key}-{arm.name}")
 
 
-def _load(source: str, tmp_path, name: str):
-    path = tmp_path / f"{name}.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.parametrize(("framing", "design", "arm"), list(_designs()))
 def test_each_arm_renders_to_a_workflow_serving_its_shares(tmp_path, framing, design, arm):
     source = TemplatePlanner().write_workflow(framing, design, arm, seed=1)
@@ -65,7 +56,7 @@ def test_each_arm_renders_to_a_workflow_serving_its_shares(tmp_path, framing, de
         assert root.split(".")[0] in {"swarm", "itertools"}
     assert f"arm {arm.name} ({arm.role}), seed 1" in source and "planner: template" in source
 
-    workflow = _load(source, tmp_path, "workflow_under_test")
+    workflow = load_workflow(source, tmp_path, "workflow_under_test")
     drawn = list(itertools.islice(workflow.tasks("train"), 200))
     assert len(drawn) == 200 and all("id" in task for task in drawn)
     shares = Counter(task["family"] for task in drawn)
@@ -73,7 +64,7 @@ def test_each_arm_renders_to_a_workflow_serving_its_shares(tmp_path, framing, de
     for family, weight in arm.tasks.items():
         assert abs(shares[family] / 200 - weight / total) <= 0.05
     assert set(shares) <= set(arm.tasks)
-    again = list(itertools.islice(_load(source, tmp_path, "again").tasks("train"), 200))
+    again = list(itertools.islice(load_workflow(source, tmp_path, "again").tasks("train"), 200))
     assert [task["id"] for task in again] == [task["id"] for task in drawn]
     test_ids = {task["id"] for task in itertools.islice(workflow.tasks("test"), 50)}
     assert not test_ids & {task["id"] for task in drawn}
@@ -88,7 +79,7 @@ def test_seeds_give_different_task_orders(tmp_path):
         [
             t["id"]
             for t in itertools.islice(
-                _load(
+                load_workflow(
                     planner.write_workflow(framing, design, arm, seed=s), tmp_path, f"s{s}"
                 ).tasks(),
                 20,
@@ -143,7 +134,9 @@ class _FakeEpisode:
 
 def test_the_turn_limit_of_an_arm_reaches_the_game(tmp_path):
     [(framing, design, arm)] = [p.values for p in _designs() if p.id == "max_turns-max_turns-2"]
-    workflow = _load(TemplatePlanner().write_workflow(framing, design, arm, seed=0), tmp_path, "t2")
+    workflow = load_workflow(
+        TemplatePlanner().write_workflow(framing, design, arm, seed=0), tmp_path, "t2"
+    )
     task = next(t for t in workflow.tasks() if t["target"] != 0)
     episode = _FakeEpisode("0")  # never right: plays every allowed turn
     reward = asyncio.run(workflow.rollout(task, episode))
@@ -153,7 +146,9 @@ def test_the_turn_limit_of_an_arm_reaches_the_game(tmp_path):
 def test_the_sampling_settings_of_an_arm_reach_every_chat_call(tmp_path):
     arms = {p.id: p.values for p in _designs()}
     framing, design, arm = arms["temperature-temperature-1.2"]
-    workflow = _load(TemplatePlanner().write_workflow(framing, design, arm, seed=0), tmp_path, "t")
+    workflow = load_workflow(
+        TemplatePlanner().write_workflow(framing, design, arm, seed=0), tmp_path, "t"
+    )
     task = next(t for t in workflow.tasks() if t["target"] != 0)
     episode = _FakeEpisode("0")
     asyncio.run(workflow.rollout(task, episode))
@@ -162,7 +157,9 @@ def test_the_sampling_settings_of_an_arm_reach_every_chat_call(tmp_path):
     assert all(request["model"] == "run/policy" for request in episode.requests)
 
     framing, design, arm = arms["kl_coef-kl_coef-0"]  # no sampling settings: sent as the task asks
-    workflow = _load(TemplatePlanner().write_workflow(framing, design, arm, seed=0), tmp_path, "k")
+    workflow = load_workflow(
+        TemplatePlanner().write_workflow(framing, design, arm, seed=0), tmp_path, "k"
+    )
     episode = _FakeEpisode("banana")
     asyncio.run(workflow.rollout(next(iter(workflow.tasks())), episode))
     assert "temperature" not in episode.requests[0]
@@ -175,7 +172,9 @@ def test_max_tokens_as_the_factor_overrides_the_tasks_own(tmp_path):
     planner = TemplatePlanner()
     design = planner.design(framing, planner.hypotheses(framing, notes=[])[0], budget_s=600,
                             seeds=1, step_seconds=12, notes=[])  # fmt: skip
-    workflow = _load(planner.write_workflow(framing, design, design.arms[0], seed=0), tmp_path, "m")
+    workflow = load_workflow(
+        planner.write_workflow(framing, design, design.arms[0], seed=0), tmp_path, "m"
+    )
     episode = _FakeEpisode("42")
     asyncio.run(workflow.rollout(next(iter(workflow.tasks())), episode))
     assert episode.requests[0]["max_tokens"] == 16
