@@ -13,7 +13,7 @@ import pytest
 from researcher.plan import Framing
 from researcher.planner.reader import read_question
 from researcher.planner.template import TemplatePlanner
-from tests.unit.researcher.test_reasoning_gym_workflows import _load
+from tests.unit.researcher.template_workflows import load_workflow
 from tests.unit.swarm.test_tasks import ScriptedEpisode
 
 SERVED = ["m-135M"]
@@ -54,7 +54,9 @@ def test_each_arm_of_a_mastermind_study_renders_to_a_workflow_that_plays_the_gam
     hypothesis = planner.hypotheses(framing, notes=[])[0]
     design = planner.design(framing, hypothesis, budget_s=1200, seeds=1, step_seconds=12, notes=[])
     for i, arm in enumerate(design.arms):
-        workflow = _load(planner.write_workflow(framing, design, arm, seed=0), tmp_path, f"w{i}")
+        workflow = load_workflow(
+            planner.write_workflow(framing, design, arm, seed=0), tmp_path, f"w{i}"
+        )
         drawn = list(itertools.islice(workflow.tasks("train"), 5))
         assert {task["family"] for task in drawn} == {"mastermind"}
         held_out = next(iter(workflow.tasks("test")))
