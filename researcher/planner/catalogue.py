@@ -982,12 +982,12 @@ GREATER_WORDS = (
     r"help\w*|improv\w*|better|boost\w*|speeds? up|faster|quicker|sooner|outperform\w*|"
     r"beats?|benefit\w*|gains?|higher (?:\w+ )?(?:accuracy|rewards?|scores?)|more accurate|"
     r"(?:increas|rais)\w* (?:the )?(?:[\w'’]+ ){0,2}(?:accuracy|rewards?|scores?)|"
-    r"stronger|superior|worth it|more (?:\w+ )?efficient"
+    r"stronger|superior|worth it|more (?:[\w-]+[ -])?efficient"
 )
 LESS_WORDS = (
     r"hurt\w*|harm\w*|worse|degrad\w*|slow\w*|damag\w*|lower (?:the )?(?:accuracy|reward|score)|"
     r"reduc\w* (?:the )?(?:accuracy|reward|score|performance)|cheaper|cuts?|cutting|sav(?:e|es|ing)|"
-    r"less (?:\w+ )?(?:accurate|efficient)|destabili[sz]\w*|break\w*|weaker|inferior"
+    r"less (?:[\w-]+[ -])?(?:accurate|efficient)|destabili[sz]\w*|break\w*|weaker|inferior"
 )
 TWO_SIDED_WORDS = (
     r"matter\w*|differ\w*|chang\w*|affect\w*|what does|what do|effects?|impacts?|influenc\w*|"

@@ -417,6 +417,29 @@ _UNMEASURED = re.compile(
     r"overfit\w*|forget\w*|verbos\w*|response length|(?:gradient )?variance)\b"
 )
 
+# a direction word and the unmeasured outcome it is about, a few words on: "reduce reward
+# collapse", "less prone to overfitting", "help stability", "hurt robustness"
+_DIRECTED_UNMEASURED = re.compile(
+    rf"\b(?:{GREATER_WORDS}|{LESS_WORDS}|prevent\w*|avoid\w*|mitigat\w*|reduc\w*|lower\w*|"
+    r"less|fewer|more|increas\w*|caus\w*)(?:\s+[\w'’-]+){0,3}?\s+"
+    + _UNMEASURED.pattern.removeprefix(r"\b")
+)
+
+def _without_unmeasured_direction(text: str) -> tuple[str, str | None]:
+    """`text` without the direction words that are about an outcome no study measures
+    ("reduce reward collapse", "more stable"), and the first such phrase: that direction says
+    nothing about held-out accuracy, which judges the study, so it must not set the side."""
+    spans = [
+        (m.start(), m.end())
+        for m in _DIRECTED_UNMEASURED.finditer(text)
+        if _UNMEASURED.search(m.group(0))
+    ]
+    first = text[spans[0][0] : spans[0][1]].strip() if spans else None
+    for start, end in reversed(spans):
+        text = text[:start] + " " * (end - start) + text[end:]
+    return text, first
+
+
 # two tasks set against each other ("which is easier: A or B?"), not mixed
 _TASK_CONTEST = re.compile(
     r"\b(?:or|vs\.?|versus|which|easier|harder|more learnable|less learnable)\b"
@@ -937,6 +960,9 @@ class _Reader:
                 unit = "of the control's cost" if outcome == "cost" else "(absolute)"
                 self.assumptions.append(f"equivalence margin {margin:g} {unit}: none named")
             return "equivalent", margin
+        undirected = None  # a direction word about an outcome no study measures
+        if outcome == "heldout_accuracy":
+            text, undirected = _without_unmeasured_direction(text)
         greater = re.search(rf"\b(?:{GREATER_WORDS})", text)
         less = re.search(rf"\b(?:{LESS_WORDS})", text)
         if outcome == "cost":  # costing less is the improvement: "faster" is less wall time
@@ -956,7 +982,12 @@ class _Reader:
             return "greater", None
         if less:
             return "less", None
-        if not re.search(rf"\b(?:{TWO_SIDED_WORDS})", text):
+        if undirected:
+            self.assumptions.append(
+                f"the direction named ({undirected!r}) is about an outcome not measured here, "
+                "not held-out accuracy: a two-sided test"
+            )
+        elif not re.search(rf"\b(?:{TWO_SIDED_WORDS})", text):
             self.assumptions.append("no direction named: a two-sided test (any difference)")
         return "two_sided", None
 

@@ -567,7 +567,7 @@ CORPUS: list[Q] = [
     Q('does lr 1e-4 help or hurt arithmetic?', 'lr', [2e-05, 0.0001], 'arithmetic', H, TWO_SIDED),
     # -- more paraphrases: verbs that name the level, non-inferiority, schedules ---------------
     Q('Does KL help?', 'kl_coef', [0.0, 0.05], 'arithmetic', H, G),
-    Q('does a KL penalty reduce reward hacking on the calculator task?', 'kl_coef', [0.0, 0.05], 'calculator', H, L),
+    Q('does a KL penalty reduce reward hacking on the calculator task?', 'kl_coef', [0.0, 0.05], 'calculator', H, TWO_SIDED),
     Q('does lowering the learning rate to 1e-5 help arithmetic?', 'lr', [2e-05, 1e-05], 'arithmetic', H, G),
     Q('does raising the lr to 1e-4 speed up learning on the easy task?', 'lr', [2e-05, 0.0001], 'learnable', LS, G),
     Q('does increasing KL from 0.01 to 0.1 hurt arithmetic?', 'kl_coef', [0.01, 0.1], 'arithmetic', H, L),
@@ -643,6 +643,12 @@ CORPUS: list[Q] = [
     Q('does training 3 times longer help on chain_sum?', 'max_steps', [20, 60], 'chain_sum', H, G),
     Q('does training twice as long help on chain_sum?', 'max_steps', [20, 40], 'chain_sum', H, G),
     Q('does scaling rewards by group std matter on arithmetic?', 'scale_rewards', ['none', 'group'], 'arithmetic', H, TWO_SIDED),
+    # a direction about an unmeasured outcome does not set the side; hyphenated efficiency
+    Q('Does a lower learning rate reduce reward collapse on chain_sum?', 'lr', [2e-05, 5e-06], 'chain_sum', H, TWO_SIDED),
+    Q('Does a KL penalty prevent reward hacking on chain_sum?', 'kl_coef', [0.0, 0.05], 'chain_sum', H, TWO_SIDED),
+    Q('Does weight decay reduce overfitting and improve accuracy on chain_sum?', 'weight_decay', [0.0, 0.01], 'chain_sum', H, G),
+    Q('Is RLOO more sample-efficient than GRPO on letter counting?', 'algorithm', ['grpo', 'rloo'], 'letter_counting', LS, G),
+    Q('Is GRPO less sample-efficient than RLOO on chain_sum?', 'algorithm', ['rloo', 'grpo'], 'chain_sum', LS, L),
     Q('arithmetic vs arithmetic+calculator', 'task_mix', [ARITH, MIX], 'arithmetic', H, TWO_SIDED, extra={'tasks': ['arithmetic', 'calculator']}),
     # "a mix of A and B": A is mixed in, not the judged task
     Q('does a 50/50 mix of chain_sum and basic_arithmetic beat basic_arithmetic alone on basic_arithmetic?', 'task_mix', [{'basic_arithmetic': 1.0}, {'basic_arithmetic': 0.5, 'chain_sum': 0.5}], 'basic_arithmetic', H, G),
