@@ -425,6 +425,7 @@ _DIRECTED_UNMEASURED = re.compile(
     + _UNMEASURED.pattern.removeprefix(r"\b")
 )
 
+
 def _without_unmeasured_direction(text: str) -> tuple[str, str | None]:
     """`text` without the direction words that are about an outcome no study measures
     ("reduce reward collapse", "more stable"), and the first such phrase: that direction says
