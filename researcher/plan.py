@@ -65,6 +65,9 @@ class Framing(BaseModel):
     reading: Reading | None = None  # None only in studies framed before readings existed
     workflow: str | None = None  # the user's workflow file (absolute path) when one is studied
     workflow_params: dict[str, Any] = Field(default_factory=dict)  # its PARAMS defaults
+    # tasks in its tasks("test") (counted up to 1000; None: not counted): no run is judged
+    # on more held-out tasks than that
+    workflow_test_size: int | None = None
 
 
 class Hypothesis(BaseModel):

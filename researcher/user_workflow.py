@@ -2,8 +2,9 @@
 
 Owns: `read_workflow` / `inspect_workflow` — the file's `PARAMS = {...}` read with `ast`
 (never executed for this; a PARAMS that is not a literal dict is refused, naming the line)
-and whether it has a held-out split (`tasks("test")` yields a task: checked by importing
-the file in a subprocess under a time limit, whose error is reported) — and
+and whether it has a held-out split (`tasks("test")` yields a task, and how many, up to
+`TEST_SIZE_CAP`: checked by importing the file in a subprocess under a time limit, whose
+error is reported) — and
 `render_wrapper`, the source of the workflow file each arm runs
 (`prompts/workflows/user.py.j2`): it imports the user's file by its absolute path, puts the
 arm's `workflow_params` into the module's `PARAMS` dict (and into
@@ -36,6 +37,8 @@ WRAPPER_TEMPLATE = "workflows/user.py.j2"
 PARAMS_ENV = "SWARMRL_WORKFLOW_PARAMS"
 TEST_SPLIT = "test"
 PROBE_TIMEOUT_S = 20.0
+# the test split is counted up to this many tasks: more than any study judges a run on
+TEST_SIZE_CAP = 1000
 # sampling settings an arm may set on a workflow whose PARAMS does not declare them: sent
 # with every chat completion of a training episode (held-out evaluation stays greedy)
 SAMPLING = ("temperature", "max_tokens")
@@ -53,11 +56,11 @@ except WorkflowError as error:
     print(json.dumps({"loads": False, "error": str(error)}))
     sys.exit(0)
 try:
-    first_tasks(workflow.tasks, sys.argv[2], 1)
+    found = first_tasks(workflow.tasks, sys.argv[2], int(sys.argv[3]))
 except WorkflowError as error:
     print(json.dumps({"loads": True, "has_test": False, "error": str(error)}))
 else:
-    print(json.dumps({"loads": True, "has_test": True}))
+    print(json.dumps({"loads": True, "has_test": True, "test_size": len(found)}))
 """
 
 
@@ -72,6 +75,7 @@ class UserWorkflow:
     params: dict[str, Any]  # its PARAMS defaults ({} when it declares none)
     has_test: bool
     test_problem: str | None = None  # why it has no test split, in words
+    test_size: int | None = None  # tasks in tasks("test"), counted up to TEST_SIZE_CAP
 
 
 def read_params(path: str | Path) -> dict[str, Any]:
@@ -113,8 +117,8 @@ def read_params(path: str | Path) -> dict[str, Any]:
 
 
 def inspect_workflow(path: str | Path, *, timeout_s: float = PROBE_TIMEOUT_S) -> UserWorkflow:
-    """PARAMS, and whether `tasks("test")` yields a task (the file imported in a subprocess
-    with `timeout_s`: a file that does not import is a `WorkflowFileError`)."""
+    """PARAMS, and whether `tasks("test")` yields a task and how many (the file imported in
+    a subprocess with `timeout_s`: a file that does not import is a `WorkflowFileError`)."""
     path = Path(path).expanduser().resolve()
     if not path.is_file():
         raise WorkflowFileError(f"{path}: no such workflow file")
@@ -122,7 +126,7 @@ def inspect_workflow(path: str | Path, *, timeout_s: float = PROBE_TIMEOUT_S) ->
     pythonpath = os.pathsep.join(p for p in (str(SWARM_ROOT), os.environ.get("PYTHONPATH")) if p)
     try:
         probe = subprocess.run(
-            [sys.executable, "-c", _PROBE, str(path), TEST_SPLIT],
+            [sys.executable, "-c", _PROBE, str(path), TEST_SPLIT, str(TEST_SIZE_CAP)],
             cwd=path.parent, env={**os.environ, "PYTHONPATH": pythonpath},
             stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout_s,
         )  # fmt: skip
@@ -140,7 +144,7 @@ def inspect_workflow(path: str | Path, *, timeout_s: float = PROBE_TIMEOUT_S) ->
     found = json.loads(lines[-1])
     if not found["loads"]:
         raise WorkflowFileError(found["error"])
-    return UserWorkflow(path, params, found["has_test"], found.get("error"))
+    return UserWorkflow(path, params, found["has_test"], found.get("error"), found.get("test_size"))
 
 
 def read_workflow(path: str | Path) -> tuple[dict[str, Any], bool]:

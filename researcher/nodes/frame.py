@@ -39,14 +39,14 @@ def frame(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
 
 def workflow_frame_args(workflow: str | Path | None) -> dict[str, Any]:
     """What `planner.frame` needs to read a question about the user's own workflow file:
-    its absolute path, its PARAMS and whether it has a test split."""
+    its absolute path, its PARAMS, whether it has a test split and how many tasks it holds."""
     if not workflow:
         return {}
-    from researcher.user_workflow import read_workflow
+    from researcher.user_workflow import inspect_workflow
 
-    params, has_test = read_workflow(str(workflow))
-    return {"workflow": str(Path(workflow).resolve()), "workflow_params": params,
-            "workflow_has_test": has_test}  # fmt: skip
+    found = inspect_workflow(str(workflow))
+    return {"workflow": str(Path(workflow).resolve()), "workflow_params": found.params,
+            "workflow_has_test": found.has_test, "workflow_test_size": found.test_size}  # fmt: skip
 
 
 def reading_line(reading: Reading) -> str:

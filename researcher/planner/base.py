@@ -25,12 +25,15 @@ class Planner(Protocol):
         workflow: str | None = None,
         workflow_params: dict[str, Any] | None = None,
         workflow_has_test: bool = True,
+        workflow_test_size: int | None = None,
     ) -> Framing:
         """The question read (`Framing.reading`) and restated, on a served model. With
         `workflow` (the user's workflow file, absolute path) and its `workflow_params`
         (its PARAMS defaults) the study trains that workflow: the reading's task is
         "workflow" and its factor may be "workflow:<PARAM>"; a workflow without a test
-        split (`workflow_has_test` False) is refused (`UnreadableQuestion`)."""
+        split (`workflow_has_test` False) is refused (`UnreadableQuestion`);
+        `workflow_test_size` (the tasks its test split holds) bounds the held-out tasks each
+        run is judged on."""
         ...
 
     def hypotheses(self, framing: Framing, *, notes: list[str]) -> list[Hypothesis]: ...

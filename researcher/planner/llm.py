@@ -98,6 +98,7 @@ class LLMPlanner:
         workflow: str | None = None,
         workflow_params: dict[str, Any] | None = None,
         workflow_has_test: bool = True,
+        workflow_test_size: int | None = None,
     ) -> Framing:
         text = check_question(question)
         if not served_models:
@@ -140,13 +141,17 @@ class LLMPlanner:
                     "reading": reading,
                     "workflow": workflow,
                     "workflow_params": params,
+                    "workflow_test_size": workflow_test_size if workflow else None,
                 }
             )
             if framing.model not in served_models:
                 raise Unusable(
                     f"model {framing.model!r} is not served; pick one of {served_models}"
                 )
-            return framing.model_copy(update={"reading": with_prior(reading, framing.model)})
+            reading_ = with_prior(reading, framing.model)
+            if workflow and workflow_test_size is not None:
+                reading_ = wording.with_small_test_split(reading_, workflow_test_size)
+            return framing.model_copy(update={"reading": reading_})
 
         prompt = self._render(
             "planner/frame.j2",
@@ -196,6 +201,9 @@ class LLMPlanner:
             design = design.model_copy(
                 update={"look": look_of(hypothesis), "max_looks": MAX_ROUNDS}
             )
+            if framing.workflow and framing.workflow_test_size:  # never more than it holds
+                eval_episodes = min(design.eval_episodes, framing.workflow_test_size)
+                design = design.model_copy(update={"eval_episodes": eval_episodes})
             if reading is not None:
                 design = with_reading(design, reading)
             roles = [arm.role for arm in design.arms]

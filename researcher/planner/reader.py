@@ -1241,8 +1241,15 @@ class _Reader:
                 multiplier = _multiplier(self.mentions)
                 way = _comparative(self.text, self._of("param", factor))
                 multiplier = multiplier or (0.5 if way == "lower" else 2.0)
-                if default == 0:
+                if default == 0 and (isinstance(default, float) or way == "lower"):
                     raise self._unreadable(f"no level named for {factor} (default 0): give one")
+                if default == 0:  # a count that is off by default ("few_shot": 0): turn it on
+                    others = [1]
+                    self.assumptions.append(
+                        f"no {factor} level named: tried 1 against the default 0 (name another, "
+                        f"e.g. '{key} 3')"
+                    )
+                    return [default, *others], default
                 other = default * multiplier
                 others = [int(other) if isinstance(default, int) else other]
                 self.assumptions.append(f"no {factor} level named: tried {others[0]}")

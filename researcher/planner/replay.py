@@ -126,6 +126,7 @@ class ReplayPlanner:
         workflow: str | None = None,
         workflow_params: dict[str, Any] | None = None,
         workflow_has_test: bool = True,
+        workflow_test_size: int | None = None,
     ) -> Framing:
         framing = self.record.framing
         if served_models and framing.model not in served_models:

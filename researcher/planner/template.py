@@ -90,6 +90,7 @@ class TemplatePlanner:
         workflow: str | None = None,
         workflow_params: dict[str, Any] | None = None,
         workflow_has_test: bool = True,
+        workflow_test_size: int | None = None,
     ) -> Framing:
         """Read the question (refusing what it cannot read) and pick the model to train: the
         one asked for when served, else a served one with the substitution said in words.
@@ -122,6 +123,8 @@ class TemplatePlanner:
         if reading.factor == "base_model" and isinstance(reading.control, str):
             model = reading.control  # the control arm's model; each arm names its own
         reading = with_prior(reading, model)
+        if workflow and workflow_test_size is not None:
+            reading = wording.with_small_test_split(reading, workflow_test_size)
         return Framing(
             question=text,
             family=reading.factor,  # report templates of before readings show `family`
@@ -134,6 +137,7 @@ class TemplatePlanner:
             reading=reading,
             workflow=workflow,
             workflow_params=dict(workflow_params or {}) if workflow else {},
+            workflow_test_size=workflow_test_size if workflow else None,
         )
 
     def hypotheses(self, framing: Framing, *, notes: list[str]) -> list[Hypothesis]:
@@ -186,6 +190,8 @@ class TemplatePlanner:
             eval_episodes = held_out_available(
                 reading.task, eval_episodes, reading_task_params(reading).get(reading.task)
             )
+        elif framing.workflow_test_size:
+            eval_episodes = min(eval_episodes, framing.workflow_test_size)
         lr = asked.get("lr") if reading.factor != "lr" else None
         if lr is not None:
             applied.append(f"lr={lr:g} for every arm")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from researcher.analysis import describe_rule
 from researcher.plan import Design, Reading
+from researcher.planner.budget import MIN_EVAL_EPISODES
 from researcher.planner.catalogue import (
     WORKFLOW_PREFIX,
     WORKFLOW_TASK,
@@ -212,3 +213,20 @@ def reading_rows(reading: Reading) -> list[tuple[str, str]]:
         rows.append(("steps", str(reading.steps)))
     rows.append(("assumptions", "; ".join(reading.assumptions) or "-"))
     return rows
+
+
+def with_small_test_split(reading: Reading, test_size: int) -> Reading:
+    """`reading` with a word on the user's workflow's test split when it is too small to
+    judge a run finely (fewer than `budget.MIN_EVAL_EPISODES` tasks): each run is judged on
+    those few tasks, so its held-out score moves in steps of 1/n."""
+    if test_size >= MIN_EVAL_EPISODES:
+        return reading
+    note = (
+        f"your workflow's tasks('test') holds {test_size} task{'s' if test_size != 1 else ''}: "
+        f"each run is judged on those {test_size}, so a run's held-out score moves in steps of "
+        f"1/{test_size} and only large differences can be told apart (give the test split "
+        f"{MIN_EVAL_EPISODES} or more tasks for a finer answer)"
+    )
+    if note in reading.assumptions:
+        return reading
+    return reading.model_copy(update={"assumptions": [*reading.assumptions, note]})

@@ -233,6 +233,20 @@ def test_a_workflow_question_reads_its_params_and_judges_the_workflow(
     )
 
 
+def test_a_count_that_is_off_by_default_is_turned_on_when_no_level_is_named() -> None:
+    params = {"few_shot": 0, "noise": 0.0}
+    got = read_question("does adding few-shot examples help my agent?", served_models=SERVED,
+                        workflow_params=params)  # fmt: skip
+    assert (got.factor, got.levels, got.control) == ("workflow:few_shot", [0, 1], 0)
+    assert any("tried 1 against the default 0" in a for a in got.assumptions)
+    with pytest.raises(UnreadableQuestion, match="default 0"):  # no lower count than none
+        read_question("do fewer few-shot examples hurt?", served_models=SERVED,
+                      workflow_params=params)  # fmt: skip
+    with pytest.raises(UnreadableQuestion, match="default 0"):  # a real number has no scale
+        read_question("does more noise help my agent?", served_models=SERVED,
+                      workflow_params=params)  # fmt: skip
+
+
 def test_a_text_param_without_a_value_to_try_is_refused_saying_which_value_to_give() -> None:
     with pytest.raises(UnreadableQuestion, match="names no value to try: put it in double quotes"):
         read_question(

@@ -248,6 +248,31 @@ def test_a_design_never_promises_more_held_out_items_than_the_split_has(planner)
     assert endless.eval_episodes == 48  # arithmetic's split is not the limit
 
 
+def test_a_workflow_design_never_promises_more_held_out_items_than_its_test_split_holds(
+    planner,
+):
+    read = reading("workflow:system_prompt", ["", "Think step by step."], "workflow")
+    fields = {"workflow": "/tmp/agent.py", "workflow_params": {"system_prompt": ""}}
+    _, small = design_of(planner, read, budget_s=6 * 3600, workflow_test_size=5, **fields)
+    assert small.eval_episodes == 5
+    _, large = design_of(planner, read, budget_s=6 * 3600, workflow_test_size=1000, **fields)
+    assert large.eval_episodes == 48
+    _, uncounted = design_of(planner, read, budget_s=6 * 3600, **fields)  # framed before counting
+    assert uncounted.eval_episodes == 48
+
+
+def test_a_small_workflow_test_split_is_said_in_the_reading(planner):
+    question = "does a step-by-step system prompt help my agent?"
+    small = planner.frame(question, served_models=SERVED, workflow="/tmp/agent.py",
+                          workflow_params={"system_prompt": ""}, workflow_test_size=4)  # fmt: skip
+    assert small.workflow_test_size == 4
+    said = " ".join(small.reading.assumptions)
+    assert "tasks('test') holds 4 tasks" in said and "steps of 1/4" in said
+    enough = planner.frame(question, served_models=SERVED, workflow="/tmp/agent.py",
+                           workflow_params={"system_prompt": ""}, workflow_test_size=16)  # fmt: skip
+    assert "tasks('test') holds" not in " ".join(enough.reading.assumptions)
+
+
 def test_max_steps_as_the_factor_keeps_each_arms_own_steps(planner):
     _, design = design_of(planner, reading("max_steps", [10, 40]))
     assert [a.run["max_steps"] for a in design.arms] == [10, 40]

@@ -122,6 +122,23 @@ def test_a_workflow_without_a_test_split_is_refused_with_the_reason(tmp_path: Pa
         require_test_split(empty)
 
 
+def test_the_test_split_is_counted_up_to_a_cap(agent: Path, tmp_path: Path):
+    assert inspect_workflow(agent).test_size == 3
+    endless = tmp_path / "endless.py"
+    endless.write_text(
+        "import itertools\n"
+        "def tasks(split='train'):\n"
+        "    return ({'id': f'{split}-{i}'} for i in itertools.count())\n"
+        "async def rollout(task, episode):\n    return 1.0\n"
+    )
+    from researcher.user_workflow import TEST_SIZE_CAP
+
+    assert inspect_workflow(endless).test_size == TEST_SIZE_CAP
+    from researcher.nodes.frame import workflow_frame_args
+
+    assert workflow_frame_args(agent)["workflow_test_size"] == 3
+
+
 def test_a_workflow_that_does_not_import_or_hangs_is_refused(tmp_path: Path):
     missing = tmp_path / "missing_import.py"
     missing.write_text("import module_that_is_not_there\n")
