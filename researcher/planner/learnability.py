@@ -93,7 +93,7 @@ def prior_note(reading: Reading, model: str, default_level: str | None) -> str |
     level = reading.task_levels.get(reading.task, default_level)
     row = measured(reading.task, level, model)
     if row is None:
-        return None
+        return _harder_than_unlearned(reading.task, level, model)
     record = measurements()
     at = f" ({'level ' + level if level else 'its one level'})" if level else ""
     note = (
@@ -113,6 +113,24 @@ def prior_note(reading: Reading, model: str, default_level: str | None) -> str |
             f": level {easier[0].level} went {describe(easier[0])}" if easier else ""
         )
     return note
+
+
+def _harder_than_unlearned(family: str, level: str | None, model: str) -> str | None:
+    """The note for a level nothing was measured at when an easier level of the same family
+    was measured and nothing learned there: a harder level will not do better."""
+    info = task_info(family)
+    if level is None or info is None or level not in info.levels:
+        return None
+    easier = info.levels[: info.levels.index(level)]
+    for row in (measured(family, other, model) for other in reversed(easier)):
+        if row is not None and row.rate(row.trained)[2] < NOTHING_LEARNED_BELOW:
+            return (
+                f"not measured at level {level}; at the easier level {row.level} "
+                f"(bench/learnability.py, {measurements().settings}) {model} on {family} went "
+                f"{describe(row)}: a study at {level} will likely find that no arm learned "
+                "(the pilot checks first)"
+            )
+    return None
 
 
 def with_prior(reading: Reading, model: str) -> Reading:

@@ -562,6 +562,7 @@ def _level_beside(text: str, start: int, end: int, words: str) -> str | None:
         rf"^\s*,?\s*(?:at|on|with|in)\s+(?:the\s+|its\s+|an?\s+)?[\"']?({words})[\"']?"
         rf"{_LEVEL_SUFFIX}",
         rf"^\s*,?\s*(?:with|using|of)\s+(?:the\s+)?({words})(?![\w-])",
+        rf"^\s*,?\s*at\s+(?:the\s+)?({words})(?![\w-])",  # "chain_sum at medium"
     ):
         found = re.match(pattern, after)
         if found:

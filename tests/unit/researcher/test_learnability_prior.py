@@ -41,6 +41,25 @@ def test_a_task_where_nothing_was_learned_warns_and_names_a_level_that_learned(r
     assert "level tiny went 0.03 → 0.34" in note
 
 
+def test_a_harder_level_than_one_where_nothing_learned_warns_naming_that_level(record):
+    rows = [Measured(family="countdown", level="tiny", steps=20, untrained=[0, 0],
+                     trained=[1, 0], n=[64, 64])]  # fmt: skip
+    record.write_text(Record(model=MODEL, command="c", settings="s", rows=rows).model_dump_json())
+    learnability.measurements.cache_clear()
+    question = "does KL help on countdown?"  # its default level, easy: harder than tiny
+    note = with_prior(read_question(question, served_models=[MODEL]), MODEL).assumptions[-1]
+    assert note.startswith("not measured at level easy; at the easier level tiny")
+    assert "went 0.00 → 0.01" in note and "a study at easy will likely find that no arm" in note
+    learned = [Measured(family="countdown", level="tiny", steps=20, untrained=[2, 2],
+                        trained=[20, 24], n=[64, 64])]  # fmt: skip
+    record.write_text(
+        Record(model=MODEL, command="c", settings="s", rows=learned).model_dump_json()
+    )
+    learnability.measurements.cache_clear()
+    said = with_prior(read_question(question, served_models=[MODEL]), MODEL).assumptions
+    assert not any("not measured at level" in a for a in said)  # easier learned: no inference
+
+
 def test_a_task_that_learned_is_quoted_without_a_warning(record):
     tiny = with_prior(
         read_question("does KL help on tiny countdown?", served_models=[MODEL]), MODEL

@@ -40,6 +40,7 @@ SERVED = ["m-135M"]
         ("does KL help on countdown with 2 numbers?", "countdown", {"countdown": "tiny"}),
         ("does the KL penalty matter for function calling with multiple functions?", "bfcl",
          {"bfcl": "multiple"}),
+        ("does KL help on chain_sum at medium?", "chain_sum", {"chain_sum": "medium"}),
         ("does KL help on countdown?", "countdown", {}),
         ("does KL help on the easy task?", "learnable", {}),
         ("does mixing easy chain_sum into basic_arithmetic training help on basic_arithmetic?",
