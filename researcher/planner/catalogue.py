@@ -710,6 +710,9 @@ _FACTOR_LIST = (
             "(?:max(?:imum)? )?(?:response|generation|output) lengths?",
             "token budgets?",
             "(?:longer|shorter) (?:completions|responses|answers|outputs)",
+            # "capping completions at 32 tokens", "limiting responses to 32 tokens"
+            r"(?:limit\w*|capp?(?:ed|ing|s)?|restrict\w*|truncat\w*) (?:the )?(?:model'?s )?"
+            r"(?:completions?|responses?|answers?|outputs?|generations?|replies|reply)",
         ),
         where="workflow_params",
         low=1,

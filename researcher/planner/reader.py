@@ -190,9 +190,10 @@ _ASIDES = (  # number phrases that are not levels: (kind, regex)
     ("ratio", r"(\d{1,3}) ?[/:-] ?(\d{1,3})(?!\.\d)(?: (?:mix|split|ratio))?"),
     (
         "times",
+        # the comparative is looked at, not taken: "a 4x larger group" still names the group
         r"(\d+(?:\.\d+)?|two|three|four|five|six|eight|ten|a hundred|hundred) ?(?:x|×|times|fold)"
-        r"(?: as)?(?: (larger|higher|bigger|greater|more|longer|smaller|lower|less|fewer|"
-        r"shorter|large|high|big|much))?",
+        r"(?=(?: as)?(?: (larger|higher|bigger|greater|more|longer|smaller|lower|less|fewer|"
+        r"shorter|large|high|big|much))?)",
     ),
     (
         "times_word",
@@ -377,6 +378,10 @@ def _multiplier(mentions: list[Mention]) -> float | None:
     return None
 
 
+# a value named as a limit ("limiting responses to 32 tokens", "capped at", "at most")
+_LIMITS = re.compile(
+    r"\b(?:limit\w*|capp?(?:ed|ing|s)?|restrict\w*|truncat\w*|at most|no more than|up to)\b"
+)
 _RAISE = r"larger|higher|bigger|greater|more|longer|increas\w*|rais\w*|extra"
 _LOWER = r"smaller|lower|less|fewer|shorter|decreas\w*|reduc\w*|lowering"
 
@@ -688,6 +693,17 @@ class _Reader:
                 raise self._unreadable(self._can_it_learn(self._of("task")[0]))
         models = self._of("model")
         if not named and len(models) >= 2:
+            named = ["base_model"]
+        algorithms = [m for m in self.mentions if m.key == "algorithm"]
+        if named == ["algorithm"] and len(models) >= 2 and len(algorithms) == 1:
+            # "does Qwen benefit more from GRPO than SmolLM2?": one algorithm named beside
+            # two models is the training both get, not a setting to vary
+            self.assumptions.append(
+                f"{self.text[algorithms[0].start : algorithms[0].end]!r} beside two models is "
+                "the training each gets: the models are compared by held-out accuracy after "
+                "it (not by their gains: the report gives each model's untrained baseline "
+                "beside it)"
+            )
             named = ["base_model"]
         if not named and (self._of("factor", "max_steps") or self._of("aside", "steps_n")):
             named = ["max_steps"]
@@ -1046,6 +1062,21 @@ class _Reader:
                 f"only {describe_level(factor, levels[1])} named: the default "
                 f"{describe_level(factor, default)} is the control"
             )
+        elif (
+            len(levels) == 1
+            and levels[0] == default
+            and isinstance(default, int | float)
+            and (way or _LIMITS.search(self.text))
+            and (moved := self._moved_from_default(spec, default, way)) is not None
+        ):
+            # "limiting responses to 32 tokens" where 32 is the default: the named value is
+            # the treatment, reached by lowering (or raising) from the other side
+            control = moved
+            levels = [control, default]
+            self.assumptions.append(
+                f"only {describe_level(factor, default)} named, the default, as the level moved "
+                f"to: compared against {describe_level(factor, control)} (control)"
+            )
         elif len(levels) == 1 and spec.kind in ("choice", "lora") and not way:
             control = spec.alternative if levels[0] == default else default
             self.assumptions.append(
@@ -1123,6 +1154,15 @@ class _Reader:
             return control
         self.assumptions.append(f"control {describe_level(factor, levels[0])}: the first named")
         return levels[0]
+
+    def _moved_from_default(self, spec: Factor, default: Level, way: str | None) -> Level | None:
+        """The level a question moves away from when the value it names is the default:
+        above it for a limit or "lower"/"shorter", below it for "raise"/"larger"."""
+        raised, lowered = spec.raised, spec.lowered
+        if spec.name == "max_tokens" and isinstance(default, int):
+            raised, lowered = default * 2, max(1, default // 2)
+        other = lowered if way == "raise" else raised
+        return None if other is None or other == default else _typed(spec, other)
 
     def _unnamed_levels(
         self, spec: Factor, default: Level, way: str | None, multiplier: float | None

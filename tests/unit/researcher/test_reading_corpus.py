@@ -643,6 +643,15 @@ CORPUS: list[Q] = [
     Q('does training 3 times longer help on chain_sum?', 'max_steps', [20, 60], 'chain_sum', H, G),
     Q('does training twice as long help on chain_sum?', 'max_steps', [20, 40], 'chain_sum', H, G),
     Q('does scaling rewards by group std matter on arithmetic?', 'scale_rewards', ['none', 'group'], 'arithmetic', H, TWO_SIDED),
+    # one algorithm beside two models is the training they both get
+    Q('Does Qwen2.5-7B benefit more from GRPO than SmolLM2-135M on chain_sum?', 'base_model', [SMOL, QWEN_7B], 'chain_sum', H, G, served=THREE),
+    Q('Does GRPO help Qwen2.5-7B more than SmolLM2-135M on chain_sum?', 'base_model', [SMOL, QWEN_7B], 'chain_sum', H, G, served=THREE),
+    # a multiplier leaves its comparative to the factor's words; a limit at the default
+    Q('Does a 4x larger group help on chain_sum?', 'group_size', [4, 16], 'chain_sum', H, G),
+    Q('Does capping completions at 32 tokens hurt accuracy on basic arithmetic?', 'max_tokens', [64, 32], 'basic_arithmetic', H, L),
+    Q('Does limiting max tokens to 32 hurt accuracy on basic arithmetic?', 'max_tokens', [64, 32], 'basic_arithmetic', H, L),
+    Q('Does limiting responses to 16 tokens hurt on basic arithmetic?', 'max_tokens', [32, 16], 'basic_arithmetic', H, L),
+    Q('Does raising the group size to 4 help on chain_sum?', 'group_size', [2, 4], 'chain_sum', H, G),
     # a direction about an unmeasured outcome does not set the side; hyphenated efficiency
     Q('Does a lower learning rate reduce reward collapse on chain_sum?', 'lr', [2e-05, 5e-06], 'chain_sum', H, TWO_SIDED),
     Q('Does a KL penalty prevent reward hacking on chain_sum?', 'kl_coef', [0.0, 0.05], 'chain_sum', H, TWO_SIDED),
