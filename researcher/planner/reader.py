@@ -957,6 +957,11 @@ class _Reader:
                     "cost): judged by held-out accuracy; the report's per-seed curves show "
                     "how the runs behaved"
                 )
+            elif self.params is not None:
+                self.assumptions.append(
+                    "judged by the held-out mean reward of your workflow's tasks('test') (no "
+                    "other outcome named)"
+                )
             else:
                 self.assumptions.append("judged by held-out accuracy (no other outcome named)")
         return outcome, threshold
