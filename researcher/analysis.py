@@ -354,10 +354,17 @@ def _arm(design: Design, name: str) -> Arm:
 
 def _baseline_of(arm: Arm | None, baselines: list[RunResult]) -> RunResult | None:
     """The untrained result an arm is compared with: of the arm's own base model when it
-    names one, else the first (the study's model's)."""
+    names one, else the first (the study's model's); among those, the one evaluated with the
+    arm's own workflow PARAMS when there is one (a user-workflow study)."""
     wanted = arm.run.get("base_model") if arm is not None else None
     if wanted:
-        return next((b for b in baselines if b.run == wanted), None)
+        baselines = [b for b in baselines if b.run == wanted]
+    if arm is not None:
+        own = arm.workflow_params
+        same = [b for b in baselines
+                if b.eval_params and all(own.get(k) == v for k, v in b.eval_params.items())]  # fmt: skip
+        if same:
+            return same[0]
     return baselines[0] if baselines else None
 
 

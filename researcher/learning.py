@@ -45,6 +45,7 @@ comparison is between policies that cannot do the task. Pure numpy over plan rec
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -61,10 +62,14 @@ def is_baseline(result: RunResult) -> bool:
     return result.status == BASELINE_STATUS
 
 
-def baseline_result(model: str, outcomes: list[float]) -> RunResult:
-    """The untrained `model`'s held-out outcomes as a result the analysis recognises."""
+def baseline_result(
+    model: str, outcomes: list[float], *, eval_params: dict[str, Any] | None = None
+) -> RunResult:
+    """The untrained `model`'s held-out outcomes as a result the analysis recognises;
+    `eval_params`: the workflow PARAMS it was evaluated with (a user-workflow study)."""
     return RunResult(arm=BASELINE_ARM, seed=0, run=model, eval_outcomes=list(outcomes),
-                     status=BASELINE_STATUS, note=f"the untrained {model}")  # fmt: skip
+                     status=BASELINE_STATUS, note=f"the untrained {model}",
+                     eval_params=dict(eval_params or {}))  # fmt: skip
 
 
 def _heldout_design(design: Design) -> Design:

@@ -177,6 +177,9 @@ class RunResult(BaseModel):
     # batches the trainer took but trained nothing from (every sample dropped), by reason
     # ({"zero_variance": 3}): not steps, and the first sign that an arm is not learning
     dropped_batches: dict[str, int] = Field(default_factory=dict)
+    # a baseline's workflow PARAMS in a user-workflow study ({}: the control's, or none):
+    # an arm is asked "did it learn?" against the baseline evaluated with its own PARAMS
+    eval_params: dict[str, Any] = Field(default_factory=dict)
 
 
 class Comparison(BaseModel):

@@ -3,9 +3,10 @@ what its training cost (wall time, tokens) for studies judged on cost.
 
 Every run is evaluated on the held-out split whatever the design's outcome (the report
 shows it); the analysis scores the outcome the question asked about. So is the untrained
-policy (each base model the arms train, on the same first N held-out items, through the
-control arm's workflow wrapper in a user-workflow study): the baseline the analysis asks
-"did it learn?" against, appended to the round's results with status "baseline". Its
+policy (each base model the arms train, on the same first N held-out items; in a
+user-workflow study once per distinct set of the arms' PARAMS, through that arm's wrapper):
+the baseline the analysis asks "did it learn?" against, appended to the round's results
+with status "baseline". Its
 outcomes are kept in an "evaluate/baseline" event, so a resumed study (or a later round
 with the same model, items and workflow) does not evaluate it again. Each result carries
 its run's `batches_dropped` from the gateway (batches that trained nothing, by reason:
@@ -128,11 +129,11 @@ def evaluated_runs(ctx: StudyContext) -> list[str]:
 def baselines(ctx: StudyContext, plan: Design, framing: Framing, rows: list) -> list[RunResult]:
     """The untrained policy of each base model the arms train (the control's first) on the
     held-out items the arms were scored on; reused from an earlier evaluation of the same
-    model, items and workflow. An evaluation that fails is reported and left out."""
+    model, items and workflow. In a user-workflow study the evaluation runs the arm's own
+    PARAMS (a few-shot count, a system prompt), so each distinct set of PARAMS gets its own
+    baseline: "did it learn?" must not credit training with what the PARAMS alone do. An
+    evaluation that fails is reported and left out."""
     arms = sorted(plan.arms, key=lambda a: a.role != "control")
-    control = arms[0].name if arms else None
-    wrapper = next((str(r.workflow_path) for r in rows if r.arm == control and r.workflow_path),
-                   None) if framing.workflow else None  # fmt: skip
     with ctx.session() as session:
         done = {
             json.dumps(e.data["key"], sort_keys=True): e.data["outcomes"]
@@ -140,13 +141,18 @@ def baselines(ctx: StudyContext, plan: Design, framing: Framing, rows: list) -> 
             if e.phase == "evaluate" and e.kind == "baseline" and e.data
         }  # fmt: skip
     found = []
-    for model in dict.fromkeys(a.run.get("base_model") or framing.model for a in arms):
+    for model, arm in _baseline_conditions(arms, framing):
+        wrapper = next((str(r.workflow_path) for r in rows
+                        if r.arm == arm.name and r.workflow_path), None) if framing.workflow else None  # fmt: skip
+        params = arm.workflow_params if arm is not None else {}
         key = {"model": model, "family": plan.eval_family, "n": plan.eval_episodes,
-               "workflow": framing.workflow, "params": arms[0].workflow_params if arms else {}}  # fmt: skip
+               "workflow": framing.workflow, "params": params}  # fmt: skip
         level = at_level(plan)
         if level:  # only then: a key recorded before levels existed still matches
             key["task_params"] = level["params"]
         outcomes = done.get(json.dumps(key, sort_keys=True))
+        declared = _declared(params, framing)
+        with_params = f" with {_params_words(declared)}" if declared else ""
         if outcomes is None:
             started = time.monotonic()
             try:
@@ -156,16 +162,40 @@ def baselines(ctx: StudyContext, plan: Design, framing: Framing, rows: list) -> 
                     **({"workflow": wrapper} if wrapper else {}),
                 )  # fmt: skip
             except Exception as error:  # noqa: BLE001 — the baseline informs, it must not end the study
-                ctx.event("evaluate", "problem", f"the untrained {model} could not be evaluated "
-                          f"on held-out {plan.eval_task}: {error}")  # fmt: skip
+                ctx.event("evaluate", "problem", f"the untrained {model}{with_params} could not "
+                          f"be evaluated on held-out {plan.eval_task}: {error}")  # fmt: skip
                 continue
             mean = sum(outcomes) / max(1, len(outcomes))
             ctx.event("evaluate", "baseline",
-                      f"untrained {model}: held-out {plan.eval_task} {mean:.2f} on "
+                      f"untrained {model}{with_params}: held-out {plan.eval_task} {mean:.2f} on "
                       f"{len(outcomes)} tasks ({time.monotonic() - started:.0f} s)",
                       data={"key": key, "outcomes": outcomes})  # fmt: skip
-        found.append(baseline_result(model, outcomes))
+        found.append(baseline_result(model, outcomes, eval_params=_declared(params, framing)))
     return found
+
+
+def _baseline_conditions(arms: list, framing: Framing) -> list[tuple[str, object]]:
+    """(base model, the arm whose evaluation a baseline repeats untrained), control first:
+    one per base model, and in a user-workflow study one per distinct set of declared PARAMS
+    too."""
+    seen: dict[str, tuple[str, object]] = {}
+    for arm in arms or [None]:
+        model = (arm.run.get("base_model") if arm is not None else None) or framing.model
+        params = _declared(arm.workflow_params if arm is not None else {}, framing)
+        seen.setdefault(json.dumps([model, params], sort_keys=True, default=str), (model, arm))
+    return list(seen.values())
+
+
+def _declared(params: dict, framing: Framing) -> dict:
+    """The arm's values of the user's workflow PARAMS: what its held-out evaluation runs
+    with (a sampling setting PARAMS does not declare goes with training calls only)."""
+    if not framing.workflow:
+        return {}
+    return {k: v for k, v in params.items() if k in framing.workflow_params}
+
+
+def _params_words(params: dict) -> str:
+    return ", ".join(f"{name}={value!r}" for name, value in params.items())
 
 
 def dropped_batches(ctx: StudyContext, run_name: str | None) -> dict[str, int]:

@@ -258,3 +258,51 @@ def test_a_conclusion_that_does_not_mention_the_baseline_gets_it_first_when_no_a
         "No arm beat the untrained baseline (0.100 held-out, tiny before training). "
         "Mixing does not help." in md
     )
+
+
+# -- a user-workflow study: the PARAMS change what the untrained model scores ----------------
+
+
+def test_an_arm_is_asked_did_it_learn_against_the_baseline_run_with_its_own_params():
+    """Three few-shot examples lift the untrained model from 0.10 to 0.60 with no training;
+    an arm that trains with them and stays at 0.60 learned nothing, though it beats the
+    control's untrained 0.10 (the old rule credited training with what the prompt did)."""
+    arms = [Arm(name="shots-0", role="control", description="c", tasks={"workflow": 1.0},
+                workflow_params={"few_shot": 0}),
+            Arm(name="shots-3", role="treatment", description="t", tasks={"workflow": 1.0},
+                workflow_params={"few_shot": 3})]  # fmt: skip
+    plan = Design(hypothesis="H1", arms=arms, seeds=[0, 1], steps=STEPS, eval_family="workflow",
+                  eval_episodes=ITEMS, decision_rule="greater by 0.05")  # fmt: skip
+    runs = [run("shots-0", s, 0.40, 0.1, 0.4) for s in (0, 1)]
+    runs += [run("shots-3", s, 0.60, 0.6, 0.6) for s in (0, 1)]
+    zero_shot = baseline_result("tiny", outcomes(0.10), eval_params={"few_shot": 0})
+    three_shot = baseline_result("tiny", outcomes(0.60), eval_params={"few_shot": 3})
+
+    result = analyse(plan, [*runs, zero_shot, three_shot])
+
+    assert result.learned["shots-0"].verdict == "learned"
+    assert result.learned["shots-0"].baseline == pytest.approx(0.10)
+    assert result.learned["shots-3"].baseline == pytest.approx(0.60)
+    assert result.learned["shots-3"].verdict == "did not learn"
+    assert result.baseline == pytest.approx(0.10)  # the report's line: the control's
+    # without its own baseline the arm falls back to the control's (a study from before)
+    fallback = analyse(plan, [*runs, zero_shot])
+    assert fallback.learned["shots-3"].baseline == pytest.approx(0.10)
+
+
+def test_a_workflow_study_evaluates_one_baseline_per_set_of_declared_params():
+    from researcher.nodes.evaluate import _baseline_conditions
+
+    framing = Framing(question="q", family="workflow:few_shot", summary="s", model="tiny",
+                      planner="template", workflow="/tmp/agent.py",
+                      workflow_params={"few_shot": 0, "system_prompt": "Answer."})  # fmt: skip
+    shots = [Arm(name=f"shots-{n}", role="treatment" if n else "control", description="d",
+                 tasks={"workflow": 1.0}, workflow_params={"few_shot": n}) for n in (0, 3)]  # fmt: skip
+    assert [arm.name for _, arm in _baseline_conditions(shots, framing)] == ["shots-0", "shots-3"]
+    # a sampling setting PARAMS does not declare is not sent at evaluation: one baseline
+    hot = [Arm(name=f"t-{t}", role="treatment" if t > 1 else "control", description="d",
+               tasks={"workflow": 1.0}, workflow_params={"temperature": t}) for t in (1.0, 1.2)]  # fmt: skip
+    assert [arm.name for _, arm in _baseline_conditions(hot, framing)] == ["t-1.0"]
+    # a shipped task's study: one baseline per base model, whatever the arms' params
+    shipped = framing.model_copy(update={"workflow": None, "workflow_params": {}})
+    assert len(_baseline_conditions(shots, shipped)) == 1
