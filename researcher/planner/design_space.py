@@ -147,9 +147,11 @@ def level_phrase(factor: str, level: Level) -> str:
     if factor == "base_model":
         return f"base model {level}"
     if factor.startswith(WORKFLOW_PREFIX):
-        text = format_level(level)
-        text = text if len(text) <= 40 else text[:37] + "..."
-        return f"{factor.removeprefix(WORKFLOW_PREFIX)}={text!r}"
+        name = factor.removeprefix(WORKFLOW_PREFIX)
+        if not isinstance(level, str):  # a number or a flag reads as itself: few_shot=3
+            return f"{name}={format_level(level)}"
+        text = level if len(level) <= 40 else level[:37] + "..."
+        return f"{name}={text!r}"
     return f"{factor} {format_level(level)}"
 
 

@@ -435,3 +435,12 @@ def test_decide_refines_an_inconclusive_round_only_while_budget_and_rounds_remai
     assert decide(budget_left_s=1e6, round=3).action == "conclude"
     told = decide(budget_left_s=1e6, notes=["please conclude now"])
     assert told.action == "conclude" and "please conclude now" in told.reason
+
+
+def test_a_workflow_params_level_is_written_as_its_type_reads():
+    from researcher.planner.design_space import level_phrase
+
+    assert level_phrase("workflow:few_shot", 3) == "few_shot=3"
+    assert level_phrase("workflow:use_hint", True) == "use_hint=true"
+    assert level_phrase("workflow:system_prompt", "Be brief.") == "system_prompt='Be brief.'"
+    assert level_phrase("workflow:system_prompt", "x" * 50) == f"system_prompt='{'x' * 37}...'"
