@@ -1388,10 +1388,13 @@ def summarise(reading: Reading) -> str:
     if reading.outcome == "cost":
         judged += " (wall time and tokens)"
     treatment = " / ".join(others)
+    noun = _OUTCOME_NOUN[reading.outcome]
+    if reading.outcome == "heldout_accuracy" and reading.task == WORKFLOW_TASK:
+        noun = "the held-out mean reward"
     if reading.direction == "equivalent":
-        way = f"{treatment} keeps {_OUTCOME_NOUN[reading.outcome]} within ±{reading.margin:g} of the control"
+        way = f"{treatment} keeps {noun} within ±{reading.margin:g} of the control"
     else:
-        way = f"{treatment} {_DIRECTION_VERB[reading.direction]} {_OUTCOME_NOUN[reading.outcome]}"
+        way = f"{treatment} {_DIRECTION_VERB[reading.direction]} {noun}"
         if reading.direction == "two_sided":
             way += " either way"
     return (

@@ -129,7 +129,7 @@ def min_effect_for(reading: Reading, steps: int) -> float:
 
 def metric_sentence(reading: Reading, *, steps: int, eval_episodes: int) -> str:
     """How each run is scored, for the decision rule."""
-    task = "the workflow's" if reading.task == WORKFLOW_TASK else task_words(reading.task, reading)
+    task = "workflow" if reading.task == WORKFLOW_TASK else task_words(reading.task, reading)
     if reading.factor == "max_steps":
         steps_text = "its own max_steps"  # each arm trains for its level
     else:
