@@ -368,6 +368,14 @@ UNSUPPORTED_SETTINGS = (
     r"gradient accumulation(?: steps)?",
     r"per device (?:train )?batch size",
     r"mask(?:ed|ing)? truncated completions",
+    # algorithms the trainer does not have (GRPO, RLOO, REINFORCE++ and Dr. GRPO's
+    # scale_rewards are factors; DAPO's clip-higher reads as clip_eps)
+    r"gspo|group sequence policy optimi[sz]ation",
+    r"dapo(?!'?s? clip)",
+    "vapo",
+    r"(?:token|sequence|sample) level (?:loss(?:es)?|normali[sz]ation|aggregation|averag\w*)",
+    "loss aggregation",
+    r"(?:sequence|token) level (?:importance )?ratios?",
 )
 # benchmarks people name that this planner does not ship: refused by name, not misread
 UNSHIPPED_TASKS = (
@@ -525,6 +533,7 @@ _FACTOR_LIST = (
             "clip(?:ping)? ranges?",
             "clip_eps",
             "ppo clip(?:ping)?",
+            "clip higher",
             "clipping",
             "epsilon",
         ),

@@ -62,6 +62,7 @@ Must not know about arms, budgets, the gateway or the database.
 from __future__ import annotations
 
 import functools
+import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -304,7 +305,8 @@ def _held_fixed(text: str, mention: Mention) -> Mention:
     before = text[: mention.start]
     after = text[mention.end :]
     if re.search(r"\b(?:same|fixed|constant|equal|matched)\s+(?:\S+\s+)?$", before) or re.match(
-        r"\s*(?:held |kept )?(?:fixed|constant|unchanged)\b", after
+        r"\s*(?:is |are |stays |remains |being )?(?:held |kept )?(?:fixed|constant|unchanged)\b",
+        after,
     ):
         return Mention(mention.start, mention.end, "fixed", mention.key)
     return mention
@@ -632,6 +634,11 @@ class _Reader:
                 f"{', '.join(FACTORS)} (or your workflow's PARAMS with --workflow FILE)"
             )
         factor = self._factor()
+        if factor == "clip_eps" and re.search(r"clip[- ]higher", self.text):
+            self.assumptions.append(
+                "clip-higher (DAPO) raises only the upper clip bound; clip_eps here clips both "
+                "sides, so the levels apply to both"
+            )
         if factor == "task_mix" and _TRANSFER.search(self.masked):
             raise self._unreadable(
                 "it asks whether training on one task transfers to another; that compares a "
@@ -687,6 +694,11 @@ class _Reader:
         named = list(dict.fromkeys(k for k in named if k != "max_steps"))
         if not named:
             named = list(dict.fromkeys(m.key for m in self._of("value")))
+        else:  # two levels of another setting set against each other vary it too
+            levels: dict[str, set] = {}
+            for m in self._of("value"):
+                levels.setdefault(m.key, set()).add(json.dumps(m.level, sort_keys=True))
+            named += [key for key, seen in levels.items() if len(seen) >= 2 and key not in named]
         # "can the model learn X (in 30 steps)?": no two settings, whatever steps it names
         if not named and self._of("task") and self.params is None:
             if _CAN_LEARN.search(self.masked):
@@ -1190,7 +1202,7 @@ class _Reader:
             or (multiplier and not isinstance(default, int | float))
         ):
             raise self._unreadable(f"no {factor} level named: give the values to compare")
-        best = re.search(r"\b(?:which|what|best|optimal|sweep)\b", self.masked)
+        best = re.search(r"\b(?:which|what|best|optimal|sweep|sensitiv\w*)\b", self.masked)
         if spec.kind == "choice" and best:
             dose = [default, *(choice for choice in spec.choices if choice != default)]
             self.assumptions.append(f"no {factor} named: every choice ({', '.join(dose)})")

@@ -643,6 +643,10 @@ CORPUS: list[Q] = [
     Q('does training 3 times longer help on chain_sum?', 'max_steps', [20, 60], 'chain_sum', H, G),
     Q('does training twice as long help on chain_sum?', 'max_steps', [20, 40], 'chain_sum', H, G),
     Q('does scaling rewards by group std matter on arithmetic?', 'scale_rewards', ['none', 'group'], 'arithmetic', H, TWO_SIDED),
+    # DAPO's clip-higher is the clip range; a setting said fixed is no factor; sensitivity sweeps
+    Q("Does DAPO's clip-higher (0.28) help on chain_sum?", 'clip_eps', [0.2, 0.28], 'chain_sum', H, G),
+    Q('Does group size matter when the batch size is fixed on chain_sum?', 'group_size', [4, 8], 'chain_sum', H, TWO_SIDED),
+    Q('How sensitive is chain_sum accuracy to the learning rate?', 'lr', [2e-05, 5e-06, 0.0001], 'chain_sum', H, TWO_SIDED),
     # one algorithm beside two models is the training they both get
     Q('Does Qwen2.5-7B benefit more from GRPO than SmolLM2-135M on chain_sum?', 'base_model', [SMOL, QWEN_7B], 'chain_sum', H, G, served=THREE),
     Q('Does GRPO help Qwen2.5-7B more than SmolLM2-135M on chain_sum?', 'base_model', [SMOL, QWEN_7B], 'chain_sum', H, G, served=THREE),
@@ -684,6 +688,18 @@ REFUSALS: list[tuple[str, type[UnmappableQuestion], str]] = [
     ("does group size 2.5 help?", UnreadableQuestion, "not a whole number"),
     ("does clip range 1.5 help?", UnreadableQuestion, "clip_eps must be > 0 and < 1"),
     ("does a larger group size and a smaller lr help?", UnreadableQuestion, "varies one at a time"),
+    (
+        "Is RLOO with group size 8 better than GRPO with group size 4?",
+        UnreadableQuestion,
+        "varies one at a time",
+    ),
+    ("Does GSPO beat GRPO on chain_sum?", UnreadableQuestion, "'gspo' is not a setting"),
+    ("Does DAPO beat GRPO on chain_sum?", UnreadableQuestion, "'dapo' is not a setting"),
+    (
+        "Does a token-level loss beat a sequence-level loss on chain_sum?",
+        UnreadableQuestion,
+        "'token-level loss' is not a setting",
+    ),
     ("does humaneval benefit from a KL penalty?", UnreadableQuestion, "'humaneval' is not a task"),
     (
         "does training on chain_sum transfer to basic_arithmetic?",
