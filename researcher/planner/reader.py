@@ -36,7 +36,8 @@ How a question is read:
 - **The task** is the one after "held-out", "into", then "on", "for", "at", "of" or a verb
   ("help arithmetic"; not "a mix of"), not after "training on" nor what is mixed in
   ("mixing in X", "adding X"); other tasks named go to `tasks`, each at a difficulty level
-  named beside it ("tiny countdown": `task_levels`). None named: arithmetic (max_turns: guess_number).
+  named beside it ("tiny countdown": `task_levels`). None named: arithmetic (max_turns: guess_number;
+  a task mix: chain_sum with basic_arithmetic mixed in).
   Your own workflow: "workflow".
 - **The outcome**: cost for "cheaper", "wall time", "tokens", "faster to train"; learning
   speed (area under the training-reward curve) for "learn faster", "slow learning",
@@ -110,7 +111,15 @@ EXAMPLE_QUESTIONS = (
 DEFAULT_MARGIN = 0.05  # equivalence margin on accuracy / reward when the question gives none
 COST_MARGIN = 0.10  # equivalence margin for cost: 10% of the control's cost
 DEFAULT_THRESHOLD = 0.8  # "how many steps to learn": steps to a training reward of 0.8
-MIX_PARTNER = {"arithmetic": "calculator"}  # mixed in when only the judged task is named
+MIX_PARTNER = {  # mixed in when only the judged task is named
+    "arithmetic": "calculator",
+    "chain_sum": "basic_arithmetic",
+}
+# a mixing question that names no task at all ("does multi-task mixing help?") is studied on
+# two tasks bench/learnability.py measured the bundled model learning in 20 steps (chain_sum
+# 0.27 -> 0.68, basic_arithmetic 0.47 -> 0.73, both easy): a mix of tasks it cannot learn
+# answers nothing
+MIX_DEFAULT_TASK = "chain_sum"
 STEPS_DOSE = [10, 20, 40]  # "how many steps does it need?": a dose-response over max_steps
 
 # -- model requests (also used by the template planner) ---------------------------------------
@@ -818,6 +827,12 @@ class _Reader:
         elif factor == "max_turns":
             task = "guess_number"
             self.assumptions.append("max_turns is the guessing game's setting: task guess_number")
+        elif factor == "task_mix" and not partners:
+            task = MIX_DEFAULT_TASK
+            self.assumptions.append(
+                f"no task named to judge on: {task} (a mixing question with no task named is "
+                "studied on two tasks the bundled model learns, bench/learnability.py)"
+            )
         else:
             task = DEFAULT_TASK if DEFAULT_TASK not in partners else "calculator"
             self.assumptions.append(f"no task named to judge on: {task} (the default task)")

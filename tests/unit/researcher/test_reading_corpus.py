@@ -24,6 +24,9 @@ THREE = [QWEN_7B, SMOL_360, SMOL]
 ROOT = Path(__file__).resolve().parents[3]
 MIX = {"arithmetic": 0.5, "calculator": 0.5}
 ARITH = {"arithmetic": 1.0}
+# a mixing question that names no task: two tasks the bundled model learns
+CHAIN = {"chain_sum": 1.0}
+CHAIN_MIX = {"chain_sum": 0.5, "basic_arithmetic": 0.5}
 
 
 class Q(NamedTuple):
@@ -102,7 +105,7 @@ CORPUS: list[Q] = [
         H,
         G,
     ),
-    Q("does multi-task mixing help 7B?", "task_mix", [ARITH, MIX], "arithmetic", H, G),
+    Q("does multi-task mixing help 7B?", "task_mix", [CHAIN, CHAIN_MIX], "chain_sum", H, G),
     Q(
         "does RLOO learn arithmetic as well as GRPO within 20 steps?",
         "algorithm",
@@ -114,7 +117,7 @@ CORPUS: list[Q] = [
         {"steps": 20},
     ),
     # -- README, docs and the old planner's family examples ---------------------------------
-    Q("does multi-task mixing help?", "task_mix", [ARITH, MIX], "arithmetic", H, G),
+    Q("does multi-task mixing help?", "task_mix", [CHAIN, CHAIN_MIX], "chain_sum", H, G),
     Q(  # `make demo`'s question
         "does raising the learning rate from 1e-5 to 4e-5 speed up learning on the easy task?",
         "lr",
@@ -168,12 +171,12 @@ CORPUS: list[Q] = [
         served=TWO,
     ),
     # -- the old planner's test questions ------------------------------------------------------
-    Q("Is a cocktail of tasks better than one task?", "task_mix", [ARITH, MIX], "arithmetic", H, G),
+    Q("Is a cocktail of tasks better than one task?", "task_mix", [CHAIN, CHAIN_MIX], "chain_sum", H, G),
     Q(
         "Should I combine tasks when training?",
         "task_mix",
-        [ARITH, MIX],
-        "arithmetic",
+        [CHAIN, CHAIN_MIX],
+        "chain_sum",
         H,
         TWO_SIDED,
     ),
@@ -529,7 +532,7 @@ CORPUS: list[Q] = [
     Q('does epsilon 0.1 or 0.3 make a difference for word problems?', 'clip_eps', [0.1, 0.3], 'arithmetic', H, TWO_SIDED),
     Q('how many steps does it take to learn to say banana?', 'max_steps', [10, 20, 40], 'learnable', H, G),
     Q('how many training steps does the easy task need?', 'max_steps', [10, 20, 40], 'learnable', H, G),
-    Q('does mixing help the 7B model?', 'task_mix', [{'arithmetic': 1.0}, {'arithmetic': 0.5, 'calculator': 0.5}], 'arithmetic', H, G),
+    Q('does mixing help the 7B model?', 'task_mix', [CHAIN, CHAIN_MIX], 'chain_sum', H, G),
     Q('does multi-task training help Qwen 7B on arithmetic?', 'task_mix', [{'arithmetic': 1.0}, {'arithmetic': 0.5, 'calculator': 0.5}], 'arithmetic', H, G),
     Q('does lr 1e-4 learn as well as lr 2e-5 within 20 steps on arithmetic?', 'lr', [2e-05, 0.0001], 'arithmetic', LS, EQ, 0.05, extra={'steps': 20}),
     Q('does RLOO learn faster than GRPO within 30 steps on the calculator task?', 'algorithm', ['grpo', 'rloo'], 'calculator', LS, G, None, extra={'steps': 30}),
