@@ -1082,7 +1082,7 @@ class _Reader:
             )
         if len(levels) >= 2:
             positions = [next(p for p, v in named if v == level) for level in levels]
-            control = self._control(spec, levels, positions, default, way)
+            control = self._control(factor, levels, positions, default, way)
         elif len(levels) == 1 and multiplier and isinstance(levels[0], int | float):
             control = levels[0]
             levels = [control, _typed(spec, control * multiplier)]
@@ -1136,13 +1136,12 @@ class _Reader:
 
     def _control(
         self,
-        spec: Factor,
+        factor: str,
         levels: list[Level],
         positions: list[int],
         default: Level,
         way: str | None,
     ) -> Level:
-        factor = spec.name
         numeric = [v for v in levels if isinstance(v, int | float) or v is None]
         if way and len(numeric) == len(levels):
             pick = min if way == "raise" else max
@@ -1305,11 +1304,19 @@ class _Reader:
         if isinstance(default, bool):
             return [default, not default], default
         if isinstance(default, int | float):
-            numbers = [v for _, v, _ in _numbers(self.text, self.mentions)]
-            numbers = [
-                int(v) if isinstance(default, int) and v.is_integer() else v for v in numbers
+            found = [(p, v) for p, v, _ in _numbers(self.text, self.mentions)]
+            found = [
+                (p, int(v) if isinstance(default, int) and v.is_integer() else v) for p, v in found
             ]
-            others = [v for v in distinct_levels(numbers) if v != default]
+            numbers = [v for _, v in found]
+            named = distinct_levels(numbers)
+            others = [v for v in named if v != default]
+            if len(others) >= 2 and default not in named:
+                # "few_shot=2 vs few_shot=4": the levels named; the control as for a setting
+                positions = [next(p for p, v in found if v == level) for level in named]
+                way = _comparative(self.text, self._of("param", factor))
+                control = self._control(factor, named, positions, default, way)
+                return [control, *(v for v in named if v != control)], control
             if not others:
                 multiplier = _multiplier(self.mentions)
                 way = _comparative(self.text, self._of("param", factor))

@@ -210,6 +210,9 @@ def test_every_task_has_a_description_and_synonyms() -> None:
             ],
         ),
         ("do more retries help my agent?", "workflow:max_retries", [2, 4]),
+        # two values named, neither the default: those two, the control as for a run setting
+        ("does max_retries=3 vs max_retries=5 matter?", "workflow:max_retries", [3, 5]),
+        ("does max retries 5 vs 3 help?", "workflow:max_retries", [3, 5]),
         (
             "does an empty system prompt hurt?",
             "workflow:system_prompt",
