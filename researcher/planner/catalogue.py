@@ -997,8 +997,10 @@ GREATER_WORDS = (
     r"stronger|superior|worth it|more (?:[\w-]+[ -])?efficient"
 )
 LESS_WORDS = (
-    r"hurt\w*|harm\w*|worse|degrad\w*|slow\w*|damag\w*|lower (?:the )?(?:accuracy|reward|score)|"
-    r"reduc\w* (?:the )?(?:accuracy|reward|score|performance)|cheaper|cuts?|cutting|sav(?:e|es|ing)|"
+    r"hurt\w*|harm\w*|worse|degrad\w*|slow\w*|damag\w*|"
+    r"lower (?:the )?(?:final |training |held[- ]out |test )*(?:accuracy|reward|score)|"
+    r"reduc\w* (?:the )?(?:final |training |held[- ]out |test )*(?:accuracy|reward|score|performance)|"
+    r"cheaper|cuts?|cutting|sav(?:e|es|ing)|"
     r"less (?:[\w-]+[ -])?(?:accurate|efficient)|destabili[sz]\w*|break\w*|weaker|inferior"
 )
 TWO_SIDED_WORDS = (

@@ -650,6 +650,8 @@ CORPUS: list[Q] = [
     Q("Does DAPO's clip-higher (0.28) help on chain_sum?", 'clip_eps', [0.2, 0.28], 'chain_sum', H, G),
     Q('Does group size matter when the batch size is fixed on chain_sum?', 'group_size', [4, 8], 'chain_sum', H, TWO_SIDED),
     Q('How sensitive is chain_sum accuracy to the learning rate?', 'lr', [2e-05, 5e-06, 0.0001], 'chain_sum', H, TWO_SIDED),
+    Q('Does a KL penalty lower the final training reward on chain_sum?', 'kl_coef', [0.0, 0.05], 'chain_sum', TR, L),
+    Q('Does a KL penalty reduce held-out accuracy on chain_sum?', 'kl_coef', [0.0, 0.05], 'chain_sum', H, L),
     # one algorithm beside two models is the training they both get
     Q('Does Qwen2.5-7B benefit more from GRPO than SmolLM2-135M on chain_sum?', 'base_model', [SMOL, QWEN_7B], 'chain_sum', H, G, served=THREE),
     Q('Does GRPO help Qwen2.5-7B more than SmolLM2-135M on chain_sum?', 'base_model', [SMOL, QWEN_7B], 'chain_sum', H, G, served=THREE),
