@@ -82,7 +82,9 @@ def cohens_h(p_treatment: float, p_control: float) -> float:
 
 
 def _effect_size(design: Design, t: ArmScores, c: ArmScores) -> tuple[float, str]:
-    if design.outcome == "heldout_accuracy":
+    outcomes = [v for a in (t, c) for r in a.runs for v in r.eval_outcomes]
+    # Cohen's h is for proportions: a workflow's own rewards (0.5, 3.0, -1) are not one
+    if design.outcome == "heldout_accuracy" and all(v in (0.0, 1.0) for v in outcomes):
         pooled = lambda a: float(np.mean(np.concatenate([r.eval_outcomes for r in a.runs])))  # noqa: E731
         return cohens_h(pooled(t), pooled(c)), "Cohen's h"
     dof = len(t.scores) + len(c.scores) - 2

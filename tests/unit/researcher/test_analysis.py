@@ -170,6 +170,22 @@ def test_cohens_h_of_equal_proportions_is_zero_and_grows_with_distance():
     assert cohens_h(0.9, 0.2) > cohens_h(0.6, 0.2) > 0 > cohens_h(0.2, 0.6)
 
 
+def test_a_workflows_graded_rewards_get_a_standardized_difference_not_cohens_h():
+    """Cohen's h compares proportions; a workflow scoring 0.5 or 3.0 per task is no
+    proportion (h would clip 3.0 to 1.0)."""
+
+    def graded(arm: str, seed: int, values: list[float]) -> RunResult:
+        return RunResult(arm=arm, seed=seed, run=f"{arm}-s{seed}", eval_outcomes=values)
+
+    results = [graded("control", 0, [0.5, 1.0, 0.0]), graded("control", 1, [0.5, 0.5, 0.0]),
+               graded("mixed", 0, [3.0, 2.0, 1.0]), graded("mixed", 1, [3.0, 2.5, 1.0])]  # fmt: skip
+    (c,) = analyse(design(*TWO_ARMS), results).comparisons
+    assert c.effect_measure == "standardized difference (d)"
+    control, mixed = [0.5, 1 / 3], [2.0, 6.5 / 3]
+    spread = math.sqrt(sum((v - sum(a) / 2) ** 2 for a in (control, mixed) for v in a) / 2)
+    assert c.effect_size == pytest.approx((sum(mixed) - sum(control)) / 2 / spread)
+
+
 def test_curve_bands_average_seeds_per_step_with_their_range():
     results = [
         RunResult(arm="a", seed=0, run="a0", curve=[(1, 0.0), (2, 0.4)]),
