@@ -109,6 +109,13 @@ def test_a_study_of_the_users_own_workflow_varies_its_params_and_judges_by_its_r
     for experiment in evaluated:
         outcomes = experiment.result["eval_outcomes"]
         assert all(0.25 <= r <= 0.75 for r in outcomes), outcomes
+    # the untrained model once per prompt: what a prompt alone does is not credited to training
+    baselines = [e for e in events if e.phase == "evaluate" and e.kind == "baseline"]
+    prompts = {
+        (e.data or {}).get("key", {}).get("params", {}).get("system_prompt") for e in baselines
+    }
+    assert prompts == {DEFAULT_PROMPT, STEP_BY_STEP}, [e.message for e in baselines]
+    assert any(STEP_BY_STEP in e.message for e in baselines), [e.message for e in baselines]
     assert report is not None and Path(report.html_path).is_file()
     assert QUESTION in Path(report.markdown_path).read_text()
     assert_nothing_left_running(study_dir)
