@@ -600,6 +600,13 @@ _CAN_LEARN = re.compile(
     r"\bis it possible to (?:learn|train)\b"
 )
 
+# training set against no training: "at all", "over the base model", "vs no training"
+_TRAINING_AT_ALL = re.compile(
+    r"\bat all\b|\b(?:over|than|vs\.?|versus|compared (?:to|with)|against|beyond)\s+(?:the\s+|an?\s+)?"
+    r"(?:base|untrained|pretrained|original|initial|starting)\s+(?:model|policy|checkpoint)|"
+    r"\b(?:vs\.?|versus|than|over|compared (?:to|with))\s+(?:no|without)\s+(?:rl\s+)?training\b"
+)
+
 _TRAINING_WORDS = re.compile(
     r"train|learn|fine[\s-]?tun|\brl\b|reinforcement|reward|polic|gradient|rollout|model|"
     r"experiment|accuracy|hyper[\s-]?param|\bgrpo\b|\bppo\b|\bsteps?\b|agent|checkpoint|epoch|"
@@ -699,6 +706,15 @@ class _Reader:
     # -- the factor ---------------------------------------------------------------------------
 
     def _factor(self) -> str:
+        tasks = self._of("task")
+        if tasks and self.params is None and _TRAINING_AT_ALL.search(self.text):
+            # "does GRPO help letter counting at all?", "… over the base model?": trained
+            # against untrained, which every study's control answers — not GRPO vs RLOO
+            algorithms = {m.level for m in self._of("value") if m.key == "algorithm"}
+            others = [m for m in self.mentions if m.kind in ("param", "factor")
+                      and m.key not in ("base_model", "algorithm")]  # fmt: skip
+            if len(algorithms) <= 1 and not others and len(self._of("model")) < 2:
+                raise self._unreadable(self._can_it_learn(tasks[0]))
         named = [m.key for m in self.mentions if m.kind in ("param", "factor")]
         named = list(dict.fromkeys(k for k in named if k != "max_steps"))
         if not named:

@@ -699,6 +699,22 @@ REFUSALS: list[tuple[str, type[UnmappableQuestion], str]] = [
         "varies one at a time",
     ),
     ("Does GSPO beat GRPO on chain_sum?", UnreadableQuestion, "'gspo' is not a setting"),
+    # trained against untrained: every study's control answers it, and the bench measured it
+    (
+        "Does GRPO training help letter counting at all?",
+        UnreadableQuestion,
+        "whether the model can learn letter_counting",
+    ),
+    (
+        "Does RL fine-tuning with GRPO improve chain_sum over the base model?",
+        UnreadableQuestion,
+        "whether the model can learn chain_sum",
+    ),
+    (
+        "does training improve chain_sum compared to no training?",
+        UnreadableQuestion,
+        "whether the model can learn chain_sum",
+    ),
     ("Does DAPO beat GRPO on chain_sum?", UnreadableQuestion, "'dapo' is not a setting"),
     (
         "Does a token-level loss beat a sequence-level loss on chain_sum?",
