@@ -1,5 +1,7 @@
 """A real local Ray cluster for the tests: `ray start --head --block` on loopback with every
-port picked free and its own temp dir, started once per session and stopped (its process
+port picked free and its own temp dir (again with fresh ports, up to 3 times, when `ray
+start` exits before its dashboard answers: a port taken in between), started once per
+session and stopped (its process
 group killed) at the end — never `ray stop`, which would stop every Ray on the machine.
 Tests that need it skip, saying why, where Ray (`pip install 'swarmrl[cluster]'`, which
 `make install` adds) is missing.
@@ -108,13 +110,31 @@ def start_cluster(num_cpus: int = 8) -> RayCluster:
         if process.poll() is not None or time.monotonic() > deadline:
             # read the log before stop_cluster removes its folder
             tail = (temp_root / "ray-start.log").read_text(errors="replace")[-3000:]
+            exited = process.poll() is not None
             stop_cluster(cluster)
-            raise RuntimeError(
+            raise (RayStartExited if exited else RuntimeError)(
                 f"ray start --head did not come up in {START_TIMEOUT_S:.0f} s "
                 f"(exit code {process.poll()}):\n{tail}"
             )
         time.sleep(0.5)
     return cluster
+
+
+class RayStartExited(RuntimeError):
+    """`ray start` exited before its dashboard answered (a port taken between picking it free
+    and Ray binding it, say: likelier with other work on the machine)."""
+
+
+def start_cluster_retrying(attempts: int = 3) -> RayCluster:
+    """`start_cluster`, again with fresh ports when `ray start` exited early; a start that
+    hangs past its timeout is not retried."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return start_cluster()
+        except RayStartExited:
+            if attempt == attempts:
+                raise
+    raise AssertionError("unreachable")
 
 
 def stop_cluster(cluster: RayCluster) -> None:
@@ -135,7 +155,7 @@ def ray_cluster() -> Iterator[RayCluster]:
     reason = unavailable()
     if reason:
         pytest.skip(f"Ray tests skipped: {reason}")
-    cluster = start_cluster()
+    cluster = start_cluster_retrying()
     try:
         yield cluster
     finally:
