@@ -51,6 +51,9 @@ async def rollout(task, episode):
 NOTE = "prefer fewer steps"
 START_S = 240  # the study's row, then a run training with reward points (loaded 2-core box)
 STEP_S = 60  # each later change to be seen
+# a click that posts a form waits for the navigation it starts; the route behind it may call
+# the gateway or a subprocess, which takes more than the page's 10 s default on a loaded box
+NAV_MS = 60_000
 
 
 def wait_until(what: str, predicate: Callable[[], object], timeout: float, every: float = 0.5):
@@ -154,8 +157,11 @@ def test_a_study_is_started_watched_and_steered_from_the_browser(
     form.locator("input[name=budget]").fill("4m")
     form.locator("select[name=model]").select_option("tiny")
     form.locator("input[name=seeds]").fill("1")
+    # the start route checks the workflow (a subprocess), reads the question and waits for
+    # the study's row: on a loaded box that is more than the page's 10 s default, and the
+    # click itself waits for the navigation it starts
     with page.expect_navigation(url="**/studies/*", timeout=90_000):
-        form.get_by_role("button", name="Start").click()
+        form.get_by_role("button", name="Start").click(timeout=90_000)
     study_id = page.url.rstrip("/").rsplit("/", 1)[-1]
     expect(page.locator("h1")).to_have_text(QUESTION)
     study = study_row(engine, study_id)
@@ -179,8 +185,8 @@ def test_a_study_is_started_watched_and_steered_from_the_browser(
 
     # 4. a note → applied by the monitor, in the planner's state, in the timeline
     page.locator(".note-form textarea[name=text]").fill(NOTE)
-    with page.expect_navigation(url="**/studies/*"):
-        page.locator("#add-note").click()
+    with page.expect_navigation(url="**/studies/*", timeout=NAV_MS):
+        page.locator("#add-note").click(timeout=NAV_MS)
     expect(page.locator("p.message")).to_contain_text("note added")
     expect(page.locator("#interventions")).to_contain_text(NOTE)
 
@@ -203,8 +209,8 @@ def test_a_study_is_started_watched_and_steered_from_the_browser(
         running = [e for e in crud.experiments(session, study_id=study_id) if e.status == "running"]
     assert running, "no experiment running to pause"
     run = running[0].run_name or running[0].id
-    with page.expect_navigation(url="**/studies/*"):
-        page.locator("#pause").click()
+    with page.expect_navigation(url="**/studies/*", timeout=NAV_MS):
+        page.locator("#pause").click(timeout=NAV_MS)
     expect(page.locator("#study-status")).to_have_text("paused")
     expect(page.locator("#resume")).to_be_visible()
     assert study_row(engine, study_id).status == "paused"
@@ -215,8 +221,8 @@ def test_a_study_is_started_watched_and_steered_from_the_browser(
     expect(page.locator("#events")).to_contain_text("study paused", timeout=15_000)
     screenshot(page, "study-paused")
 
-    with page.expect_navigation(url="**/studies/*"):
-        page.locator("#resume").click()
+    with page.expect_navigation(url="**/studies/*", timeout=NAV_MS):
+        page.locator("#resume").click(timeout=NAV_MS)
     expect(page.locator("#study-status")).to_have_text("running")
     expect(page.locator("#pause")).to_be_visible()
     assert study_row(engine, study_id).status == "running"
@@ -228,8 +234,8 @@ def test_a_study_is_started_watched_and_steered_from_the_browser(
     screenshot(page, "study-steered")
 
     # 6. the run page, then an episode's token-level trace
-    with page.expect_navigation(url="**/runs/*"):
-        page.locator("#experiments a", has_text=run).click()
+    with page.expect_navigation(url="**/runs/*", timeout=NAV_MS):
+        page.locator("#experiments a", has_text=run).click(timeout=NAV_MS)
     expect(page.locator("h1")).to_have_text(f"Run {run}")
     # a finished episode: an open one may not have made its first call yet (no tokens)
     episode_links = page.locator("#episodes tbody tr", has_text="finished").locator("a")
@@ -242,8 +248,8 @@ def test_a_study_is_started_watched_and_steered_from_the_browser(
 
     wait_until("a finished episode on the run page", an_episode, timeout=STEP_S, every=2.0)
     expect(page.locator(".unreachable")).to_have_count(0)
-    with page.expect_navigation(url="**/episodes/*"):
-        episode_links.first.click()
+    with page.expect_navigation(url="**/episodes/*", timeout=NAV_MS):
+        episode_links.first.click(timeout=NAV_MS)
     expect(page.locator("h1")).to_contain_text("Episode")
     tokens = page.locator(".timeline .tokens")
     expect(tokens.first).to_be_visible()
@@ -255,8 +261,8 @@ def test_a_study_is_started_watched_and_steered_from_the_browser(
 
     # 7. stop the study from its page; nothing it started is left running
     page.goto(f"{base}/studies/{study_id}")
-    with page.expect_navigation(url="**/studies/*"):
-        page.locator("#stop").click()
+    with page.expect_navigation(url="**/studies/*", timeout=NAV_MS):
+        page.locator("#stop").click(timeout=NAV_MS)
     wait_until("the study stopped",
                lambda: study_row(engine, study_id).status == "stopped", timeout=90)  # fmt: skip
     expect(page.locator("#study-status")).to_have_text("stopped", timeout=10_000)
