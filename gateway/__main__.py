@@ -23,6 +23,7 @@ from gateway.http.app import make_app
 from gateway.http.state import check_state_dir
 from gateway.recording.recorder import EpisodeRecorder
 from gateway.serve.backends import BackendUnavailable, check_backends
+from gateway.serve.listen import AddressInUse, bind_address
 from gateway.serve.options import CannotReadKey, ServeOptions, typer_command
 
 cli = typer.Typer(
@@ -72,6 +73,11 @@ def serve(options: ServeOptions) -> None:
             err=True,
         )
         raise typer.Exit(2)
+    try:  # the port before anything slow: see gateway/serve/listen.py
+        listening = bind_address(settings.host, settings.port)
+    except AddressInUse as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(2) from None
     try:  # the database first: a refused URL fails in seconds, before any model loads
         check_state_dir(settings)
         recorder = EpisodeRecorder.from_settings(settings)
@@ -146,18 +152,23 @@ def serve(options: ServeOptions) -> None:
     (settings.state_dir / "serve-config.json").write_text(json.dumps(resolved, indent=2))
 
     app = make_app(served, recorder, settings, policy_factory=policy_factory)
-    try:
-        uvicorn.run(
+    server = uvicorn.Server(
+        uvicorn.Config(
             app,
             host=settings.host,
-            port=settings.port,
+            port=listening.getsockname()[1],
             log_level=options.log_level.lower(),
             access_log=options.log_level.lower() == "debug",
             # a stuck request cannot hold SIGTERM: after the grace, connections are cut
             timeout_graceful_shutdown=settings.shutdown_grace_s,
         )
+    )
+    try:
+        server.run(sockets=[listening])
     finally:
         shutdown()
+    if not server.started:  # the app's startup failed (uvicorn logged why)
+        raise typer.Exit(3)
 
 
 def _in_process(model_configs, engine_config, factory_kwargs):

@@ -56,6 +56,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+PORT_TRIES = 3  # a port picked free can be taken before the gateway binds it
+
+
 def start_local_gateway(
     *,
     model: str,
@@ -69,9 +72,47 @@ def start_local_gateway(
     api_key: str | None = None,
 ) -> LocalGateway:
     """Start `gateway serve` on `port` (default: a free loopback port) and wait until
-    `/healthz` answers. Its database is `database_url` when given, else the one `gateway
-    serve` picks (its SQLite file in `state_dir`, unless `extra_args` names another)."""
-    port = port or free_port()
+    `/healthz` answers as a gateway. Its database is `database_url` when given, else the one
+    `gateway serve` picks (its SQLite file in `state_dir`, unless `extra_args` names another).
+
+    A port picked here and taken by another process before the gateway binds it (the
+    gateway says so and exits at once) is picked again, up to PORT_TRIES times; a port the
+    caller named is not."""
+    for attempt in range(1, PORT_TRIES + 1):
+        try:
+            return _start(
+                model=model,
+                state_dir=state_dir,
+                log_path=log_path,
+                extra_args=extra_args,
+                timeout=timeout,
+                port=port or free_port(),
+                start_new_session=start_new_session,
+                database_url=database_url,
+                api_key=api_key,
+            )
+        except PortTaken:
+            if port is not None or attempt == PORT_TRIES:
+                raise
+    raise AssertionError("unreachable")
+
+
+class PortTaken(GatewayStartError):
+    """The gateway could not bind its port: another process has it."""
+
+
+def _start(
+    *,
+    model: str,
+    state_dir: Path,
+    log_path: Path,
+    extra_args: list[str] | None,
+    timeout: float,
+    port: int,
+    start_new_session: bool,
+    database_url: str | None,
+    api_key: str | None,
+) -> LocalGateway:
     state_dir.mkdir(parents=True, exist_ok=True)
     cmd = [
         sys.executable,
@@ -107,19 +148,27 @@ def start_local_gateway(
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise GatewayStartError(
-                f"gateway exited with code {process.returncode}:\n{gateway.log_tail()}"
+            tail = gateway.log_tail()
+            raise (PortTaken if f"cannot bind 127.0.0.1:{port}" in tail else GatewayStartError)(
+                f"gateway exited with code {process.returncode}:\n{tail}"
             )
-        try:
-            if httpx.get(gateway.url + "/healthz", timeout=1).status_code == 200:
-                return gateway
-        except httpx.HTTPError:
-            pass
+        if _is_gateway_health(gateway.url) and process.poll() is None:
+            return gateway
         time.sleep(0.3)
     gateway.stop()
     raise GatewayStartError(
         f"gateway did not answer /healthz within {timeout:.0f}s:\n{gateway.log_tail()}"
     )
+
+
+def _is_gateway_health(url: str) -> bool:
+    """Whether `url/healthz` answers as a gateway does (200 and its JSON), not merely 200:
+    another server on the port would answer too."""
+    try:
+        answer = httpx.get(url + "/healthz", timeout=1)
+        return answer.status_code == 200 and answer.json().get("status") == "ok"
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return False
 
 
 def embedded_gateway_database(study_db: Engine, study_id: str) -> str | None:
