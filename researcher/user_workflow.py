@@ -1,6 +1,6 @@
 """The user's own workflow (`researcher start --workflow FILE`): read it, wrap it per arm.
 
-Owns: `read_workflow` / `inspect_workflow` — the file's `PARAMS = {...}` read with `ast`
+Owns: `inspect_workflow` — the file's `PARAMS = {...}` read with `ast`
 (never executed for this; a PARAMS that is not a literal dict is refused, naming the line)
 and whether it has a held-out split (`tasks("test")` yields a task, and how many, up to
 `TEST_SIZE_CAP`: checked by importing the file in a subprocess under a time limit, whose
@@ -145,12 +145,6 @@ def inspect_workflow(path: str | Path, *, timeout_s: float = PROBE_TIMEOUT_S) ->
     if not found["loads"]:
         raise WorkflowFileError(found["error"])
     return UserWorkflow(path, params, found["has_test"], found.get("error"), found.get("test_size"))
-
-
-def read_workflow(path: str | Path) -> tuple[dict[str, Any], bool]:
-    """(PARAMS, whether `tasks("test")` yields anything) of the workflow file at `path`."""
-    found = inspect_workflow(path)
-    return found.params, found.has_test
 
 
 def require_test_split(path: str | Path) -> UserWorkflow:

@@ -143,7 +143,8 @@ def baselines(ctx: StudyContext, plan: Design, framing: Framing, rows: list) -> 
     found = []
     for model, arm in _baseline_conditions(arms, framing):
         wrapper = next((str(r.workflow_path) for r in rows
-                        if r.arm == arm.name and r.workflow_path), None) if framing.workflow else None  # fmt: skip
+                        if arm is not None and r.arm == arm.name and r.workflow_path),
+                       None) if framing.workflow else None  # fmt: skip
         params = arm.workflow_params if arm is not None else {}
         key = {"model": model, "family": plan.eval_family, "n": plan.eval_episodes,
                "workflow": framing.workflow, "params": params}  # fmt: skip

@@ -4,7 +4,7 @@ serves — on the user's own workflow when the study has one."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langgraph.runtime import Runtime
 
@@ -12,6 +12,9 @@ from researcher.context import StudyContext
 from researcher.plan import Reading
 from researcher.planner.wording import reading_rows
 from researcher.state import StudyState
+
+if TYPE_CHECKING:
+    from researcher.user_workflow import UserWorkflow
 
 
 def frame(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
@@ -44,8 +47,12 @@ def workflow_frame_args(workflow: str | Path | None) -> dict[str, Any]:
         return {}
     from researcher.user_workflow import inspect_workflow
 
-    found = inspect_workflow(str(workflow))
-    return {"workflow": str(Path(workflow).resolve()), "workflow_params": found.params,
+    return frame_args_of(inspect_workflow(str(workflow)))
+
+
+def frame_args_of(found: UserWorkflow) -> dict[str, Any]:
+    """`workflow_frame_args` of a workflow already inspected (one import probe, not two)."""
+    return {"workflow": str(found.path.resolve()), "workflow_params": found.params,
             "workflow_has_test": found.has_test, "workflow_test_size": found.test_size}  # fmt: skip
 
 

@@ -67,16 +67,15 @@ def validate_start(form: dict[str, str]) -> tuple[list[str], dict]:
     if model not in MODELS:
         errors.append(f"model {model!r} is not one of {', '.join(MODELS)}")
     workflow = form.get("workflow", "").strip() or None
+    frame_args: dict = {}
     if workflow is not None:
-        workflow, problem = _check_workflow(workflow)
+        workflow, frame_args, problem = _check_workflow(workflow)
         errors.extend(problem)
     if question and not errors:
         try:
-            from researcher.nodes.frame import workflow_frame_args
-
             # read as `researcher start --workflow` will: the workflow's PARAMS may be the factor
             make_planner("template").frame(question, served_models=[model], model=model,
-                                           **workflow_frame_args(workflow))  # fmt: skip
+                                           **frame_args)  # fmt: skip
         except ResearcherError as error:
             errors.append(str(error))
     values = {"question": question, "budget": budget, "model": model, "seeds": seeds,
@@ -84,18 +83,20 @@ def validate_start(form: dict[str, str]) -> tuple[list[str], dict]:
     return errors, values
 
 
-def _check_workflow(path: str) -> tuple[str, list[str]]:
-    """The workflow file's path as the study will get it, and what is wrong with it: it must
-    be an absolute path on this machine (the UI's, where the study runs), import, and have a
-    test split."""
+def _check_workflow(path: str) -> tuple[str, dict, list[str]]:
+    """The workflow file's path as the study will get it, what reading a question about it
+    needs (`frame_args_of`), and what is wrong with it: it must be an absolute path on this
+    machine (the UI's, where the study runs), import, and have a test split. Imported once."""
+    from researcher.nodes.frame import frame_args_of
     from researcher.user_workflow import require_test_split
 
     if not Path(path).expanduser().is_absolute():
-        return path, [f"workflow {path!r}: give the file's absolute path on this machine"]
+        return path, {}, [f"workflow {path!r}: give the file's absolute path on this machine"]
     try:
-        return str(require_test_split(path).path), []
+        found = require_test_split(path)
     except ResearcherError as error:
-        return path, [str(error)]
+        return path, {}, [str(error)]
+    return str(found.path), frame_args_of(found), []
 
 
 @router.post("/studies")

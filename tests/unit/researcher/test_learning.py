@@ -306,3 +306,5 @@ def test_a_workflow_study_evaluates_one_baseline_per_set_of_declared_params():
     # a shipped task's study: one baseline per base model, whatever the arms' params
     shipped = framing.model_copy(update={"workflow": None, "workflow_params": {}})
     assert len(_baseline_conditions(shots, shipped)) == 1
+    # no arms at all (no planner makes such a design): the framing's model, untrained
+    assert _baseline_conditions([], framing) == [("tiny", None)]

@@ -18,7 +18,6 @@ from researcher.user_workflow import (
     PARAMS_ENV,
     WorkflowFileError,
     inspect_workflow,
-    read_workflow,
     render_wrapper,
     require_test_split,
 )
@@ -65,7 +64,8 @@ def arm(name: str, params: dict) -> Arm:
 
 
 def test_params_are_read_as_a_literal_without_running_the_file(agent: Path, tmp_path: Path):
-    params, has_test = read_workflow(agent)
+    found = inspect_workflow(agent)
+    params, has_test = found.params, found.has_test
     assert params == {"system_prompt": "Answer.", "max_tokens": 8} and has_test
     silent = tmp_path / "no_params.py"
     marker = tmp_path / "ran"
@@ -86,15 +86,15 @@ def test_a_params_that_is_not_a_literal_dict_is_refused_naming_its_line(tmp_path
     computed = tmp_path / "computed.py"
     computed.write_text("import os\n\nPARAMS = dict(prompt=os.environ['P'])\n")
     with pytest.raises(WorkflowFileError, match=r"computed.py, line 3: PARAMS must be a literal"):
-        read_workflow(computed)
+        inspect_workflow(computed)
     listed = tmp_path / "listed.py"
     listed.write_text("PARAMS = ['a', 'b']\n")
     with pytest.raises(WorkflowFileError, match="line 1"):
-        read_workflow(listed)
+        inspect_workflow(listed)
     broken = tmp_path / "broken.py"
     broken.write_text("PARAMS = {\n")
     with pytest.raises(WorkflowFileError, match="syntax error"):
-        read_workflow(broken)
+        inspect_workflow(broken)
 
 
 def test_a_workflow_without_a_test_split_is_refused_with_the_reason(tmp_path: Path):
@@ -107,7 +107,8 @@ def test_a_workflow_without_a_test_split_is_refused_with_the_reason(tmp_path: Pa
     )
     found = inspect_workflow(train_only)
     assert not found.has_test and "only train data, not test" in found.test_problem
-    assert read_workflow(train_only) == ({}, False)
+    found = inspect_workflow(train_only)
+    assert (found.params, found.has_test) == ({}, False)
     with pytest.raises(
         WorkflowFileError, match=r'held-out evaluation runs its rollout on tasks\("test"\)'
     ):
