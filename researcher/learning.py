@@ -18,7 +18,8 @@ two signals:
   optimistic; it only ever keeps an arm out of "did not learn", never makes it "learned".
 
 The verdict, with `margin` the smallest held-out gain that counts (the design's
-`min_effect` on held-out accuracy, else `DEFAULT_MARGIN`):
+`min_effect` on held-out accuracy, else `DEFAULT_MARGIN`, times the design's
+`reward_scale` when the pilot saw rewards beyond [0, 1]):
 
 - "learned": the gain's interval lies above 0 and the gain reaches `margin` (a gain of
   0.001 whose interval happens to clear 0 is no learning; without a baseline: the training
@@ -154,7 +155,11 @@ def dropped_words(runs: list[RunResult]) -> tuple[str | None, bool]:
 
 def learned_or_not(design: Design, runs: list[RunResult], baseline: RunResult | None) -> Learning:
     """The learned-or-not verdict of one arm's runs (see the module docstring)."""
-    margin = design.min_effect if design.outcome == "heldout_accuracy" else DEFAULT_MARGIN
+    margin = (
+        design.min_effect
+        if design.outcome == "heldout_accuracy"
+        else DEFAULT_MARGIN * (design.reward_scale or 1.0)
+    )
     dropped, nothing_trained = dropped_words(runs)
     if nothing_trained:
         return Learning(

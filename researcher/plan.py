@@ -127,6 +127,9 @@ class Design(BaseModel):
     mde_basis: str = ""  # how `mde` was computed, in words
     pilot: Pilot | None = None
     parallel_runs: int | None = None  # runs trained at once, as chosen for this machine
+    # the width of the rewards' range the pilot saw when they went beyond [0, 1] (a user's
+    # workflow scoring 0-100): min_effect (and a default margin) were multiplied by it
+    reward_scale: float | None = None
 
     def task_words(self, family: str) -> str:
         """A task as this design draws it: "countdown", or "countdown (level tiny)" at a
@@ -160,6 +163,9 @@ class Pilot(BaseModel):
     kept: bool = True  # the pilot runs count as the control's first seeds (same settings)
     # the budget the pilot used per run: training, held-out evaluation and start-up
     run_seconds: float | None = None
+    # (lowest, highest) reward the pilot saw, held-out and in training, untrained baseline
+    # included, when beyond [0, 1]; None when every reward lay within it
+    reward_range: tuple[float, float] | None = None
 
 
 class RunResult(BaseModel):

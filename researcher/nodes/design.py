@@ -25,7 +25,7 @@ from langgraph.runtime import Runtime
 from experiments_db import crud
 from experiments_db.studies import ExperimentRow
 from researcher import pilot as piloting
-from researcher.analysis import stopping_words
+from researcher.analysis import describe_rule, stopping_words
 from researcher.context import StudyContext
 from researcher.nodes.common import design_of, experiment_id, framing_of, hypothesis_of
 from researcher.outcomes import outcome_label
@@ -82,6 +82,7 @@ def _after_pilot(ctx: StudyContext, state: StudyState, planned: Design) -> Desig
     pilot = Pilot.model_validate(state["pilot"])
     reading = framing_of(state).reading
     plan, changed = piloting.retune(reading, planned, pilot, ctx.budget_left())
+    plan = _in_reward_units(plan, pilot)
     # the pilot's runs are the control's first seeds unless a retune changed the settings
     pilot = pilot.model_copy(update={"retuned": changed, "kept": not changed})
     control = next(a for a in plan.arms if a.role == "control")
@@ -112,6 +113,22 @@ def _after_pilot(ctx: StudyContext, state: StudyState, planned: Design) -> Desig
     basis = piloting.mde_words(mde, pilot, looks, sized, outcome_label(sized))
     rule = _with_stopping_rule(plan.decision_rule, planned, sized)
     return sized.model_copy(update={"mde_basis": basis, "decision_rule": rule})
+
+
+def _in_reward_units(plan: Design, pilot: Pilot) -> Design:
+    """`plan` with its smallest effect in the workflow's reward units when the pilot saw
+    rewards beyond [0, 1] (`pilot.in_reward_units`), its rule in words saying so."""
+    scaled = piloting.in_reward_units(plan, pilot.reward_range)
+    if scaled is plan:
+        return plan
+    before, after = describe_rule(plan), describe_rule(scaled)
+    rule = (
+        plan.decision_rule.replace(before, after)
+        if before in plan.decision_rule
+        else (plan.decision_rule + " " + after)
+    )
+    rule += piloting.reward_scale_words(scaled, pilot.reward_range)
+    return scaled.model_copy(update={"decision_rule": rule})
 
 
 def _pilot_control(planned: Design):

@@ -13,10 +13,13 @@ from researcher.pilot import (
     LR_CEILING,
     POWER,
     Looks,
+    in_reward_units,
     minimum_detectable_effect,
     outcome_sd,
     pilot_design,
     retune,
+    reward_range,
+    reward_scale_words,
     size_looks,
     summarise_pilot,
 )
@@ -181,3 +184,48 @@ def test_two_seeds_that_agree_by_chance_still_vary_by_their_episodes_sampling():
     # p(1 - p) / (32 episodes x 10 steps) with p around 0.44: about 0.028
     assert 0.02 < pilot.seed_sd < 0.035
     assert minimum_detectable_effect(pilot.seed_sd, 4, "greater") is not None
+
+
+def test_rewards_beyond_0_to_1_put_the_smallest_effect_in_their_own_units():
+    # a user's workflow scoring 0-100: the untrained model at about 40, the pilot at 41.5
+    rng = np.random.default_rng(3)
+    items = lambda mean: [float(v) for v in np.clip(rng.normal(mean, 5.0, 200), 0, 100)]  # noqa: E731
+    results = [_run(0, [40.0, 41.0, 41.5], items(41.5)), _run(1, [40.0, 41.5, 41.5], items(41.5)),
+               _baseline(items(40.0))]  # fmt: skip
+    assert reward_range([_run(0, [0.2, 0.9], [0.0, 1.0])]) is None  # within [0, 1]
+    low, high = reward_range(results)
+    assert low < 30 and high > 50
+    design = _design(outcome="heldout_accuracy")
+    pilot = summarise_pilot(design, results, run_seconds=60.0)
+    assert pilot.reward_range == (low, high)
+    # +1.5 of ~40 clears 0 but is under 5% of the rewards' range: no learning (with the 0-1
+    # default of 0.05 it was "learned")
+    assert pilot.learned != "learned", pilot.evidence
+    scaled = in_reward_units(design, pilot.reward_range)
+    assert scaled.min_effect == pytest.approx(0.05 * (high - low))
+    assert scaled.reward_scale == pytest.approx(high - low)
+    assert "in the workflow's own units" in reward_scale_words(scaled, pilot.reward_range)
+    # a difference of 1 point on 0-100 is inside the scaled smallest effect: never supported
+    rng = np.random.default_rng(4)
+    verdicts = set()
+    for _ in range(50):
+        runs = [RunResult(arm=arm, seed=i, run=f"{arm}{i}", curve=[(10, 1.0)],
+                          eval_outcomes=[float(v) for v in rng.normal(mean, 1.0, 40)])
+                for arm, mean in (("control", 40.0), ("treatment", 41.0)) for i in range(4)]  # fmt: skip
+        verdicts.add(analyse(scaled.model_copy(update={"max_looks": 1}), runs).verdict)
+        assert analyse(design.model_copy(update={"max_looks": 1}), runs).verdict == "supported"
+    assert "supported" not in verdicts
+
+
+def test_only_scores_in_reward_units_are_rescaled_and_only_a_default_margin():
+    rewards = (0.0, 100.0)
+    equivalent = _design(outcome="heldout_accuracy", direction="equivalent")
+    assert in_reward_units(equivalent, rewards).margin == 0.1  # the question's own margin
+    default = equivalent.model_copy(update={"margin": 0.05})
+    assert in_reward_units(default, rewards).margin == pytest.approx(5.0)
+    steps = _design(outcome="learning_speed").model_copy(update={"threshold": 50.0})
+    assert in_reward_units(steps, rewards) is steps  # steps to a threshold: not rewards
+    assert in_reward_units(_design(outcome="cost"), rewards).min_effect == 0.05
+    assert in_reward_units(_design(), None).reward_scale is None
+    twice = in_reward_units(_design(), rewards)
+    assert in_reward_units(twice, rewards).min_effect == twice.min_effect  # applied once
