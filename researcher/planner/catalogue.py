@@ -558,7 +558,12 @@ _FACTOR_LIST = (
         "real",
         "the gradient-norm clip",
         1.0,
-        ("(?:max )?grad(?:ient)? norm(?: clip(?:ping)?)?", "gradient clipping", "clip norm"),
+        (
+            "(?:max )?grad(?:ient)? norm(?: clip(?:ping)?)?",
+            "grad(?:ient)?s? clip\\w*",
+            "clip\\w* (?:the )?grad(?:ient)?s?",
+            "clip norm",
+        ),
         raised=10.0,
         lowered=0.1,
         alternative=0.1,
@@ -582,6 +587,8 @@ _FACTOR_LIST = (
         values={  # "dropping stale samples": none may lag; "keeping" them: the raised limit
             r"(?:drop\w*|discard\w*|reject\w*|filter\w* out) (?:all |the )?stale samples": 0,
             r"(?:keep\w*|allow\w*|accept\w*|us(?:e|es|ing)|train\w* on) (?:the )?stale samples": 4,
+            # "fully on-policy training": no sample may lag a version
+            r"(?:fully |strictly |purely |pure )?on policy(?: training| rl| updates?)?": 0,
         },
         **_bounds(protocol.MaxStaleness),
     ),
@@ -988,7 +995,8 @@ EQUIVALENT_WORDS = (
     r"as (?:good|well|accurate|fast|effective|strong|cheap|quickly) as|match(?:es|ed|ing)?|"
     r"same as|the same (?:accuracy|results?|performance|reward|score)|no worse|not worse|comparabl\w*|on par|equivalent\w*|just as|"
     r"indistinguishable|keeps? up with|as well\b|loses? (?:nothing|no accuracy)|suffic\w*|"
-    r"without (?:hurting|harming|losing|degrading|costing)|get away with|safe to (?:use|cut|drop)"
+    r"without (?:hurting|harming|losing|degrading|costing)|get away with|safe to (?:use|cut|drop)|"
+    r"(?:good )?enough"
 )
 GREATER_WORDS = (
     r"help\w*|improv\w*|better|boost\w*|speeds? up|faster|quicker|sooner|outperform\w*|"
@@ -1001,7 +1009,8 @@ LESS_WORDS = (
     r"lower (?:the )?(?:final |training |held[- ]out |test )*(?:accuracy|reward|score)|"
     r"reduc\w* (?:the )?(?:final |training |held[- ]out |test )*(?:accuracy|reward|score|performance)|"
     r"cheaper|cuts?|cutting|sav(?:e|es|ing)|"
-    r"less (?:[\w-]+[ -])?(?:accurate|efficient)|destabili[sz]\w*|break\w*|weaker|inferior"
+    r"less (?:[\w-]+[ -])?(?:accurate|efficient)|destabili[sz]\w*|break\w*|weaker|inferior|"
+    r"underperform\w*|fall\w* behind|lag\w* behind"
 )
 TWO_SIDED_WORDS = (
     r"matter\w*|differ\w*|chang\w*|affect\w*|what does|what do|effects?|impacts?|influenc\w*|"

@@ -389,6 +389,16 @@ def _multiplier(mentions: list[Mention]) -> float | None:
     return None
 
 
+def _lowered(multiplier: float | None, way: str | None) -> float | None:
+    """A multiplier read with the question's verb: "lowering the lr by 10x" divides by 10."""
+    if multiplier is not None and multiplier > 1 and way == "lower":
+        return 1 / multiplier
+    return multiplier
+
+
+_FEWER_STEPS = re.compile(r"\bfewer (?:training )?(?:steps|updates|iterations)\b")
+
+
 # a value named as a limit ("limiting responses to 32 tokens", "capped at", "at most")
 _LIMITS = re.compile(
     r"\b(?:limit\w*|capp?(?:ed|ing|s)?|restrict\w*|truncat\w*|at most|no more than|up to)\b"
@@ -416,14 +426,28 @@ def _comparative(text: str, mentions: list[Mention]) -> str | None:
 
 _REMOVAL = re.compile(
     r"\b(?:remov\w*|drop(?:s|ped|ping)?|without|disabl\w*|turn(?:s|ed|ing)? off|"
-    r"switch(?:es|ed|ing)? off|no)\s+(?:the\s+|a\s+|an\s+|any\s+)?$"
+    r"switch(?:es|ed|ing)? off|not using|skip(?:s|ped|ping)?|omit\w*|forgo\w*|"
+    r"leav(?:e|es|ing) out|no)\s+(?:the\s+|a\s+|an\s+|any\s+)?$"
+)
+# a removal word that names the level compared against ("better than no weight decay"):
+# there the factor off is the control, as the default already is
+_CONTRASTED_REMOVAL = re.compile(
+    r"\b(?:than|compared (?:with|to)|vs\.?|versus|instead of|rather than|relative to|"
+    r"against|over)\s+(?:\S+\s+)?$"
 )
 
 
 def _removes(text: str, mentions: list[Mention]) -> bool:
     """True when the question takes its factor away: "removing the KL penalty", "training
     without weight decay", "turning off the KL penalty"."""
-    return any(_REMOVAL.search(text[max(0, m.start - 30) : m.start]) for m in mentions)
+    for m in mentions:
+        before = text[max(0, m.start - 30) : m.start]
+        removal = _REMOVAL.search(before)
+        if removal and not _CONTRASTED_REMOVAL.search(
+            text[max(0, m.start - 60) : m.start - len(before) + removal.start()]
+        ):
+            return True
+    return False
 
 
 # outcomes people ask about that no study measures: said, then judged by held-out accuracy
@@ -469,11 +493,11 @@ _MIXING_WORDS = re.compile(
 _CONTRAST = re.compile(
     r"(?:\binstead of|\brather than|\bthan|\bcompared (?:with|to)|\brelative to|\bagainst|"
     r"\bas (?:good|well|accurate|fast|effective|strong|cheap|quickly) as|\bmatch(?:es|ing)?|"
-    r"\bover|\bbeat(?:s|ing)?|\boutperform(?:s|ing)?)\s+(?:\S+\s+){0,3}$"
+    r"\bover|\bbeat(?:s|ing)?|\boutperform(?:s|ing)?|\bfrom)\s+(?:[^\s=:]+(?:\s+|\s*[=:]\s*)){0,3}$"
 )
 
 
-_VERSUS = re.compile(r"\b(?:vs\.?|versus)\s+(?:\S+\s+){0,3}$")
+_VERSUS = re.compile(r"\b(?:vs\.?|versus)\s+(?:[^\s=:]+(?:\s+|\s*[=:]\s*)){0,3}$")
 # "256 vs 128": the first level's number, "vs", the second's (positions start at each number)
 _BARE_VERSUS = re.compile(r"\S+\s+(?:vs\.?|versus)\s+")
 
@@ -962,8 +986,11 @@ class _Reader:
             outcome = "heldout_accuracy"  # the steps are the factor: accuracy after each
         if within and outcome == "heldout_accuracy":
             outcome = "learning_speed"
+        fewer = _FEWER_STEPS.search(self.text)
+        if fewer and factor != "max_steps" and outcome == "heldout_accuracy":
+            outcome = "learning_speed"  # "learns chain_sum in fewer steps"
         reach = self._of("aside", "threshold")
-        if reach and re.search(r"\b(?:sooner|faster|quicker|first|fewer steps)\b", self.masked):
+        if reach and (fewer or re.search(r"\b(?:sooner|faster|quicker|first)\b", self.masked)):
             outcome = "learning_speed"  # "reach a training reward of 0.9 sooner"
         threshold = None
         if outcome == "learning_speed":
@@ -1014,7 +1041,7 @@ class _Reader:
         if factor == "max_steps" and re.search(r"how (?:many|much|long)", text):
             self.assumptions.append("direction: more steps raise held-out accuracy (greater)")
             return "greater", None
-        if re.search(rf"\b(?:{EQUIVALENT_WORDS})", text):
+        if re.search(rf"\b(?:{EQUIVALENT_WORDS})\b", text):
             margins = self._of("aside", "margin")
             absolute = self._of("aside", "margin_abs")
             if margins:
@@ -1030,6 +1057,8 @@ class _Reader:
         if outcome == "heldout_accuracy":
             text, undirected = _without_unmeasured_direction(text)
         greater = re.search(rf"\b(?:{GREATER_WORDS})", text)
+        if outcome == "learning_speed" and not greater:
+            greater = _FEWER_STEPS.search(self.text)  # fewer steps to learn is faster
         less = re.search(rf"\b(?:{LESS_WORDS})", text)
         if outcome == "cost":  # costing less is the improvement: "faster" is less wall time
             greater, less = (
@@ -1070,7 +1099,10 @@ class _Reader:
         own = [m for m in self.mentions if m.key == factor and m.kind in ("factor", "value")]
         named: list[tuple[int, Level]] = []
         if spec.kind in ("real", "int", "lora"):
-            for position, value, _ in _numbers(self.text, self.mentions):
+            for position, value, percent in _numbers(self.text, self.mentions):
+                if percent and spec.kind == "real":  # "a KL penalty of 5%" is 0.05
+                    self.assumptions.append(f"{value:g}% read as {value / 100:g}")
+                    value = value / 100
                 named.append((position, value))
             if not named and spec.kind != "real":
                 named = _word_numbers(self.text, self.mentions)
@@ -1090,7 +1122,7 @@ class _Reader:
         written = len(levels)
         default = spec.default_for(task)
         way = _comparative(self.text, own)
-        multiplier = _multiplier(self.mentions)
+        multiplier = _lowered(_multiplier(self.mentions), way)
         if default is None and factor != "max_turns" and len(levels) < 2:
             raise self._unreadable(
                 f"{factor} has no default here (your workflow sets its own): name both levels "
@@ -1137,7 +1169,8 @@ class _Reader:
         if (
             written < 2
             and len(levels) == 2
-            and control == default == 0
+            and control == default
+            and (default == 0 or (spec.kind == "lora" and default == "full"))
             and _removes(self.text, own)
         ):
             # the question's treatment is the factor taken away (the default, off): the
@@ -1318,6 +1351,14 @@ class _Reader:
             )
         ]
         if isinstance(default, bool):
+            mentioned = self._of("param", factor)
+            if _removes(self.text, mentioned) or any(
+                re.match(r"\s+off\b", self.text[m.end :])
+                and re.search(r"\b(?:turn|switch)\w*\s+(?:the\s+|a\s+)?$", self.text[: m.start])
+                for m in mentioned
+            ):  # "turning off the hint", "turning the hint off": on is the control
+                self.assumptions.append(f"{factor} taken away: True (control) vs False")
+                return [True, False], True
             return [default, not default], default
         if isinstance(default, int | float):
             found = [(p, v) for p, v, _ in _numbers(self.text, self.mentions)]
@@ -1334,8 +1375,8 @@ class _Reader:
                 control = self._control(factor, named, positions, default, way)
                 return [control, *(v for v in named if v != control)], control
             if not others:
-                multiplier = _multiplier(self.mentions)
                 way = _comparative(self.text, self._of("param", factor))
+                multiplier = _lowered(_multiplier(self.mentions), way)
                 multiplier = multiplier or (0.5 if way == "lower" else 2.0)
                 if default == 0 and (isinstance(default, float) or way == "lower"):
                     raise self._unreadable(f"no level named for {factor} (default 0): give one")
@@ -1354,7 +1395,9 @@ class _Reader:
             others = [q for q in quoted if q != default]
             base = f"{default} " if default else ""
             if not others and re.search(
-                rf"\b(?:no|without|empty)\s+{key.replace('_', '.')}", self.text
+                rf"\b(?:no|without|empty|remov\w*|drop\w*|delet\w*|omit\w*|skip\w*)\s+"
+                rf"(?:the\s+|a\s+|an\s+)?{_param_words(key)}",
+                self.text,
             ):
                 others = [""]
             elif not others and re.search(
@@ -1375,6 +1418,11 @@ class _Reader:
             f"{factor} is a {type(default).__name__}: the template reader varies numbers, "
             f"booleans and text only"
         )
+
+
+def _param_words(key: str) -> str:
+    """A PARAMS key as the question may write it: "system_prompt", "system prompt"."""
+    return r"[\s_-]?".join(re.escape(part) for part in key.split("_"))
 
 
 def _typed(spec: Factor, value: Level) -> Level:

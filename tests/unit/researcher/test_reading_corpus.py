@@ -577,7 +577,7 @@ CORPUS: list[Q] = [
     Q('does lr 2e-5 beat 1e-4?', 'lr', [0.0001, 2e-05], 'arithmetic', H, G),
     Q('would training with RLOO instead of GRPO help the easy task?', 'algorithm', ['grpo', 'rloo'], 'learnable', H, G),
     Q('does switching to REINFORCE slow learning on the guessing game?', 'algorithm', ['grpo', 'reinforce'], 'guess_number', LS, L),
-    Q('is the default group size of 4 enough compared with 8?', 'group_size', [8, 4], 'arithmetic', H, TWO_SIDED),
+    Q('is the default group size of 4 enough compared with 8?', 'group_size', [8, 4], 'arithmetic', H, EQ, 0.05),
     Q('does a KL penalty of 0.05 keep the policy close without hurting arithmetic accuracy?', 'kl_coef', [0.0, 0.05], 'arithmetic', H, EQ, 0.05),
     Q('how does the learning rate affect learning speed on the calculator task?', 'lr', [2e-05, 0.0001], 'calculator', LS, TWO_SIDED),
     Q('does lr 1e-4 make the easy task learn faster than lr 1e-5 does?', 'lr', [1e-05, 0.0001], 'learnable', LS, G),
@@ -586,7 +586,7 @@ CORPUS: list[Q] = [
     Q('does 16 samples per prompt instead of 4 make training more expensive?', 'group_size', [4, 16], 'arithmetic', COST, G),
     Q('does using 32 max tokens hurt the calculator task?', 'max_tokens', [96, 32], 'calculator', H, L),
     Q('does a temperature of 0.0 hurt exploration?', 'temperature', [1.0, 0.0], 'arithmetic', H, L),
-    Q('are 2 turns enough for the guessing game?', 'max_turns', [None, 2], 'guess_number', H, TWO_SIDED),
+    Q('are 2 turns enough for the guessing game?', 'max_turns', [None, 2], 'guess_number', H, EQ, 0.05),
     Q('does LoRA with rank 16 learn arithmetic as fast as full fine-tuning?', 'lora', ['full', 16], 'arithmetic', LS, EQ, 0.05),
     Q('does staleness matter for learning speed?', 'max_staleness', [1, 4], 'arithmetic', LS, TWO_SIDED),
     Q('does mixing the easy task into arithmetic training help arithmetic?', 'task_mix', [{'arithmetic': 1.0}, {'arithmetic': 0.5, 'learnable': 0.5}], 'arithmetic', H, G),
@@ -678,6 +678,38 @@ CORPUS: list[Q] = [
     Q('does lr 1e-4 vs 1e-5 help on arithmetic?', 'lr', [1e-5, 1e-4], 'arithmetic', H, G),
     Q('does a KL penalty of 0.5 vs 0.1 hurt on arithmetic?', 'kl_coef', [0.1, 0.5], 'arithmetic', H, L),
     Q('Can I get away with a group size of 2 on arithmetic?', 'group_size', [4, 2], 'arithmetic', H, EQ, 0.05),
+    # "from X to Y": X is the control
+    Q('does moving the group size to 16 from 8 help chain_sum?', 'group_size', [8, 16], 'chain_sum', H, G),
+    Q('does changing kl from 0.1 to 0 help countdown?', 'kl_coef', [0.1, 0.0], 'countdown', H, G),
+    Q('does changing lr from 1e-4 to 2e-5 hurt chain_sum?', 'lr', [1e-4, 2e-5], 'chain_sum', H, L),
+    Q('does going from 8 to 4 groups per step hurt chain_sum?', 'batch_groups', [8, 4], 'chain_sum', H, L),
+    Q('does switching to full fine-tuning from LoRA rank 8 help chain_sum?', 'lora', [8, 'full'], 'chain_sum', H, G),
+    # "than no X": off is the control; more removal words; LoRA taken away
+    Q('is weight decay 0.1 better than no weight decay for arithmetic?', 'weight_decay', [0.0, 0.1], 'arithmetic', H, G),
+    Q('does a KL penalty hurt countdown compared to no KL?', 'kl_coef', [0.0, 0.05], 'countdown', H, L),
+    Q('does not using a KL penalty hurt arithmetic?', 'kl_coef', [0.05, 0.0], 'arithmetic', H, L),
+    Q('does skipping the KL term hurt countdown?', 'kl_coef', [0.05, 0.0], 'countdown', H, L),
+    Q('does training without LoRA help chain_sum?', 'lora', [16, 'full'], 'chain_sum', H, G),
+    Q('does not using LoRA help chain_sum?', 'lora', [16, 'full'], 'chain_sum', H, G),
+    # name=value levels; a lowering multiplier divides; a percent on a real setting
+    Q('Is kl_coef=0 better than kl_coef=0.05 for letter counting?', 'kl_coef', [0.05, 0.0], 'letter_counting', H, G),
+    Q('is lr=5e-5 better than lr=1e-4 on chain_sum?', 'lr', [1e-4, 5e-5], 'chain_sum', H, G),
+    Q('is group_size=8 better than group_size=16 on chain_sum?', 'group_size', [16, 8], 'chain_sum', H, G),
+    Q('does lowering lr by 10x hurt chain_sum?', 'lr', [2e-5, 2e-6], 'chain_sum', H, L),
+    Q('does reducing the learning rate by 10x hurt chain_sum?', 'lr', [2e-5, 2e-6], 'chain_sum', H, L),
+    Q('does a KL penalty of 5% help chain_sum?', 'kl_coef', [0.0, 0.05], 'chain_sum', H, G),
+    # gradient clipping is max_grad_norm, not the PPO clip
+    Q('does grad clipping at 0.5 help chain_sum?', 'max_grad_norm', [1.0, 0.5], 'chain_sum', H, G),
+    Q('does clipping gradients to 0.5 help chain_sum?', 'max_grad_norm', [1.0, 0.5], 'chain_sum', H, G),
+    Q('does grad clipping 0.1 vs 1.0 matter on arithmetic?', 'max_grad_norm', [1.0, 0.1], 'arithmetic', H, TWO_SIDED),
+    # "on parallel" is no "on par"; underperform is less; enough is equivalence
+    Q('does a larger batch (8 groups) help on parallel function calling?', 'batch_groups', [4, 8], 'bfcl', H, G),
+    Q('does REINFORCE underperform GRPO on basic arithmetic?', 'algorithm', ['grpo', 'reinforce'], 'basic_arithmetic', H, L),
+    Q('is a group size of 2 enough on chain_sum?', 'group_size', [4, 2], 'chain_sum', H, EQ, 0.05),
+    # "in fewer steps" is learning speed; on-policy is staleness 0
+    Q('does lr 1e-4 learn chain_sum in fewer steps than 2e-5?', 'lr', [2e-5, 1e-4], 'chain_sum', LS, G),
+    Q('which reaches a reward of 0.5 in fewer steps on chain_sum: lr 1e-5 or lr 5e-5?', 'lr', [1e-5, 5e-5], 'chain_sum', LS, TWO_SIDED, extra={'threshold': 0.5}),
+    Q('does max staleness 4 hurt compared to fully on-policy training on chain_sum?', 'max_staleness', [0, 4], 'chain_sum', H, L),
 ]
 # fmt: on
 
@@ -935,3 +967,22 @@ def test_pass_at_k_is_read_as_held_out_accuracy_and_k_above_1_is_said_unmeasured
     eight = read_question("does a larger group improve pass@8 on countdown?", served_models=ONE)
     assert eight.outcome == "heldout_accuracy"
     assert any("pass@8 is not measured" in a for a in eight.assumptions)
+
+
+HINTED_AGENT = {"few_shot": 0, "system_prompt": "Answer.", "use_hint": False}
+
+
+@pytest.mark.parametrize(
+    ("question", "factor", "levels"),
+    [
+        ("does turning off the hint hurt my agent?", "workflow:use_hint", [True, False]),
+        ("does turning the hint off hurt my agent?", "workflow:use_hint", [True, False]),
+        ("does removing the hint help my agent?", "workflow:use_hint", [True, False]),
+        ("does the hint help my agent?", "workflow:use_hint", [False, True]),
+        ("does removing the system prompt hurt my agent?", "workflow:system_prompt", ["Answer.", ""]),
+    ],
+)
+def test_a_workflow_param_taken_away_is_the_treatment(question, factor, levels) -> None:
+    """A PARAM switched off or removed: on (or the prompt as written) is the control."""
+    reading = read_question(question, served_models=ONE, workflow_params=HINTED_AGENT)
+    assert (reading.factor, reading.levels, reading.control) == (factor, levels, levels[0])
