@@ -189,9 +189,11 @@ def retune(
     if pilot.learned != "did not learn":
         return main, {}
     factor = reading.factor if reading is not None else ""
+    held = reading.held if reading is not None else {}  # the question fixed them: never changed
     lrs = {arm.run.get("lr") for arm in main.arms}
     if (
         factor != "lr"
+        and "lr" not in held
         and len(lrs) == 1
         and isinstance(old := lrs.pop(), float)
         and old < LR_CEILING

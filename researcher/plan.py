@@ -43,6 +43,12 @@ class Reading(BaseModel):
     margin: float | None = None  # the equivalence margin; set when direction is "equivalent"
     steps: int | None = None  # training steps the question fixes ("within 20 steps")
     threshold: float | None = None  # learning_speed as steps to reach this training reward
+    # the smallest difference that counts when the question names one ("improve accuracy
+    # by at least 5 points": 0.05); None: the planner's default
+    min_effect: float | None = None
+    # run settings the question fixes for every arm ("does group size 8 help at lr 1e-5?":
+    # {"lr": 1e-05}); never the factor
+    held: dict[str, Level] = Field(default_factory=dict)
     # a difficulty level the question names for a task that has levels (family -> the
     # family's `level`, or BFCL's `category`: "countdown": "tiny"); others run at their default
     task_levels: dict[str, str] = Field(default_factory=dict)

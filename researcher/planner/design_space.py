@@ -204,6 +204,9 @@ def _arm(reading: Reading, level: Level, name: str, role: str) -> Arm:
             description = "max_turns: the task's own turn budget"
     elif kind == "base_model":
         run["base_model"] = level
+    for setting, value in reading.held.items():  # "at lr 1e-5": every arm, whatever its level
+        if setting != factor:
+            run[setting] = value
     role_note = " (control)" if role == "control" else ""
     return Arm(
         name=name,

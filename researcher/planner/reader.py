@@ -188,6 +188,12 @@ _ASIDES = (  # number phrases that are not levels: (kind, regex)
     ("within_steps", r"within (?:the first )?(\d+) (?:training )?steps"),
     ("margin", r"within (\d+(?:\.\d+)?) ?(?:percentage points?|points?|%|percent|pp)"),
     ("margin_abs", r"within (?:an? )?(?:margin of )?(0?\.\d+)"),
+    # the effect hoped for, not a level: "improve accuracy by at least 5 points"
+    (
+        "effect",
+        r"by (?:at least |more than |over |as much as |a good |some )?(\d+(?:\.\d+)?) ?"
+        r"(?:percentage points?|points?|pp|%|percent)",
+    ),
     ("seeds", r"(\d+) (?:random )?seeds?"),
     ("pass_at_k", r"pass ?@ ?(\d+)"),
     ("task_size", r"\d+[\s-](?:numbers?|digits?|terms?)"),  # "3-number countdown": a level
@@ -396,6 +402,7 @@ def _lowered(multiplier: float | None, way: str | None) -> float | None:
     return multiplier
 
 
+_CUTS = re.compile(r"\b(?:cut\w*|shorten\w*|trim\w*)\b")
 _FEWER_STEPS = re.compile(r"\bfewer (?:training )?(?:steps|updates|iterations)\b")
 
 
@@ -638,15 +645,57 @@ _TRAINING_WORDS = re.compile(
 )
 
 
+# run settings a question may fix for every arm beside its factor ("at lr 1e-5")
+_HOLDABLE = ("lr", "kl_coef", "clip_eps", "weight_decay", "max_grad_norm", "group_size",
+             "batch_groups", "max_staleness")  # fmt: skip
+_HELD_BEFORE = re.compile(r"\b(?:at|with|using|under|keeping)\s+(?:an?\s+|the\s+)?$")
+_HELD_VALUE = re.compile(r"\s*(?:of\s+|=\s*|:\s*|at\s+)?" + _NUMBER.pattern)
+
+
+def _held(text: str, params: dict[str, Any] | None) -> tuple[str, dict[str, float], list[str]]:
+    """`text` without the run settings it fixes for every arm beside another it varies
+    ("does group size 8 help at lr 1e-5?": lr 1e-5), those settings, and their words. A
+    setting is held only when something else is still named to vary once it is taken out,
+    and it is named nowhere else (then it is varied: "lr 1e-4 with group size 8 vs ...")."""
+    held: dict[str, float] = {}
+    words: list[str] = []
+    # after the verb: "does group size 16 help at lr 1e-5?" holds lr; "does group size 16
+    # with lr 1e-5 help?" asks about the two together (refused: one setting at a time)
+    verb = re.search(
+        rf"\b(?:{GREATER_WORDS}|{LESS_WORDS}|{EQUIVALENT_WORDS}|{TWO_SIDED_WORDS})", text
+    )
+    for m in reversed(_scan(text, params)):
+        if verb is None or m.start < verb.end():
+            break
+        if m.kind != "factor" or m.key not in _HOLDABLE or m.key in held:
+            continue
+        before = _HELD_BEFORE.search(text[: m.start])
+        value = _HELD_VALUE.match(text, m.end)
+        if not before or not value or value.group(2):
+            continue
+        start, end = before.start(), value.end()
+        blanked = text[:start] + " " * (end - start) + text[end:]
+        left = [k.key for k in _scan(blanked, params) if k.kind in ("factor", "value", "param")]
+        if m.key in left or not [k for k in left if k != "max_steps"]:
+            continue
+        held[m.key] = float(f"{float(value.group(1)):.12g}")
+        words.append(text[start:end].strip())
+        text = blanked
+    return text, held, words
+
+
 class _Reader:
     def __init__(self, question: str, served: list[str], params: dict[str, Any] | None) -> None:
         self.question = question
-        self.text = question.lower()
         self.served = served
         self.params = params
+        self.text, self.held, held_words = _held(question.lower(), params)
         self.mentions = _scan(self.text, params)
         self.masked = _masked(self.text, self.mentions)
-        self.assumptions: list[str] = []
+        self.assumptions: list[str] = [
+            f"{words!r}: {FACTORS[key].name} {self.held[key]:g} for every arm (held, not varied)"
+            for key, words in zip(self.held, held_words, strict=True)
+        ]
         self.steps: int | None = None
         self.direction: str | None = None
 
@@ -718,6 +767,8 @@ class _Reader:
             margin=margin,
             steps=self.steps,
             threshold=threshold,
+            min_effect=self._min_effect(outcome, threshold),
+            held=self._checked_held(factor),
             task_levels=task_levels,
             assumptions=self.assumptions,
         )
@@ -726,6 +777,40 @@ class _Reader:
         except ResearcherError as error:
             raise self._unreadable(str(error)) from None
         return reading.model_copy(update={"summary": summarise(reading)})
+
+    def _checked_held(self, factor: str) -> dict[str, Level]:
+        """The held settings as their factors' types, each within its bounds."""
+        held: dict[str, Level] = {}
+        for key, value in self.held.items():
+            spec = FACTORS[key]
+            if not spec.in_bounds(value):
+                raise self._unreadable(f"{key} {value:g} is out of bounds ({spec.bounds_text()})")
+            typed = _typed(spec, value)
+            if spec.kind == "int" and not isinstance(typed, int):
+                raise self._unreadable(f"{key} {value:g} is not a whole number")
+            if key != factor:
+                held[key] = typed
+        return held
+
+    def _min_effect(self, outcome: str, threshold: float | None) -> float | None:
+        """The smallest difference the question names ("by at least 5 points"), as a
+        fraction; None when it names none, or when the outcome is counted in steps."""
+        effects = self._of("aside", "effect")
+        if not effects:
+            return None
+        named = self.text[effects[0].start : effects[0].end]
+        if outcome == "learning_speed" and threshold is not None:
+            self.assumptions.append(
+                f"{named!r} is not read: learning speed here is counted in steps to the "
+                "threshold (the smallest difference that counts is a tenth of the steps)"
+            )
+            return None
+        value = float(effects[0].groups[0]) / 100
+        unit = "of the control's cost" if outcome == "cost" else "absolute, not relative"
+        self.assumptions.append(
+            f"{named!r} is the smallest difference that counts: {value:g} ({unit}), not a level"
+        )
+        return value
 
     # -- the factor ---------------------------------------------------------------------------
 
@@ -1135,6 +1220,23 @@ class _Reader:
             control = levels[0]
             levels = [control, _typed(spec, control * multiplier)]
             self.assumptions.append(f"{describe_level(factor, control)} is the control")
+        elif (
+            len(levels) == 1
+            and factor == "max_tokens"
+            and isinstance(default, int)
+            and levels[0] > default
+            and way != "raise"
+            and (way == "lower" or _LIMITS.search(self.text) or _CUTS.search(self.text))
+        ):
+            # "cut max tokens to 64" where the task's default is 32: against the default it
+            # would be a raise; the cut the question means is from above, 2 x 64
+            control = _typed(spec, levels[0] * 2)
+            levels = [control, levels[0]]
+            self.assumptions.append(
+                f"{describe_level(factor, levels[1])} named as a cut, but {task}'s default is "
+                f"{describe_level(factor, default)}, below it: compared against "
+                f"{describe_level(factor, control)} (control) so that the named value is the cut"
+            )
         elif len(levels) == 1 and levels[0] != default:
             control = default
             levels = [default, levels[0]]

@@ -124,7 +124,7 @@ def min_effect_for(reading: Reading, steps: int) -> float:
     """The smallest difference that counts, in the outcome's units."""
     if _in_steps(reading):
         return float(max(1, round(0.1 * steps)))
-    return MIN_EFFECT
+    return MIN_EFFECT if reading.min_effect is None else reading.min_effect
 
 
 def metric_sentence(reading: Reading, *, steps: int, eval_episodes: int) -> str:

@@ -101,6 +101,9 @@ def test_a_retune_raises_the_learning_rate_within_its_ceiling_and_never_touches_
     assert retune(lr, by_lr, stuck, budget_left_s=100) == (by_lr, {})  # no room: unchanged
     # a control that learned is left alone
     assert retune(kl, main, stuck.model_copy(update={"learned": "learned"}), 1000) == (main, {})
+    # a learning rate the question fixed ("at lr 2e-5") is not the retune's to change
+    at_lr = kl.model_copy(update={"held": {"lr": 2e-5}})
+    assert retune(at_lr, main, stuck, budget_left_s=1000)[1] == {"steps": [10, 20]}
 
 
 def test_the_budget_left_becomes_looks_of_at_least_one_seed_per_arm():

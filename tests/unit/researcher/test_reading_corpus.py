@@ -979,10 +979,85 @@ HINTED_AGENT = {"few_shot": 0, "system_prompt": "Answer.", "use_hint": False}
         ("does turning the hint off hurt my agent?", "workflow:use_hint", [True, False]),
         ("does removing the hint help my agent?", "workflow:use_hint", [True, False]),
         ("does the hint help my agent?", "workflow:use_hint", [False, True]),
-        ("does removing the system prompt hurt my agent?", "workflow:system_prompt", ["Answer.", ""]),
+        (
+            "does removing the system prompt hurt my agent?",
+            "workflow:system_prompt",
+            ["Answer.", ""],
+        ),
     ],
 )
 def test_a_workflow_param_taken_away_is_the_treatment(question, factor, levels) -> None:
     """A PARAM switched off or removed: on (or the prompt as written) is the control."""
     reading = read_question(question, served_models=ONE, workflow_params=HINTED_AGENT)
     assert (reading.factor, reading.levels, reading.control) == (factor, levels, levels[0])
+
+
+@pytest.mark.parametrize(
+    ("question", "factor", "levels", "held"),
+    [
+        ("does group size 8 help chain_sum at lr 1e-5?", "group_size", [4, 8], {"lr": 1e-5}),
+        ("does a KL penalty help on countdown at lr 5e-5?", "kl_coef", [0.0, 0.05], {"lr": 5e-5}),
+        ("does a larger group help chain_sum with lr 3e-5?", "group_size", [4, 8], {"lr": 3e-5}),
+        ("does lr 1e-4 help at a KL of 0.01 on chain_sum?", "lr", [2e-5, 1e-4], {"kl_coef": 0.01}),
+        (
+            "does RLOO beat GRPO with a group size of 8 on chain_sum?",
+            "algorithm",
+            ["grpo", "rloo"],
+            {"group_size": 8},
+        ),
+        # the only setting named is the factor, not held
+        ("does training at lr 1e-4 help chain_sum?", "lr", [2e-5, 1e-4], {}),
+    ],
+)
+def test_a_setting_named_at_one_value_beside_the_factor_is_held_for_every_arm(
+    question, factor, levels, held
+) -> None:
+    from researcher.planner.design_space import build_arms
+
+    reading = read_question(question, served_models=ONE)
+    assert (reading.factor, reading.levels, reading.held) == (factor, levels, held)
+    for arm in build_arms(reading):
+        for setting, value in held.items():
+            assert arm.run[setting] == value, arm.name
+
+
+def test_a_setting_at_two_values_is_still_a_second_factor() -> None:
+    with pytest.raises(UnreadableQuestion, match="varies one at a time"):
+        read_question(
+            "is lr 1e-4 with group size 8 better than lr 1e-5 with group size 4?", served_models=ONE
+        )
+    with pytest.raises(UnreadableQuestion, match="lr 5 is out of bounds"):
+        read_question("does group size 8 help chain_sum at lr 5?", served_models=ONE)
+
+
+@pytest.mark.parametrize(
+    ("question", "levels", "min_effect"),
+    [
+        ("does group size 8 improve accuracy by at least 5 points on chain_sum?", [4, 8], 0.05),
+        ("does group size 8 improve chain_sum accuracy by 5%?", [4, 8], 0.05),
+        ("does lr 1e-4 improve chain_sum accuracy by 10%?", [2e-5, 1e-4], 0.1),
+        ("does group size 8 help on chain_sum?", [4, 8], None),
+    ],
+)
+def test_an_effect_the_question_names_is_the_smallest_effect_not_a_level(
+    question, levels, min_effect
+) -> None:
+    from researcher.planner.wording import min_effect_for
+
+    reading = read_question(question, served_models=ONE)
+    assert reading.levels == levels and reading.min_effect == min_effect
+    assert min_effect_for(reading, steps=20) == (min_effect or 0.05)
+
+
+@pytest.mark.parametrize(
+    ("question", "levels", "task"),
+    [
+        ("Can I cut max tokens to 64 without hurting chain_sum accuracy?", [128, 64], "chain_sum"),
+        ("does limiting completions to 64 tokens hurt countdown?", [128, 64], "countdown"),
+        ("does a max_tokens of 64 help chain_sum?", [32, 64], "chain_sum"),  # no cut: a raise
+        ("does limiting completions to 16 tokens hurt countdown?", [48, 16], "countdown"),
+    ],
+)
+def test_a_cut_to_more_than_the_tasks_default_is_still_a_cut(question, levels, task) -> None:
+    reading = read_question(question, served_models=ONE)
+    assert (reading.factor, reading.levels, reading.task) == ("max_tokens", levels, task)
