@@ -62,7 +62,9 @@ Must not know about arms, budgets, the gateway or the database.
 
 from __future__ import annotations
 
+import difflib
 import functools
+import itertools
 import json
 import re
 from dataclasses import dataclass
@@ -279,8 +281,14 @@ def _scan(text: str, params: dict[str, Any] | None) -> list[Mention]:
     found = []
     for pattern, kind, key, level in _param_patterns(params or {}) + _patterns():
         for match in pattern.finditer(text):
-            if key == "ratio" and sum(int(g) for g in match.groups()) not in (10, 100):
-                continue  # "6/0" inside "5e-6/0.000005" is no mix ratio
+            if (
+                key == "ratio"
+                and sum(int(g) for g in match.groups()) not in (10, 100)
+                and not (
+                    match.group(0).endswith(("mix", "split", "ratio")) and "0" not in match.groups()
+                )
+            ):
+                continue  # "6/0" inside "5e-6/0.000005" is no mix ratio; "a 3:1 mix" is
             if match.end() > match.start():
                 found.append(Mention(match.start(), match.end(), kind, key, level, match.groups()))
     found.sort(key=lambda m: (m.start, m.start - m.end, _PRIORITY.get(m.kind, 9)))
@@ -684,6 +692,19 @@ def _held(text: str, params: dict[str, Any] | None) -> tuple[str, dict[str, floa
     return text, held, words
 
 
+def _near_task(text: str) -> tuple[str, str] | None:
+    """(task, the words) of a misspelt shipped task's name in `text` ("chan_sum",
+    "letter countin"): one word or two, close enough that no common word passes for one."""
+    words = re.findall(r"[a-z][a-z_]{3,}", text)
+    candidates = words + [f"{a} {b}" for a, b in itertools.pairwise(words)]
+    names = {name.replace("_", " "): name for name in TASKS}
+    for written in candidates:
+        close = difflib.get_close_matches(written.replace("_", " "), names, n=1, cutoff=0.86)
+        if close:
+            return names[close[0]], written
+    return None
+
+
 class _Reader:
     def __init__(self, question: str, served: list[str], params: dict[str, Any] | None) -> None:
         self.question = question
@@ -958,6 +979,11 @@ class _Reader:
                 f"no task named to judge on: {task} (a mixing question with no task named is "
                 "studied on two tasks the bundled model learns, bench/learnability.py)"
             )
+        elif (near := _near_task(self.masked)) is not None:
+            task, written = near
+            self.assumptions.append(
+                f"{written!r} read as the task {task} (the shipped task closest to it)"
+            )
         else:
             task = DEFAULT_TASK if DEFAULT_TASK not in partners else "calculator"
             self.assumptions.append(f"no task named to judge on: {task} (the default task)")
@@ -1075,7 +1101,11 @@ class _Reader:
         if fewer and factor != "max_steps" and outcome == "heldout_accuracy":
             outcome = "learning_speed"  # "learns chain_sum in fewer steps"
         reach = self._of("aside", "threshold")
-        if reach and (fewer or re.search(r"\b(?:sooner|faster|quicker|first)\b", self.masked)):
+        if reach and (
+            fewer
+            or re.search(r"\b(?:sooner|faster|quicker|first)\b", self.masked)
+            or re.search(r"\bhow (?:fast|quickly|soon|long)\b", self.text)
+        ):
             outcome = "learning_speed"  # "reach a training reward of 0.9 sooner"
         threshold = None
         if outcome == "learning_speed":
@@ -1147,7 +1177,11 @@ class _Reader:
         less = re.search(rf"\b(?:{LESS_WORDS})", text)
         if outcome == "cost":  # costing less is the improvement: "faster" is less wall time
             greater, less = (
-                re.search(r"\b(?:more expensive|costl\w*|costs? more|slower|more tokens)", text),
+                re.search(
+                    r"\b(?:more expensive|costl\w*|costs? more|slower|more tokens|"
+                    r"slow(?:s|ed|ing)? (?:\w+ )?down)",
+                    text,
+                ),
                 re.search(
                     r"\b(?:cheap\w*|cuts?|cutting|sav\w*|reduc\w*|faster|quicker|fewer|less|lower)",
                     text,

@@ -710,6 +710,13 @@ CORPUS: list[Q] = [
     Q('does lr 1e-4 learn chain_sum in fewer steps than 2e-5?', 'lr', [2e-5, 1e-4], 'chain_sum', LS, G),
     Q('which reaches a reward of 0.5 in fewer steps on chain_sum: lr 1e-5 or lr 5e-5?', 'lr', [1e-5, 5e-5], 'chain_sum', LS, TWO_SIDED, extra={'threshold': 0.5}),
     Q('does max staleness 4 hurt compared to fully on-policy training on chain_sum?', 'max_staleness', [0, 4], 'chain_sum', H, L),
+    # a misspelt task is the closest shipped one, said; a small a:b ratio beside "mix"
+    Q('does kl coef of 1e-2 hurt chan_sum?', 'kl_coef', [0.0, 0.01], 'chain_sum', H, L),
+    Q('does lr 3e-5 help letter countin?', 'lr', [2e-5, 3e-5], 'letter_counting', H, G),
+    Q('does a 3:1 mix of chain_sum to basic_arithmetic help chain_sum?', 'task_mix', [CHAIN, {'chain_sum': 0.75, 'basic_arithmetic': 0.25}], 'chain_sum', H, G),
+    # "slow down training" is more cost; "how fast … reach 80%" is steps to a threshold
+    Q('does a larger group slow down training on chain_sum?', 'group_size', [4, 8], 'chain_sum', COST, G),
+    Q('how fast does chain_sum reach 80% training reward with group size 8 vs 4?', 'group_size', [4, 8], 'chain_sum', LS, TWO_SIDED, extra={'threshold': 0.8}),
 ]
 # fmt: on
 
