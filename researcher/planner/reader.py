@@ -744,6 +744,11 @@ class _Reader:
                 f"{', '.join(FACTORS)} (or your workflow's PARAMS with --workflow FILE)"
             )
         factor = self._factor()
+        if factor == "batch_groups" and re.search(r"\bbatch(?:es)?\b(?! of \d+ groups)", self.text):
+            self.assumptions.append(
+                "batch size read as groups per step (batch_groups): each group is one prompt "
+                "sampled group_size times, so a step trains on batch_groups x group_size episodes"
+            )
         if factor == "clip_eps" and re.search(r"clip[- ]higher", self.text):
             self.assumptions.append(
                 "clip-higher (DAPO) raises only the upper clip bound; clip_eps here clips both "

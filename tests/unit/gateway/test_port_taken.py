@@ -68,6 +68,7 @@ def test_another_servers_200_is_not_taken_for_the_gateways_health(tmp_path, fore
     assert time.monotonic() - started < 290  # refused, not timed out
 
 
+@pytest.mark.slow  # starts a whole gateway (a minute on a loaded box)
 def test_a_picked_port_found_taken_is_picked_again(tmp_path, monkeypatch):
     held = socket.socket()
     held.bind(("127.0.0.1", 0))
