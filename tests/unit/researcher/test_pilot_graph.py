@@ -94,3 +94,21 @@ def test_without_a_pilot_the_planners_design_runs_as_it_is(harness):
     assert harness.drive() == 0
     assert len(harness.gateway.created) == 4
     assert "(look 1 of" in _events(harness, "design")[0]
+
+
+def test_rewards_beyond_0_to_1_in_the_pilot_set_the_comparisons_smallest_effect(harness):
+    # a workflow scoring 0-100: trained policies around 60, the untrained model around 20
+    _scores(harness, trained=[60.0, 70.0, 50.0, 65.0] * 4, untrained=[20.0, 10.0, 30.0, 0.0] * 4)
+    harness.create(pilot=True, seeds=2)
+    assert harness.drive() == 0
+    final = Design.model_validate(harness.graph_state(harness.ctx).values["design"])
+    assert final.reward_scale == pytest.approx(70.0)  # the rewards seen ran 0 to 70
+    assert final.min_effect == pytest.approx(0.05 * 70.0)
+    assert final.pilot is not None and final.pilot.reward_range == (0.0, 70.0)
+    assert (
+        "beyond 0-1" in final.decision_rule
+        and "3.5 in the workflow's own units" in final.decision_rule
+    )
+    assert "the difference is at least 3.5; refuted if the interval's upper end is below 3.5" in (
+        final.decision_rule
+    )
