@@ -82,7 +82,7 @@ def _after_pilot(ctx: StudyContext, state: StudyState, planned: Design) -> Desig
     pilot = Pilot.model_validate(state["pilot"])
     reading = framing_of(state).reading
     plan, changed = piloting.retune(reading, planned, pilot, ctx.budget_left())
-    plan = _in_reward_units(plan, pilot)
+    plan = _in_reward_units(plan, pilot, planned)
     # the pilot's runs are the control's first seeds unless a retune changed the settings
     pilot = pilot.model_copy(update={"retuned": changed, "kept": not changed})
     control = next(a for a in plan.arms if a.role == "control")
@@ -115,13 +115,17 @@ def _after_pilot(ctx: StudyContext, state: StudyState, planned: Design) -> Desig
     return sized.model_copy(update={"mde_basis": basis, "decision_rule": rule})
 
 
-def _in_reward_units(plan: Design, pilot: Pilot) -> Design:
+def _in_reward_units(plan: Design, pilot: Pilot, planned: Design) -> Design:
     """`plan` with its smallest effect in the workflow's reward units when the pilot saw
-    rewards beyond [0, 1] (`pilot.in_reward_units`), its rule in words saying so."""
+    rewards beyond [0, 1] (`pilot.in_reward_units`), its rule in words saying so (the rule
+    was written for `planned`, before any retune)."""
     scaled = piloting.in_reward_units(plan, pilot.reward_range)
     if scaled is plan:
         return plan
-    before, after = describe_rule(plan), describe_rule(scaled)
+    before = describe_rule(planned)
+    after = describe_rule(piloting.in_reward_units(planned, pilot.reward_range))
+    if describe_rule(plan) != before:  # a retune changed what the rule says (its steps)
+        after = describe_rule(scaled)
     rule = (
         plan.decision_rule.replace(before, after)
         if before in plan.decision_rule
