@@ -657,6 +657,9 @@ _TRAINING_WORDS = re.compile(
 _HOLDABLE = ("lr", "kl_coef", "clip_eps", "weight_decay", "max_grad_norm", "group_size",
              "batch_groups", "max_staleness")  # fmt: skip
 _HELD_BEFORE = re.compile(r"\b(?:at|with|using|under|keeping)\s+(?:an?\s+|the\s+)?$")
+_HELD_NUMBER_FIRST = re.compile(
+    r"\b(?:at|with|using|under)\s+" + _NUMBER.pattern.removesuffix("(%?)") + r"(%?)\s+$"
+)
 _HELD_VALUE = re.compile(r"\s*(?:of\s+|=\s*|:\s*|at\s+)?" + _NUMBER.pattern)
 
 
@@ -679,17 +682,43 @@ def _held(text: str, params: dict[str, Any] | None) -> tuple[str, dict[str, floa
             continue
         before = _HELD_BEFORE.search(text[: m.start])
         value = _HELD_VALUE.match(text, m.end)
-        if not before or not value or value.group(2):
+        number_first = _HELD_NUMBER_FIRST.search(text[: m.start])  # "with 8 groups per step"
+        if number_first and not number_first.group(2):
+            start, end, written = number_first.start(), m.end, number_first.group(1)
+        elif before and value and not value.group(2):
+            start, end, written = before.start(), value.end(), value.group(1)
+        else:
             continue
-        start, end = before.start(), value.end()
         blanked = text[:start] + " " * (end - start) + text[end:]
-        left = [k.key for k in _scan(blanked, params) if k.kind in ("factor", "value", "param")]
-        if m.key in left or not [k for k in left if k != "max_steps"]:
+        if not _still_varies(blanked, params, m.key):
             continue
-        held[m.key] = float(f"{float(value.group(1)):.12g}")
+        held[m.key] = float(f"{float(written):.12g}")
         words.append(text[start:end].strip())
         text = blanked
     return text, held, words
+
+
+def _still_varies(text: str, params: dict[str, Any] | None, held: str) -> bool:
+    """Whether `text` still names a setting to vary other than `held` (and names `held` no
+    more): a setting or PARAM by name, two levels of one ("RLOO beat GRPO"), or one level
+    off its default ("LoRA"); the default alone ("is GRPO better with a KL of 0.1?") is the
+    training it names, not a factor."""
+    mentions = [m for m in _scan(text, params) if m.kind in ("factor", "value", "param")]
+    if any(m.key == held for m in mentions):
+        return False
+    levels: dict[str, set[str]] = {}
+    for m in mentions:
+        if m.kind == "value":
+            levels.setdefault(m.key, set()).add(json.dumps(m.level, sort_keys=True, default=str))
+    return any(
+        m.key != "max_steps"
+        and (
+            m.kind != "value"
+            or len(levels[m.key]) >= 2
+            or (m.key in FACTORS and m.level != FACTORS[m.key].default)  # "LoRA": r=16
+        )
+        for m in mentions
+    )
 
 
 def _near_task(text: str) -> tuple[str, str] | None:

@@ -1014,6 +1014,17 @@ def test_a_workflow_param_taken_away_is_the_treatment(question, factor, levels) 
         ),
         # the only setting named is the factor, not held
         ("does training at lr 1e-4 help chain_sum?", "lr", [2e-5, 1e-4], {}),
+        # the default algorithm alone is the training named, not a factor beside the held one
+        ("does GRPO help with a group size of 8?", "group_size", [4, 8], {}),
+        ("is GRPO better with a KL of 0.1?", "kl_coef", [0.0, 0.1], {}),
+        # a level off its default is the factor; a number before the setting's name
+        ("does LoRA help with lr 1e-4?", "lora", ["full", 16], {"lr": 1e-4}),
+        (
+            "does a KL penalty help with 8 groups per step?",
+            "kl_coef",
+            [0.0, 0.05],
+            {"batch_groups": 8},
+        ),
     ],
 )
 def test_a_setting_named_at_one_value_beside_the_factor_is_held_for_every_arm(
