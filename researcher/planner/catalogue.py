@@ -376,6 +376,9 @@ UNSUPPORTED_SETTINGS = (
     r"(?:token|sequence|sample) level (?:loss(?:es)?|normali[sz]ation|aggregation|averag\w*)",
     "loss aggregation",
     r"(?:sequence|token) level (?:importance )?ratios?",
+    # the clip is symmetric and LoRA's alpha is 2 x its rank: neither is a setting here
+    r"asymmetric (?:clip\w*|clip range|ppo clip)",
+    r"lora(?: adapters?)?'?s? alpha",
 )
 # benchmarks people name that this planner does not ship: refused by name, not misread
 UNSHIPPED_TASKS = (
@@ -669,6 +672,11 @@ _FACTOR_LIST = (
             "(?:without|no) (?:reward|advantage) (?:std )?(?:normali[sz]ation|scaling)": "none",
             "(?:only )?(?:mean )?cent(?:r|er)(?:ed|ing)(?: only)?(?: the)?(?: rewards| advantages)?": "none",
             r"dr\.? ?grpo": "none",
+            # taken away: "removing / turning off / dropping std normalization"
+            "(?:remov\w*|turn\w* off|disabl\w*|drop\w*|skip\w*) (?:the )?(?:group'?s? )?"
+            "std(?: normali[sz]ation| scaling| division)?": "none",
+            "(?:remov\w*|turn\w* off|disabl\w*|drop\w*|skip\w*) (?:the )?(?:std )?"
+            "(?:division|dividing) by (?:the )?(?:group'?s? )?std": "none",
             "scale rewards ?(?:=|to|of)? ?[\"']?group": "group",
             "scale rewards ?(?:=|to|of)? ?[\"']?none": "none",
         },
@@ -996,7 +1004,7 @@ EQUIVALENT_WORDS = (
     r"same as|the same (?:accuracy|results?|performance|reward|score)|no worse|not worse|comparabl\w*|on par|equivalent\w*|just as|"
     r"indistinguishable|keeps? up with|as well\b|loses? (?:nothing|no accuracy)|suffic\w*|"
     r"without (?:hurting|harming|losing|degrading|costing)|get away with|safe to (?:use|cut|drop)|"
-    r"(?:good )?enough"
+    r"(?:good )?enough|no difference|irrelevant|(?:does ?n[o']?t|doesn't) matter"
 )
 GREATER_WORDS = (
     r"help\w*|improv\w*|better|boost\w*|speeds? up|faster|quicker|sooner|outperform\w*|"

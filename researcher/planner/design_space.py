@@ -205,7 +205,9 @@ def _arm(reading: Reading, level: Level, name: str, role: str) -> Arm:
     elif kind == "base_model":
         run["base_model"] = level
     for setting, value in reading.held.items():  # "at lr 1e-5": every arm, whatever its level
-        if setting != factor:
+        if setting != factor and factor_kind(setting) == "workflow":
+            workflow_params[setting] = value  # a sampling setting: "at temperature 0.7"
+        elif setting != factor:
             run[setting] = value
     role_note = " (control)" if role == "control" else ""
     return Arm(

@@ -655,20 +655,25 @@ _TRAINING_WORDS = re.compile(
 
 # run settings a question may fix for every arm beside its factor ("at lr 1e-5")
 _HOLDABLE = ("lr", "kl_coef", "clip_eps", "weight_decay", "max_grad_norm", "group_size",
-             "batch_groups", "max_staleness")  # fmt: skip
-_HELD_BEFORE = re.compile(r"\b(?:at|with|using|under|keeping)\s+(?:an?\s+|the\s+)?$")
+             "batch_groups", "max_staleness", "temperature")  # fmt: skip
+_HELD_BEFORE = re.compile(
+    r"\b(?:at|with|using|under|keeping|holding|when|while|and)\s+(?:an?\s+|the\s+)?$"
+)
 _HELD_NUMBER_FIRST = re.compile(
     r"\b(?:at|with|using|under)\s+" + _NUMBER.pattern.removesuffix("(%?)") + r"(%?)\s+$"
 )
-_HELD_VALUE = re.compile(r"\s*(?:of\s+|=\s*|:\s*|at\s+)?" + _NUMBER.pattern)
+_HELD_VALUE = re.compile(
+    r"\s*(?:is\s+|are\s+|stays\s+)?(?:(?:set|held|fixed|kept)\s+(?:at|to)\s+|of\s+|=\s*|:\s*|at\s+)?"
+    + _NUMBER.pattern
+)
 
 
-def _held(text: str, params: dict[str, Any] | None) -> tuple[str, dict[str, float], list[str]]:
+def _held(text: str, params: dict[str, Any] | None) -> tuple[str, dict[str, Level], list[str]]:
     """`text` without the run settings it fixes for every arm beside another it varies
     ("does group size 8 help at lr 1e-5?": lr 1e-5), those settings, and their words. A
     setting is held only when something else is still named to vary once it is taken out,
     and it is named nowhere else (then it is varied: "lr 1e-4 with group size 8 vs ...")."""
-    held: dict[str, float] = {}
+    held: dict[str, Level] = {}
     words: list[str] = []
     # after the verb: "does group size 16 help at lr 1e-5?" holds lr; "does group size 16
     # with lr 1e-5 help?" asks about the two together (refused: one setting at a time)
@@ -676,23 +681,29 @@ def _held(text: str, params: dict[str, Any] | None) -> tuple[str, dict[str, floa
         rf"\b(?:{GREATER_WORDS}|{LESS_WORDS}|{EQUIVALENT_WORDS}|{TWO_SIDED_WORDS})", text
     )
     for m in reversed(_scan(text, params)):
-        if verb is None or m.start < verb.end():
-            break
-        if m.kind != "factor" or m.key not in _HOLDABLE or m.key in held:
+        if m.key in held:
             continue
         before = _HELD_BEFORE.search(text[: m.start])
-        value = _HELD_VALUE.match(text, m.end)
-        number_first = _HELD_NUMBER_FIRST.search(text[: m.start])  # "with 8 groups per step"
-        if number_first and not number_first.group(2):
-            start, end, written = number_first.start(), m.end, number_first.group(1)
-        elif before and value and not value.group(2):
-            start, end, written = before.start(), value.end(), value.group(1)
-        else:
+        found: tuple[int, int, Level] | None = None
+        if m.kind == "value" and m.key == "algorithm" and before:  # "under RLOO"
+            found = (before.start(), m.end, m.level)
+        elif m.kind in ("factor", "fixed") and m.key in _HOLDABLE:
+            value = _HELD_VALUE.match(text, m.end)
+            number_first = _HELD_NUMBER_FIRST.search(text[: m.start])  # "with 8 groups/step"
+            if number_first and not number_first.group(2):
+                found = (number_first.start(), m.end, float(number_first.group(1)))
+            elif before and value and not value.group(2):
+                found = (before.start(), value.end(), float(value.group(1)))
+        if found is None:
+            continue
+        start, end, level = found
+        # a clause before the verb holds only when set apart: "at lr 5e-5, does kl help?"
+        if (verb is None or start < verb.end()) and not re.match(r"\s*,", text[end:]):
             continue
         blanked = text[:start] + " " * (end - start) + text[end:]
         if not _still_varies(blanked, params, m.key):
             continue
-        held[m.key] = float(f"{float(written):.12g}")
+        held[m.key] = float(f"{level:.12g}") if isinstance(level, float) else level
         words.append(text[start:end].strip())
         text = blanked
     return text, held, words
@@ -743,7 +754,8 @@ class _Reader:
         self.mentions = _scan(self.text, params)
         self.masked = _masked(self.text, self.mentions)
         self.assumptions: list[str] = [
-            f"{words!r}: {FACTORS[key].name} {self.held[key]:g} for every arm (held, not varied)"
+            f"{words!r}: {key} {describe_level(key, self.held[key])} for every arm (held, not "
+            "varied)"
             for key, words in zip(self.held, held_words, strict=True)
         ]
         self.steps: int | None = None
@@ -838,6 +850,10 @@ class _Reader:
         held: dict[str, Level] = {}
         for key, value in self.held.items():
             spec = FACTORS[key]
+            if not isinstance(value, float):  # a level word ("under RLOO")
+                if key != factor:
+                    held[key] = value
+                continue
             if not spec.in_bounds(value):
                 raise self._unreadable(f"{key} {value:g} is out of bounds ({spec.bounds_text()})")
             typed = _typed(spec, value)

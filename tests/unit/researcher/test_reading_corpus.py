@@ -1025,6 +1025,45 @@ def test_a_workflow_param_taken_away_is_the_treatment(question, factor, levels) 
             [0.0, 0.05],
             {"batch_groups": 8},
         ),
+        # an algorithm, a "when X is V" clause, a setting said fixed at a value, a sampling
+        # setting, a leading clause set apart by a comma
+        (
+            "does a KL penalty help chain_sum under RLOO?",
+            "kl_coef",
+            [0.0, 0.05],
+            {"algorithm": "rloo"},
+        ),
+        (
+            "does a KL penalty still help when the group size is 16?",
+            "kl_coef",
+            [0.0, 0.05],
+            {"group_size": 16},
+        ),
+        (
+            "does weight decay 0.01 help chain_sum with lr set to 1e-4?",
+            "weight_decay",
+            [0.0, 0.01],
+            {"lr": 1e-4},
+        ),
+        (
+            "does group size 8 help chain_sum with kl fixed at 0.05?",
+            "group_size",
+            [4, 8],
+            {"kl_coef": 0.05},
+        ),
+        (
+            "does group size 8 help chain_sum at temperature 0.7?",
+            "group_size",
+            [4, 8],
+            {"temperature": 0.7},
+        ),
+        ("at lr 5e-5, does kl 0.01 help countdown?", "kl_coef", [0.0, 0.01], {"lr": 5e-5}),
+        (
+            "holding the lr at 5e-5, is RLOO better than GRPO on chain_sum?",
+            "algorithm",
+            ["grpo", "rloo"],
+            {"lr": 5e-5},
+        ),
     ],
 )
 def test_a_setting_named_at_one_value_beside_the_factor_is_held_for_every_arm(
@@ -1036,7 +1075,8 @@ def test_a_setting_named_at_one_value_beside_the_factor_is_held_for_every_arm(
     assert (reading.factor, reading.levels, reading.held) == (factor, levels, held)
     for arm in build_arms(reading):
         for setting, value in held.items():
-            assert arm.run[setting] == value, arm.name
+            where = arm.workflow_params if setting == "temperature" else arm.run
+            assert where[setting] == value, arm.name
 
 
 def test_a_setting_at_two_values_is_still_a_second_factor() -> None:
