@@ -194,8 +194,13 @@ _ASIDES = (  # number phrases that are not levels: (kind, regex)
     (
         "effect",
         r"by (?:at least |more than |over |as much as |a good |some )?(\d+(?:\.\d+)?) ?"
-        r"(?:percentage points?|points?|pp|%|percent)",
+        r"(?:percentage points?|points?|pp|%|percent)|"
+        r"(?:at least |more than )?(\d+(?:\.\d+)?) ?(?:percentage points?|points?|pp) "
+        r"(?:better|worse|higher|lower|more|less)",
     ),
+    ("effect_abs", r"by (?:at least|more than) (0?\.\d+)"),
+    ("margin", r"margin (?:of )?(\d+(?:\.\d+)?) ?(?:percentage points?|points?|%|percent|pp)"),
+    ("margin_abs", r"margin (?:of )?(0?\.\d+)"),
     ("seeds", r"(\d+) (?:random )?seeds?"),
     ("pass_at_k", r"pass ?@ ?(\d+)"),
     ("task_size", r"\d+[\s-](?:numbers?|digits?|terms?)"),  # "3-number countdown": a level
@@ -204,7 +209,8 @@ _ASIDES = (  # number phrases that are not levels: (kind, regex)
         r"(?:reach\w*|hit\w*|gets? to|achiev\w*)(?: an?)?(?: training)?(?: reward| accuracy| "
         r"score)?(?: of)? (\d+(?:\.\d+)?)(%?)",
     ),
-    ("steps_n", r"(\d+) (?:training |more )?steps"),
+    # "4 steps of staleness" is a lag, not a run length
+    ("steps_n", r"(\d+) (?:training |more )?steps(?! of (?:staleness|lag|delay|off))"),
     ("ratio", r"(\d{1,3}) ?[/:-] ?(\d{1,3})(?!\.\d)(?: (?:mix|split|ratio))?"),
     (
         "times",
@@ -401,6 +407,17 @@ def _multiplier(mentions: list[Mention]) -> float | None:
                 return 0.1 if magnitude in ("smaller", "lower", "less") else 10.0
             return {"tw": 2.0, "do": 2.0, "ha": 0.5, "tr": 3.0, "qu": 4.0}[word[:2]]
     return None
+
+
+_DEFAULT_NAMED = re.compile(r"\b(?:the|its|our|my) (?:current |usual )?default\s+(?:\S+\s+)?$")
+
+
+def _named_default(text: str, mention: Mention) -> bool:
+    """Whether the question names the factor's default as a level: "is the default lr better
+    than 1e-4?" compares 2e-5 (the default) with 1e-4."""
+    return mention.kind in ("factor", "param") and bool(
+        _DEFAULT_NAMED.search(text[max(0, mention.start - 40) : mention.start])
+    )
 
 
 def _lowered(multiplier: float | None, way: str | None) -> float | None:
@@ -866,17 +883,19 @@ class _Reader:
     def _min_effect(self, outcome: str, threshold: float | None) -> float | None:
         """The smallest difference the question names ("by at least 5 points"), as a
         fraction; None when it names none, or when the outcome is counted in steps."""
-        effects = self._of("aside", "effect")
+        effects = self._of("aside", "effect") + self._of("aside", "effect_abs")
         if not effects:
             return None
-        named = self.text[effects[0].start : effects[0].end]
+        effect = min(effects, key=lambda m: m.start)
+        named = self.text[effect.start : effect.end]
         if outcome == "learning_speed" and threshold is not None:
             self.assumptions.append(
                 f"{named!r} is not read: learning speed here is counted in steps to the "
                 "threshold (the smallest difference that counts is a tenth of the steps)"
             )
             return None
-        value = float(effects[0].groups[0]) / 100
+        number = next(g for g in effect.groups if g is not None)
+        value = float(number) if effect.key == "effect_abs" else float(number) / 100
         unit = "of the control's cost" if outcome == "cost" else "absolute, not relative"
         self.assumptions.append(
             f"{named!r} is the smallest difference that counts: {value:g} ({unit}), not a level"
@@ -1206,9 +1225,11 @@ class _Reader:
         if factor == "max_steps" and re.search(r"how (?:many|much|long)", text):
             self.assumptions.append("direction: more steps raise held-out accuracy (greater)")
             return "greater", None
-        if re.search(rf"\b(?:{EQUIVALENT_WORDS})\b", text):
-            margins = self._of("aside", "margin")
-            absolute = self._of("aside", "margin_abs")
+        margins = self._of("aside", "margin")
+        absolute = self._of("aside", "margin_abs")
+        # "within 1 point of GRPO": a margin named with "within" is an equivalence question
+        within = any(self.text[m.start : m.end].startswith("within") for m in margins + absolute)
+        if re.search(rf"\b(?:{EQUIVALENT_WORDS})\b", text) or within:
             if margins:
                 margin = float(margins[0].groups[0]) / 100
             elif absolute:
@@ -1278,6 +1299,7 @@ class _Reader:
             if factor == "max_steps":
                 named += [(m.start, float(m.groups[0])) for m in self._of("aside", "steps_n")]
         values = [(m.start, m.level) for m in own if m.kind == "value"]
+        values += [(m.start, spec.default_for(task)) for m in own if _named_default(self.text, m)]
         if spec.kind == "lora" and named:
             values = [(p, v) for p, v in values if v == "full"]  # "LoRA r=8": the rank is 8
         named = sorted(named + values, key=lambda pair: pair[0])
@@ -1551,10 +1573,17 @@ class _Reader:
             found = [
                 (p, int(v) if isinstance(default, int) and v.is_integer() else v) for p, v in found
             ]
+            mentioned = self._of("param", factor)
+            found += [(m.start, default) for m in mentioned if _named_default(self.text, m)]
+            found.sort(key=lambda pair: pair[0])
             numbers = [v for _, v in found]
             named = distinct_levels(numbers)
             others = [v for v in named if v != default]
-            if len(others) >= 2 and default not in named:
+            if not others and default != 0 and _removes(self.text, mentioned):
+                # "removing retries": the PARAM off (0) against its default
+                self.assumptions.append(f"{factor} taken away: {default} (control) vs 0")
+                return [default, 0 if isinstance(default, int) else 0.0], default
+            if len(others) >= 1 and len(named) >= 2:
                 # "few_shot=2 vs few_shot=4": the levels named; the control as for a setting
                 positions = [next(p for p, v in found if v == level) for level in named]
                 way = _comparative(self.text, self._of("param", factor))
@@ -1580,6 +1609,23 @@ class _Reader:
         if isinstance(default, str) or default is None:
             others = [q for q in quoted if q != default]
             base = f"{default} " if default else ""
+            if len(others) == 1 and default and re.search(
+                r"\b(?:add\w*|append\w*)\b", self.text
+            ):  # 'adding "Think carefully." to the system prompt': the default plus it
+                others = [f"{default} {others[0].strip()}"]
+                self.assumptions.append(f"{factor}: the default with {quoted[0].strip()!r} added")
+            mentioned = self._of("param", factor)
+            if len(others) == 1 and any(_named_default(self.text, m) for m in mentioned):
+                at = self.question.find(others[0])
+                if at > 0 and _CONTRAST.search(self.text[max(0, at - 51) : at - 1]):
+                    # 'does the default prompt beat "X"?': "X" is what the default is set against
+                    self.assumptions.append(f"control {others[0]!r}: the level compared against")
+                    return [others[0], default], others[0]
+            if len(others) >= 2 and default not in quoted and not re.search(
+                r"\b(?:default|current|baseline)\b", self.text
+            ):  # 'compare "A" and "B"': those two, the first named the control
+                self.assumptions.append(f"control {others[0]!r}: the first named")
+                return others, others[0]
             if not others and re.search(
                 rf"\b(?:no|without|empty|remov\w*|drop\w*|delet\w*|omit\w*|skip\w*)\s+"
                 rf"(?:the\s+|a\s+|an\s+)?{_param_words(key)}",

@@ -717,6 +717,17 @@ CORPUS: list[Q] = [
     # "slow down training" is more cost; "how fast … reach 80%" is steps to a threshold
     Q('does a larger group slow down training on chain_sum?', 'group_size', [4, 8], 'chain_sum', COST, G),
     Q('how fast does chain_sum reach 80% training reward with group size 8 vs 4?', 'group_size', [4, 8], 'chain_sum', LS, TWO_SIDED, extra={'threshold': 0.8}),
+    # "the default X" is a level; removing std normalization; effects and margins are no levels
+    Q('is the default lr better than 1e-4 on chain_sum?', 'lr', [1e-4, 2e-5], 'chain_sum', H, G),
+    Q('does the default group size beat 8 on chain_sum?', 'group_size', [8, 4], 'chain_sum', H, G),
+    Q('does removing std normalization hurt chain_sum?', 'scale_rewards', ['group', 'none'], 'chain_sum', H, L),
+    Q('does turning off std normalization help countdown?', 'scale_rewards', ['group', 'none'], 'countdown', H, G),
+    Q('is group size 8 at least 5 points better than 4 on chain_sum?', 'group_size', [4, 8], 'chain_sum', H, G, extra={'min_effect': 0.05}),
+    Q('is lr 5e-5 better than 2e-5 on chain_sum by at least 0.05?', 'lr', [2e-5, 5e-5], 'chain_sum', H, G, extra={'min_effect': 0.05}),
+    Q('is lr 1e-5 as good as 2e-5 on chain_sum, margin 0.03?', 'lr', [2e-5, 1e-5], 'chain_sum', H, EQ, 0.03),
+    Q('is rloo within 1 point of grpo on letter counting?', 'algorithm', ['grpo', 'rloo'], 'letter_counting', H, EQ, 0.01),
+    Q('does group size make no difference on chain_sum?', 'group_size', [4, 8], 'chain_sum', H, EQ, 0.05),
+    Q('does allowing 4 steps of staleness hurt countdown?', 'max_staleness', [1, 4], 'countdown', H, L, extra={'steps': None}),
 ]
 # fmt: on
 
@@ -1119,3 +1130,27 @@ def test_an_effect_the_question_names_is_the_smallest_effect_not_a_level(
 def test_a_cut_to_more_than_the_tasks_default_is_still_a_cut(question, levels, task) -> None:
     reading = read_question(question, served_models=ONE)
     assert (reading.factor, reading.levels, reading.task) == ("max_tokens", levels, task)
+
+
+AGENT_PARAMS = {"few_shot": 0, "system_prompt": "Answer with the number only.", "retries": 1,
+                "temperature": 1.0}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("question", "factor", "levels"),
+    [
+        ('does the default system prompt beat "Reply in words."?', "workflow:system_prompt",
+         ["Reply in words.", "Answer with the number only."]),
+        ("does reducing retries from 3 to 1 hurt?", "workflow:retries", [3, 1]),
+        ("does lowering temperature from 1.5 to 1.0 hurt my agent?", "workflow:temperature", [1.5, 1.0]),
+        ("does removing retries hurt my agent?", "workflow:retries", [1, 0]),
+        ('does adding "Think carefully." to the system prompt help?', "workflow:system_prompt",
+         ["Answer with the number only.", "Answer with the number only. Think carefully."]),
+        ('compare system prompts "A short one." and "A long one." for my agent',
+         "workflow:system_prompt", ["A short one.", "A long one."]),
+        ("does 3 retries beat the default retries?", "workflow:retries", [1, 3]),
+    ],
+)  # fmt: skip
+def test_workflow_params_read_from_to_the_default_and_additions(question, factor, levels) -> None:
+    reading = read_question(question, served_models=ONE, workflow_params=AGENT_PARAMS)
+    assert (reading.factor, reading.levels, reading.control) == (factor, levels, levels[0])
