@@ -1010,7 +1010,8 @@ GREATER_WORDS = (
     r"help\w*|improv\w*|better|boost\w*|speeds? up|faster|quicker|sooner|outperform\w*|"
     r"beats?|benefit\w*|gains?|higher (?:\w+ )?(?:accuracy|rewards?|scores?)|more accurate|"
     r"(?:increas|rais)\w* (?:the )?(?:[\w'’]+ ){0,2}(?:accuracy|rewards?|scores?)|"
-    r"stronger|superior|worth it|more (?:[\w-]+[ -])?efficient"
+    r"stronger|superior|worth it|more (?:[\w-]+[ -])?efficient|"
+    r"(?:accuracy|rewards?|scores?) (?:is |are |gets? )?(?:higher|better)"
 )
 LESS_WORDS = (
     r"hurt\w*|harm\w*|worse|degrad\w*|slow\w*|damag\w*|"
@@ -1018,7 +1019,8 @@ LESS_WORDS = (
     r"reduc\w* (?:the )?(?:final |training |held[- ]out |test )*(?:accuracy|reward|score|performance)|"
     r"cheaper|cuts?|cutting|sav(?:e|es|ing)|"
     r"less (?:[\w-]+[ -])?(?:accurate|efficient)|destabili[sz]\w*|break\w*|weaker|inferior|"
-    r"underperform\w*|fall\w* behind|lag\w* behind"
+    r"underperform\w*|fall\w* behind|lag\w* behind|"
+    r"(?:accuracy|rewards?|scores?) (?:is |are |gets? )?(?:lower|worse)"
 )
 TWO_SIDED_WORDS = (
     r"matter\w*|differ\w*|chang\w*|affect\w*|what does|what do|effects?|impacts?|influenc\w*|"

@@ -427,6 +427,15 @@ def _lowered(multiplier: float | None, way: str | None) -> float | None:
     return multiplier
 
 
+_MOVES_FACTOR = re.compile(
+    r"\b(?:cut(?:s|ting)?|reduc\w*|lower(?:s|ed|ing)?|rais\w*|increas\w*|decreas\w*|"
+    r"halv\w*|doubl\w*|boost\w*|slash\w*)\s+(?:the\s+|a\s+|its\s+)?(?=#)"
+)
+# a budget the comparison is held to is no outcome: "at equal compute"
+_AT_EQUAL_COST = re.compile(
+    r"\b(?:at|with|under|for) (?:an? )?(?:equal|the same|matched|fixed|same) "
+    r"(?:compute|budget|cost|flops|wall[\s-]?time|time|tokens)\b"
+)
 _CUTS = re.compile(r"\b(?:cut\w*|shorten\w*|trim\w*)\b")
 _FEWER_STEPS = re.compile(r"\bfewer (?:training )?(?:steps|updates|iterations)\b")
 
@@ -620,7 +629,8 @@ def _level_pattern(level: str, info: TaskInfo | None = None) -> str:
 def _level_beside(text: str, start: int, end: int, words: str) -> str | None:
     """The level word (one of `words`, a regex alternation) written beside the task mention
     text[start:end]: before it ("tiny countdown", "the easy level of countdown") or after it
-    ("countdown (tiny)", "countdown at level tiny", "countdown at the tiny level")."""
+    ("countdown (tiny)", "countdown at level tiny", "countdown at the tiny level", "countdown
+    tiny")."""
     before = re.search(
         rf"(?<![\w-])({words}){_LEVEL_SUFFIX}?(?:\s+of)?\s+(?:the\s+)?$", text[:start]
     )
@@ -635,6 +645,8 @@ def _level_beside(text: str, start: int, end: int, words: str) -> str | None:
         rf"{_LEVEL_SUFFIX}",
         rf"^\s*,?\s*(?:with|using|of)\s+(?:the\s+)?({words})(?![\w-])",
         rf"^\s*,?\s*at\s+(?:the\s+)?({words})(?![\w-])",  # "chain_sum at medium"
+        # straight after: "countdown tiny", "countdown, tiny level", "bfcl's parallel category"
+        rf"^(?:'s)?\s*,?\s*[\"']?({words})[\"']?{_LEVEL_SUFFIX}?(?![\w-])",
     ):
         found = re.match(pattern, after)
         if found:
@@ -1155,8 +1167,9 @@ class _Reader:
             if factor != "max_steps" and self.steps is None:
                 self.steps = int(m.groups[0])
         outcome = "heldout_accuracy"
+        measured = _AT_EQUAL_COST.sub(" ", self.masked)
         for name, words in OUTCOME_WORDS:
-            if re.search(rf"\b(?:{words})", self.masked):
+            if re.search(rf"\b(?:{words})", measured):
                 outcome = name
                 break
         how_many = re.search(r"how (?:many|much) (?:training )?steps|steps to ", self.text)
@@ -1239,6 +1252,8 @@ class _Reader:
                 unit = "of the control's cost" if outcome == "cost" else "(absolute)"
                 self.assumptions.append(f"equivalence margin {margin:g} {unit}: none named")
             return "equivalent", margin
+        # a verb that moves the factor is no direction: "does cutting the lr in half help?"
+        text = re.sub(_MOVES_FACTOR, " ", text)
         undirected = None  # a direction word about an outcome no study measures
         if outcome == "heldout_accuracy":
             text, undirected = _without_unmeasured_direction(text)
@@ -1374,7 +1389,14 @@ class _Reader:
             levels = [control, levels[0]]
         else:
             control, levels = self._unnamed_levels(spec, default, way, multiplier)
-        if (
+        if factor == "max_grad_norm" and written < 1 and _removes(self.text, own):
+            # no clipping: a norm no gradient reaches (the bound of POST /runs)
+            control, levels = default, [default, _typed(spec, spec.high or 1e6)]
+            self.assumptions.append(
+                f"gradient clipping taken away: max_grad_norm {default:g} (control) vs "
+                f"{levels[1]:g}, which no gradient norm reaches"
+            )
+        elif (
             written < 2
             and len(levels) == 2
             and control == default

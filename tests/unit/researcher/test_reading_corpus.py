@@ -728,6 +728,15 @@ CORPUS: list[Q] = [
     Q('is rloo within 1 point of grpo on letter counting?', 'algorithm', ['grpo', 'rloo'], 'letter_counting', H, EQ, 0.01),
     Q('does group size make no difference on chain_sum?', 'group_size', [4, 8], 'chain_sum', H, EQ, 0.05),
     Q('does allowing 4 steps of staleness hurt countdown?', 'max_staleness', [1, 4], 'countdown', H, L, extra={'steps': None}),
+    # clipping turned off; a verb that moves the factor is no direction; "accuracy higher";
+    # "at equal compute" is a constraint, not the outcome; a level straight after its task
+    Q('does turning off gradient clipping hurt chain_sum?', 'max_grad_norm', [1.0, 1e6], 'chain_sum', H, L),
+    Q('does cutting the learning rate in half help chain_sum?', 'lr', [2e-5, 1e-5], 'chain_sum', H, G),
+    Q('is chain_sum accuracy higher with lr 4e-5?', 'lr', [2e-5, 4e-5], 'chain_sum', H, G),
+    Q('does group size 8 beat group size 4 at equal compute on chain_sum?', 'group_size', [4, 8], 'chain_sum', H, G),
+    Q('does group size 8 help countdown tiny?', 'group_size', [4, 8], 'countdown', H, G, extra={'task_levels': {'countdown': 'tiny'}}),
+    Q('does group size 8 help countdown, tiny level?', 'group_size', [4, 8], 'countdown', H, G, extra={'task_levels': {'countdown': 'tiny'}}),
+    Q('does a higher lr help bfcl parallel_multiple?', 'lr', [2e-5, 1e-4], 'bfcl', H, G, extra={'task_levels': {'bfcl': 'parallel_multiple'}}),
 ]
 # fmt: on
 
