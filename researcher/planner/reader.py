@@ -1749,7 +1749,9 @@ def summarise(reading: Reading) -> str:
         way = f"{treatment} {_DIRECTION_VERB[reading.direction]} {noun}"
         if reading.direction == "two_sided":
             way += " either way"
+    held = " and ".join(f"{k} {describe_level(k, v)}" for k, v in reading.held.items())
     return (
-        f"Compares {what} {treatment} against the control {control} on {on}, judged by "
-        f"{judged}; asks whether {way}."
+        f"Compares {what} {treatment} against the control {control} on {on}"
+        + (f" (every arm at {held})" if held else "")
+        + f", judged by {judged}; asks whether {way}."
     )

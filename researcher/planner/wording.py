@@ -75,7 +75,21 @@ def _claim(reading: Reading) -> tuple[str, str, str]:
 
 
 def hypothesis_text(reading: Reading) -> tuple[str, str, str]:
-    """(statement, prediction, refuted_if) worded by direction, outcome and number of levels."""
+    """(statement, prediction, refuted_if) worded by direction, outcome and number of levels,
+    the settings the question holds for every arm said in the statement."""
+    statement, prediction, refuted_if = _hypothesis_text(reading)
+    if reading.held:
+        statement = f"{statement.rstrip('.')}, {held_words(reading)}."
+    return statement, prediction, refuted_if
+
+
+def held_words(reading: Reading) -> str:
+    """The held settings in words: "every arm at lr 1e-05 and algorithm rloo"."""
+    held = " and ".join(f"{k} {format_level(v)}" for k, v in reading.held.items())
+    return f"every arm at {held}" if held else ""
+
+
+def _hypothesis_text(reading: Reading) -> tuple[str, str, str]:
     factor, outcome = reading.factor, outcome_phrase(reading)
     control = level_phrase(factor, reading.control)
     treatments = [level for level in reading.levels if level != reading.control]
@@ -89,7 +103,10 @@ def hypothesis_text(reading: Reading) -> tuple[str, str, str]:
             f"the difference is shown to lie beyond ±{margin} (the equivalence test rejects "
             f"equivalence).",
         )
-    levels = " → ".join(format_level(level) for level in reading.levels)
+    ordered = reading.levels
+    if all(isinstance(v, int | float) and not isinstance(v, bool) for v in ordered):
+        ordered = sorted(ordered)  # a trend reads in the levels' order, not the control's
+    levels = " → ".join(format_level(level) for level in ordered)
     label = factor.removeprefix(WORKFLOW_PREFIX)
     if reading.direction == "two_sided":
         if is_dose_response(reading):

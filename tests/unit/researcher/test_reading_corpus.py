@@ -1163,3 +1163,14 @@ AGENT_PARAMS = {"few_shot": 0, "system_prompt": "Answer with the number only.", 
 def test_workflow_params_read_from_to_the_default_and_additions(question, factor, levels) -> None:
     reading = read_question(question, served_models=ONE, workflow_params=AGENT_PARAMS)
     assert (reading.factor, reading.levels, reading.control) == (factor, levels, levels[0])
+
+
+def test_the_hypothesis_and_summary_say_the_held_settings_and_a_sweep_reads_in_order() -> None:
+    from researcher.planner.wording import hypothesis_text
+
+    reading = read_question("does RLOO beat GRPO on chain_sum at group size 8?", served_models=ONE)
+    statement, _, _ = hypothesis_text(reading)
+    assert statement.endswith("every arm at group_size 8.")
+    assert "(every arm at group_size 8)" in reading.summary
+    sweep = read_question("try group sizes 2/4/8/16 on countdown", served_models=ONE)
+    assert "2 → 4 → 8 → 16" in hypothesis_text(sweep)[0]
