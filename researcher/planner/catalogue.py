@@ -537,6 +537,7 @@ _FACTOR_LIST = (
             "clip_eps",
             "ppo clip(?:ping)?",
             "clip higher",
+            r"clip(?= (?:of |at |= ?)?\d)",  # "clip 0.3 vs clip 0.2"
             "clipping",
             "epsilon",
         ),
@@ -715,6 +716,7 @@ _FACTOR_LIST = (
         "the rollout sampling temperature",
         1.0,
         ("(?:sampling |rollout )?temperatures?", "temp"),
+        values={r"greedy(?: sampling| decoding| rollouts?)?": 0.0},
         where="workflow_params",
         low=0.0,
         high=2.0,

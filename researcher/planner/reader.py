@@ -279,7 +279,23 @@ def _param_patterns(params: dict[str, Any]) -> list[tuple[re.Pattern[str], str, 
         patterns.append((_compile(" ".join(words)), "param", WORKFLOW_PREFIX + key, None))
         if len(words) > 1 and len(words[-1]) >= 4:
             patterns.append((_compile(words[-1] + "s?"), "param", WORKFLOW_PREFIX + key, None))
+        for alias in _param_aliases(words):
+            patterns.append((_compile(alias), "param", WORKFLOW_PREFIX + key, None))
     return patterns
+
+
+def _param_aliases(words: list[str]) -> list[str]:
+    """Other words for a PARAMS key: a singular ("retries": "retry"), and examples or
+    demonstrations for a few-shot count ("few_shot": "3 examples")."""
+    last = words[-1]
+    aliases = []
+    if last.endswith("ies") and len(last) > 4:
+        aliases.append(" ".join([*words[:-1], last[:-3] + "y"]))
+    if "shot" in last or "shots" in last:
+        aliases.append(
+            r"(?:in[\s-]context |few[\s-]shot )?(?:examples?|demonstrations?|demos?|shots?)"
+        )
+    return aliases
 
 
 def _scan(text: str, params: dict[str, Any] | None) -> list[Mention]:
@@ -1528,11 +1544,28 @@ class _Reader:
         if not partners:
             partners = [MIX_PARTNER.get(task, "arithmetic")]
             self.assumptions.append(f"no task named to mix in: {partners[0]}")
-        shares = [v / 100 for _, v, percent in _numbers(self.text, self.mentions) if percent]
+        placed = [(p, v / 100) for p, v, percent in _numbers(self.text, self.mentions) if percent]
         for m in self._of("aside", "ratio"):
             first, second = (int(g) for g in m.groups)
-            shares.append(second / (first + second))
-        shares = [s for s in shares if 0 < s < 1]
+            placed.append((m.start, second / (first + second)))
+        placed = sorted((p, s) for p, s in placed if 0 < s < 1)
+        shares = [s for _, s in placed]
+        if (
+            len(placed) == 2
+            and placed[0][1] != placed[1][1]
+            and not re.search(r"\b(?:alone|only|by itself|on its own|unmixed)\b", self.text)
+            and (contrasted := _contrasted(self.text, [p for p, _ in placed])) is not None
+        ):  # "is a 90/10 split better than 50/50?": two mixes, the one compared against first
+            mixes = [
+                {
+                    task: round(1 - share, 4),
+                    **{p: round(share / len(partners), 4) for p in partners},
+                }
+                for _, share in placed
+            ]
+            control = mixes[contrasted]
+            self.assumptions.append("two mixes compared: the one after 'than' is the control")
+            return [control, *(m for m in mixes if m != control)], control
         if not shares:
             shares = [round(len(partners) / (len(partners) + 1), 4)]
             self.assumptions.append(f"mixed arm: {task} and {', '.join(partners)} in equal shares")
@@ -1629,10 +1662,26 @@ class _Reader:
                 self.assumptions.append(f"no {factor} level named: tried {others[0]}")
             return [default, *others], default
         if isinstance(default, str) or default is None:
+            if not quoted:  # "tool=python", "tool: search": a bare word as the value
+                quoted = re.findall(
+                    rf"\b{_param_words(key)}\s*[=:]\s*([\w.+-]+)", self.question, flags=re.I
+                )
             others = [q for q in quoted if q != default]
             base = f"{default} " if default else ""
-            if len(others) == 1 and default and re.search(
-                r"\b(?:add\w*|append\w*)\b", self.text
+            if (
+                not others
+                and quoted
+                and default
+                and re.search(
+                    r"\b(?:compared (?:to|with)|than|vs\.?|versus|over|against|instead of)\s+"
+                    r"(?:none|nothing|no\s+\w+|an? empty\s+\w+|without\b)",
+                    self.text,
+                )
+            ):  # 'does the prompt ("X", the default) help compared to none?': none the control
+                self.assumptions.append(f"control '': no {key}, as the question compares against")
+                return ["", default], ""
+            if (
+                len(others) == 1 and default and re.search(r"\b(?:add\w*|append\w*)\b", self.text)
             ):  # 'adding "Think carefully." to the system prompt': the default plus it
                 others = [f"{default} {others[0].strip()}"]
                 self.assumptions.append(f"{factor}: the default with {quoted[0].strip()!r} added")
@@ -1643,8 +1692,10 @@ class _Reader:
                     # 'does the default prompt beat "X"?': "X" is what the default is set against
                     self.assumptions.append(f"control {others[0]!r}: the level compared against")
                     return [others[0], default], others[0]
-            if len(others) >= 2 and default not in quoted and not re.search(
-                r"\b(?:default|current|baseline)\b", self.text
+            if (
+                len(others) >= 2
+                and default not in quoted
+                and not re.search(r"\b(?:default|current|baseline)\b", self.text)
             ):  # 'compare "A" and "B"': those two, the first named the control
                 self.assumptions.append(f"control {others[0]!r}: the first named")
                 return others, others[0]

@@ -730,6 +730,10 @@ CORPUS: list[Q] = [
     Q('does allowing 4 steps of staleness hurt countdown?', 'max_staleness', [1, 4], 'countdown', H, L, extra={'steps': None}),
     # clipping turned off; a verb that moves the factor is no direction; "accuracy higher";
     # "at equal compute" is a constraint, not the outcome; a level straight after its task
+    # "clip 0.3"; greedy sampling is temperature 0; two mixes compared with each other
+    Q('is clip 0.3 better than clip 0.2 on chain_sum?', 'clip_eps', [0.2, 0.3], 'chain_sum', H, G),
+    Q('does greedy sampling during training hurt chain_sum?', 'temperature', [1.0, 0.0], 'chain_sum', H, L),
+    Q('is a 90/10 split of chain_sum and basic_arithmetic better than 50/50 on chain_sum?', 'task_mix', [CHAIN_MIX, {'chain_sum': 0.9, 'basic_arithmetic': 0.1}], 'chain_sum', H, G),
     Q('does turning off gradient clipping hurt chain_sum?', 'max_grad_norm', [1.0, 1e6], 'chain_sum', H, L),
     Q('does cutting the learning rate in half help chain_sum?', 'lr', [2e-5, 1e-5], 'chain_sum', H, G),
     Q('is chain_sum accuracy higher with lr 4e-5?', 'lr', [2e-5, 4e-5], 'chain_sum', H, G),
@@ -1142,7 +1146,7 @@ def test_a_cut_to_more_than_the_tasks_default_is_still_a_cut(question, levels, t
 
 
 AGENT_PARAMS = {"few_shot": 0, "system_prompt": "Answer with the number only.", "retries": 1,
-                "temperature": 1.0}  # fmt: skip
+                "temperature": 1.0, "tool": "calculator"}  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -1158,6 +1162,10 @@ AGENT_PARAMS = {"few_shot": 0, "system_prompt": "Answer with the number only.", 
         ('compare system prompts "A short one." and "A long one." for my agent',
          "workflow:system_prompt", ["A short one.", "A long one."]),
         ("does 3 retries beat the default retries?", "workflow:retries", [1, 3]),
+        ("does using 3 examples help my agent?", "workflow:few_shot", [0, 3]),
+        ("does tool=python help?", "workflow:tool", ["calculator", "python"]),
+        ('does an explicit system prompt ("Answer with the number only.") help compared to none?',
+         "workflow:system_prompt", ["", "Answer with the number only."]),
     ],
 )  # fmt: skip
 def test_workflow_params_read_from_to_the_default_and_additions(question, factor, levels) -> None:
