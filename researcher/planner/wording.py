@@ -226,6 +226,10 @@ def reading_rows(reading: Reading) -> list[tuple[str, str]]:
         ("direction", reading.direction),
         ("margin", margin),
     ]
+    if reading.min_effect is not None:
+        rows.append(("min effect", format_number(reading.min_effect)))
+    if reading.held:
+        rows.append(("held", held_words(reading)))
     if reading.steps is not None:
         rows.append(("steps", str(reading.steps)))
     rows.append(("assumptions", "; ".join(reading.assumptions) or "-"))
