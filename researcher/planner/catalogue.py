@@ -126,7 +126,7 @@ TASKS: dict[str, TaskInfo] = {
                 "(?:the )?(?:number )?guessing games?",
                 "(?:the )?number games?",
                 "number guessing(?: games?)?",
-                "(?:the )?higher lower games?",
+                "(?:the )?higher ?/? ?lower games?",
                 "guessing",
                 "guess",
             ),
@@ -1022,7 +1022,7 @@ LESS_WORDS = (
     r"cheaper|cuts?|cutting|sav(?:e|es|ing)|"
     r"less (?:[\w-]+[ -])?(?:accurate|efficient)|destabili[sz]\w*|break\w*|weaker|inferior|"
     r"underperform\w*|fall\w* behind|lag\w* behind|"
-    r"(?:accuracy|rewards?|scores?) (?:is |are |gets? )?(?:lower|worse)"
+    r"(?:accuracy|rewards?|scores?) (?:is |are |gets? )?(?:lower|worse)|too (?:high|low|large|small|big)"
 )
 TWO_SIDED_WORDS = (
     r"matter\w*|differ\w*|chang\w*|affect\w*|what does|what do|effects?|impacts?|influenc\w*|"

@@ -452,6 +452,9 @@ _AT_EQUAL_COST = re.compile(
     r"\b(?:at|with|under|for) (?:an? )?(?:equal|the same|matched|fixed|same) "
     r"(?:compute|budget|cost|flops|wall[\s-]?time|time|tokens)\b"
 )
+_NEEDED = re.compile(  # not "how many steps does it need to reach 0.8"
+    r"\b(?:necessary|required|essential|indispensable|need(?:s|ed)?(?! to\b))\b"
+)
 _CUTS = re.compile(r"\b(?:cut\w*|shorten\w*|trim\w*)\b")
 _FEWER_STEPS = re.compile(r"\bfewer (?:training )?(?:steps|updates|iterations)\b")
 
@@ -550,7 +553,7 @@ _MIXING_WORDS = re.compile(
 _CONTRAST = re.compile(
     r"(?:\binstead of|\brather than|\bthan|\bcompared (?:with|to)|\brelative to|\bagainst|"
     r"\bas (?:good|well|accurate|fast|effective|strong|cheap|quickly) as|\bmatch(?:es|ing)?|"
-    r"\bover|\bbeat(?:s|ing)?|\boutperform(?:s|ing)?|\bfrom)\s+(?:[^\s=:]+(?:\s+|\s*[=:]\s*)){0,3}$"
+    r"\bover|\bbeat(?:s|ing)?|\boutperform(?:s|ing)?|\bfrom|\breplac(?:e|es|ed|ing))\s+(?:[^\s=:]+(?:\s+|\s*[=:]\s*)){0,3}$"
 )
 
 
@@ -805,6 +808,7 @@ class _Reader:
         ]
         self.steps: int | None = None
         self.direction: str | None = None
+        self.taken_away = False  # the treatment is the factor off, the control it on
 
     def _of(self, kind: str, key: str | None = None) -> list[Mention]:
         return [m for m in self.mentions if m.kind == kind and (key is None or m.key == key)]
@@ -855,6 +859,12 @@ class _Reader:
         direction, margin = self._direction(outcome, factor)
         self.direction = direction
         levels, control = self._levels(factor, task, tasks)
+        if self.taken_away and self._asks_if_needed() and len(levels) == 2:
+            # "is a KL penalty necessary?": does taking it away hurt? (on is the control)
+            direction = "less"
+            self.assumptions.append(
+                "'necessary' read as: does taking it away lower the outcome (one-sided, less)"
+            )
         if len(distinct_levels(levels)) < 2:
             shown = ", ".join(describe_level(factor, level) for level in levels)
             raise self._unreadable(
@@ -907,6 +917,11 @@ class _Reader:
             if key != factor:
                 held[key] = typed
         return held
+
+    def _asks_if_needed(self) -> bool:
+        """Whether the question asks if a setting is needed ("is a KL penalty necessary?",
+        "does my agent need the hint?"): the setting on is the control, off the treatment."""
+        return bool(_NEEDED.search(self.masked)) and self.direction == "two_sided"
 
     def _min_effect(self, outcome: str, threshold: float | None) -> float | None:
         """The smallest difference the question names ("by at least 5 points"), as a
@@ -1417,12 +1432,13 @@ class _Reader:
             and len(levels) == 2
             and control == default
             and (default == 0 or (spec.kind == "lora" and default == "full"))
-            and _removes(self.text, own)
+            and (_removes(self.text, own) or self._asks_if_needed())
         ):
             # the question's treatment is the factor taken away (the default, off): the
             # control is the factor on, so "does removing X hurt?" asks off < on; the
             # assumption just made about the default as control is replaced
             control = next(level for level in levels if level != default)
+            self.taken_away = True
             self.assumptions[-1] = (
                 f"{factor} taken away: {describe_level(factor, control)} (control) vs "
                 f"{describe_level(factor, default)} (without it)"
@@ -1615,11 +1631,12 @@ class _Reader:
         ]
         if isinstance(default, bool):
             mentioned = self._of("param", factor)
-            if _removes(self.text, mentioned) or any(
+            if _removes(self.text, mentioned) or self._asks_if_needed() or any(
                 re.match(r"\s+off\b", self.text[m.end :])
                 and re.search(r"\b(?:turn|switch)\w*\s+(?:the\s+|a\s+)?$", self.text[: m.start])
                 for m in mentioned
             ):  # "turning off the hint", "turning the hint off": on is the control
+                self.taken_away = True
                 self.assumptions.append(f"{factor} taken away: True (control) vs False")
                 return [True, False], True
             return [default, not default], default

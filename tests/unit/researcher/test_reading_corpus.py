@@ -596,7 +596,7 @@ CORPUS: list[Q] = [
     Q('does clipping help on arithmetic?', 'clip_eps', [0.2, 0.1], 'arithmetic', H, G),
     Q('does more training help the calculator task?', 'max_steps', [20, 40], 'calculator', H, G),
     Q('does kl 0.1 help the model say banana?', 'kl_coef', [0.0, 0.1], 'learnable', H, G),
-    Q('is lr 1e-5 too small for arithmetic?', 'lr', [2e-05, 1e-05], 'arithmetic', H, TWO_SIDED),
+    Q('is lr 1e-5 too small for arithmetic?', 'lr', [2e-05, 1e-05], 'arithmetic', H, L),
     Q('does lr 1e-4 hurt tool calling within 50 steps?', 'lr', [2e-05, 0.0001], 'bfcl', LS, L, None, extra={'steps': 50}),
     Q('does beta 0.04 (the TRL default) help arithmetic?', 'kl_coef', [0.0, 0.04], 'arithmetic', H, G),
     # -- casing, punctuation, imperative phrasings ------------------------------------------------
@@ -731,6 +731,13 @@ CORPUS: list[Q] = [
     # clipping turned off; a verb that moves the factor is no direction; "accuracy higher";
     # "at equal compute" is a constraint, not the outcome; a level straight after its task
     # "clip 0.3"; greedy sampling is temperature 0; two mixes compared with each other
+    # "replacing A with B": A the control; "necessary": does taking it away hurt; "too high"
+    Q('does replacing RLOO with GRPO hurt chain_sum?', 'algorithm', ['rloo', 'grpo'], 'chain_sum', H, L),
+    Q('is a KL penalty necessary for chain_sum?', 'kl_coef', [0.05, 0.0], 'chain_sum', H, L),
+    Q('is LoRA necessary on chain_sum?', 'lora', [16, 'full'], 'chain_sum', H, L),
+    Q('is a group size of 8 necessary on chain_sum?', 'group_size', [4, 8], 'chain_sum', H, TWO_SIDED),
+    Q('is lr 1e-4 too high for chain_sum?', 'lr', [2e-5, 1e-4], 'chain_sum', H, L),
+    Q('does a higher lr help on the higher/lower game?', 'lr', [2e-5, 1e-4], 'guess_number', H, G),
     Q('is clip 0.3 better than clip 0.2 on chain_sum?', 'clip_eps', [0.2, 0.3], 'chain_sum', H, G),
     Q('does greedy sampling during training hurt chain_sum?', 'temperature', [1.0, 0.0], 'chain_sum', H, L),
     Q('is a 90/10 split of chain_sum and basic_arithmetic better than 50/50 on chain_sum?', 'task_mix', [CHAIN_MIX, {'chain_sum': 0.9, 'basic_arithmetic': 0.1}], 'chain_sum', H, G),
@@ -1146,7 +1153,7 @@ def test_a_cut_to_more_than_the_tasks_default_is_still_a_cut(question, levels, t
 
 
 AGENT_PARAMS = {"few_shot": 0, "system_prompt": "Answer with the number only.", "retries": 1,
-                "temperature": 1.0, "tool": "calculator"}  # fmt: skip
+                "temperature": 1.0, "tool": "calculator", "use_hint": False}  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -1163,6 +1170,7 @@ AGENT_PARAMS = {"few_shot": 0, "system_prompt": "Answer with the number only.", 
          "workflow:system_prompt", ["A short one.", "A long one."]),
         ("does 3 retries beat the default retries?", "workflow:retries", [1, 3]),
         ("does using 3 examples help my agent?", "workflow:few_shot", [0, 3]),
+        ("does my agent need the hint?", "workflow:use_hint", [True, False]),
         ("does tool=python help?", "workflow:tool", ["calculator", "python"]),
         ('does an explicit system prompt ("Answer with the number only.") help compared to none?',
          "workflow:system_prompt", ["", "Answer with the number only."]),
