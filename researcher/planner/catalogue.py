@@ -655,7 +655,8 @@ _FACTOR_LIST = (
     Factor(
         "scale_rewards",
         "choice",
-        "whether GRPO divides the group-centred reward by the group's std (Dr. GRPO does not)",
+        "the advantage's scaling (group: the group-centred reward divided by the group's std, "
+        "as GRPO; none: not divided, as Dr. GRPO)",
         "group",
         ("scale rewards",),  # TRL's name ("scale_rewards")
         choices=_choices("scale_rewards"),

@@ -452,6 +452,7 @@ _AT_EQUAL_COST = re.compile(
     r"\b(?:at|with|under|for) (?:an? )?(?:equal|the same|matched|fixed|same) "
     r"(?:compute|budget|cost|flops|wall[\s-]?time|time|tokens)\b"
 )
+_BEST = re.compile(r"\b(?:which|what|best|optimal|sweep|sensitiv\w*)\b")
 _NEEDED = re.compile(  # not "how many steps does it need to reach 0.8"
     r"\b(?:necessary|required|essential|indispensable|need(?:s|ed)?(?! to\b))\b"
 )
@@ -918,6 +919,23 @@ class _Reader:
                 held[key] = typed
         return held
 
+    def _inside_range(self, spec: Factor, levels: list[Level]) -> Level | None:
+        """The middle of a range the question asks the best value within ("what lr works
+        best between 1e-5 and 1e-4?"): geometric across a factor of 4 or more, else halfway."""
+        if len(levels) != 2 or not all(isinstance(v, int | float) for v in levels):
+            return None
+        if not (_BEST.search(self.masked) and re.search(r"\bbetween\b", self.text)):
+            return None
+        low, high = sorted(float(v) for v in levels)
+        middle = (low * high) ** 0.5 if low > 0 and high / low >= 4 else (low + high) / 2
+        middle = _typed(spec, float(f"{middle:.1g}") if spec.name == "lr" else middle)
+        if middle in levels or (spec.kind == "int" and not isinstance(middle, int)):
+            return None
+        self.assumptions.append(
+            f"the best {spec.name} within a range: a sweep over {low:g}, {middle:g} and {high:g}"
+        )
+        return middle
+
     def _asks_if_needed(self) -> bool:
         """Whether the question asks if a setting is needed ("is a KL penalty necessary?",
         "does my agent need the hint?"): the setting on is the control, off the treatment."""
@@ -1367,6 +1385,12 @@ class _Reader:
             )
         if len(levels) >= 2:
             positions = [next(p for p, v in named if v == level) for level in levels]
+            if (middle := self._inside_range(spec, levels)) is not None:
+                # "the best lr between 1e-5 and 1e-4": a sweep across the range
+                levels, positions = (
+                    [levels[0], middle, levels[1]],
+                    [*positions[:1], -1, *positions[1:]],
+                )
             control = self._control(factor, levels, positions, default, way)
         elif len(levels) == 1 and multiplier and isinstance(levels[0], int | float):
             control = levels[0]
@@ -1527,7 +1551,7 @@ class _Reader:
             or (multiplier and not isinstance(default, int | float))
         ):
             raise self._unreadable(f"no {factor} level named: give the values to compare")
-        best = re.search(r"\b(?:which|what|best|optimal|sweep|sensitiv\w*)\b", self.masked)
+        best = _BEST.search(self.masked)
         if spec.kind == "choice" and best:
             dose = [default, *(choice for choice in spec.choices if choice != default)]
             self.assumptions.append(f"no {factor} named: every choice ({', '.join(dose)})")
@@ -1631,10 +1655,14 @@ class _Reader:
         ]
         if isinstance(default, bool):
             mentioned = self._of("param", factor)
-            if _removes(self.text, mentioned) or self._asks_if_needed() or any(
-                re.match(r"\s+off\b", self.text[m.end :])
-                and re.search(r"\b(?:turn|switch)\w*\s+(?:the\s+|a\s+)?$", self.text[: m.start])
-                for m in mentioned
+            if (
+                _removes(self.text, mentioned)
+                or self._asks_if_needed()
+                or any(
+                    re.match(r"\s+off\b", self.text[m.end :])
+                    and re.search(r"\b(?:turn|switch)\w*\s+(?:the\s+|a\s+)?$", self.text[: m.start])
+                    for m in mentioned
+                )
             ):  # "turning off the hint", "turning the hint off": on is the control
                 self.taken_away = True
                 self.assumptions.append(f"{factor} taken away: True (control) vs False")
@@ -1661,6 +1689,16 @@ class _Reader:
                 way = _comparative(self.text, self._of("param", factor))
                 control = self._control(factor, named, positions, default, way)
                 return [control, *(v for v in named if v != control)], control
+            if not others and _BEST.search(self.masked) and not isinstance(default, bool):
+                sweep = [0, 1, 3] if default == 0 else [default / 2, default, default * 2]
+                sweep = [int(v) if isinstance(default, int) and float(v).is_integer() else v
+                         for v in sweep]  # fmt: skip
+                sweep = distinct_levels(sweep)
+                self.assumptions.append(
+                    f"no {factor} level named: a dose-response over {', '.join(map(str, sweep))} "
+                    f"(the default {default} as control)"
+                )
+                return [default, *(v for v in sweep if v != default)], default
             if not others:
                 way = _comparative(self.text, self._of("param", factor))
                 multiplier = _lowered(_multiplier(self.mentions), way)
