@@ -863,6 +863,8 @@ class _Reader:
         if self.taken_away and self._asks_if_needed() and len(levels) == 2:
             # "is a KL penalty necessary?": does taking it away hurt? (on is the control)
             direction = "less"
+            stale = "no direction named: a two-sided test (any difference)"
+            self.assumptions = [a for a in self.assumptions if a != stale]
             self.assumptions.append(
                 "'necessary' read as: does taking it away lower the outcome (one-sided, less)"
             )
@@ -945,6 +947,11 @@ class _Reader:
         """The smallest difference the question names ("by at least 5 points"), as a
         fraction; None when it names none, or when the outcome is counted in steps."""
         effects = self._of("aside", "effect") + self._of("aside", "effect_abs")
+        if not effects and self.direction != "equivalent":
+            # "does lr 1e-4 vs 2e-5 matter, margin 2 points?": no equivalence test, so the
+            # margin named is the smallest difference that counts
+            effects = self._of("aside", "margin") + self._of("aside", "margin_abs")
+            effects = [m for m in effects if not self.text[m.start : m.end].startswith("within")]
         if not effects:
             return None
         effect = min(effects, key=lambda m: m.start)
@@ -956,7 +963,8 @@ class _Reader:
             )
             return None
         number = next(g for g in effect.groups if g is not None)
-        value = float(number) if effect.key == "effect_abs" else float(number) / 100
+        absolute = effect.key in ("effect_abs", "margin_abs")
+        value = float(number) if absolute else float(number) / 100
         unit = "of the control's cost" if outcome == "cost" else "absolute, not relative"
         self.assumptions.append(
             f"{named!r} is the smallest difference that counts: {value:g} ({unit}), not a level"
@@ -1447,6 +1455,8 @@ class _Reader:
         if factor == "max_grad_norm" and written < 1 and _removes(self.text, own):
             # no clipping: a norm no gradient reaches (the bound of POST /runs)
             control, levels = default, [default, _typed(spec, spec.high or 1e6)]
+            if self.assumptions and self.assumptions[-1].startswith(f"no {factor} level named"):
+                self.assumptions.pop()  # the level tried without one named: replaced here
             self.assumptions.append(
                 f"gradient clipping taken away: max_grad_norm {default:g} (control) vs "
                 f"{levels[1]:g}, which no gradient norm reaches"
@@ -1747,6 +1757,13 @@ class _Reader:
                     # 'does the default prompt beat "X"?': "X" is what the default is set against
                     self.assumptions.append(f"control {others[0]!r}: the level compared against")
                     return [others[0], default], others[0]
+            if len(quoted) == 2 and quoted[0] != quoted[1]:
+                at = [self.question.find(q) for q in quoted]
+                contrasted = _contrasted(self.text, [max(0, a - 1) for a in at])
+                if contrasted is not None:  # 'from "search" to "calculator"', '"A" instead of "B"'
+                    control = quoted[contrasted]
+                    self.assumptions.append(f"control {control!r}: the level compared against")
+                    return [control, *(q for q in quoted if q != control)], control
             if (
                 len(others) >= 2
                 and default not in quoted

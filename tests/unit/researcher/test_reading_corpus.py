@@ -739,6 +739,8 @@ CORPUS: list[Q] = [
     Q('is lr 1e-4 too high for chain_sum?', 'lr', [2e-5, 1e-4], 'chain_sum', H, L),
     Q('does a higher lr help on the higher/lower game?', 'lr', [2e-5, 1e-4], 'guess_number', H, G),
     # the best value within a range is a sweep across it
+    # a margin named beside a difference test is its smallest effect
+    Q('does lr 1e-4 vs 2e-5 matter on chain_sum, margin 2 points?', 'lr', [2e-5, 1e-4], 'chain_sum', H, TWO_SIDED, extra={'min_effect': 0.02}),
     Q('what lr works best for countdown between 1e-5 and 1e-4?', 'lr', [1e-5, 3e-5, 1e-4], 'countdown', H, TWO_SIDED),
     Q('which group size between 2 and 8 is best on chain_sum?', 'group_size', [4, 2, 8], 'chain_sum', H, TWO_SIDED),
     Q('is clip 0.3 better than clip 0.2 on chain_sum?', 'clip_eps', [0.2, 0.3], 'chain_sum', H, G),
@@ -1175,6 +1177,8 @@ AGENT_PARAMS = {"few_shot": 0, "system_prompt": "Answer with the number only.", 
         ("does using 3 examples help my agent?", "workflow:few_shot", [0, 3]),
         ("does my agent need the hint?", "workflow:use_hint", [True, False]),
         ("which few_shot count is best for my agent?", "workflow:few_shot", [0, 1, 3]),
+        ('does changing the tool from "search" to "calculator" help?', "workflow:tool",
+         ["search", "calculator"]),
         ("does tool=python help?", "workflow:tool", ["calculator", "python"]),
         ('does an explicit system prompt ("Answer with the number only.") help compared to none?',
          "workflow:system_prompt", ["", "Answer with the number only."]),
