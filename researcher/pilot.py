@@ -8,7 +8,10 @@ settings (the *pilot*, `pilot_design`). From them (`summarise_pilot`):
 - what does a run really cost? the budget the pilot used per run, training, held-out
   evaluation and start-up included (`Pilot.run_seconds`), and seconds per training step;
 - how much do seeds and held-out items vary? the seed-to-seed SD of the design's outcome
-  and the item-to-item SD of held-out scores.
+  and the item-to-item SD of held-out scores;
+- in what units are the rewards? when they go beyond [0, 1] (a workflow scoring 0-100),
+  `in_reward_units` multiplies the smallest effect (and a default margin) by the width of
+  the range the pilot saw.
 
 The pilot runs *are* the control's first seeds: the main design has the same settings, so
 they are reused and the pilot costs nothing extra. When the control did not learn, `retune`

@@ -23,12 +23,18 @@ How a question is read:
   level named: "a higher X" tries the factor's raised level, "a lower X" its lowered one,
   "which X is best" lowered/default/raised (every choice of a choice setting), "how many
   steps" 10/20/40 steps, else the factor's alternative level. A factor the question takes
-  away ("removing the KL penalty", "without weight decay") has it on as the control and off
-  (its default 0) as the treatment.
+  away ("removing the KL penalty", "without weight decay", "is a KL penalty necessary?") has
+  it on as the control and off (its default 0, full fine-tuning, `False`) as the treatment.
+  "By at least 5 points", "margin 0.03" are the smallest effect or the margin, never levels.
+- **Held settings.** A setting at one value after the verb ("does group size 8 help at lr
+  1e-5?", "under RLOO", "when the group size is 16") or in a leading clause set off by a comma
+  is applied to every arm (`Reading.held`) and taken out of the text before the rest is read,
+  when something else is still named to vary.
 - **The control**, when two or more levels are written, is in this order: the smallest
   level when the question asks about a larger/higher/more X (the largest for smaller/
   lower/fewer); the level after "than", "instead of", "rather than", "compared with",
-  "as good as", "match", "beat", or "versus" after a verb ("does A save time versus B"); the
+  "as good as", "match", "beat", "from", "replacing", or "versus" after a verb ("does A save
+  time versus B"); the
   catalogue default when it is among the levels; B of a directional "A vs B" ("does 1e-4 vs
   1e-5 help?": 1e-5); the smallest of three or more numbers; else the first named ("0.1 vs
   0.3": 0.1). Levels list the control first, then the others as
@@ -36,7 +42,8 @@ How a question is read:
 - **The task** is the one after "held-out", "into", then "on", "for", "at", "of" or a verb
   ("help arithmetic"; not "a mix of"), not after "training on" nor what is mixed in
   ("mixing in X", "adding X"); other tasks named go to `tasks`, each at a difficulty level
-  named beside it ("tiny countdown": `task_levels`). None named: arithmetic (max_turns: guess_number;
+  named beside it ("tiny countdown", "countdown tiny": `task_levels`). A misspelt task name
+  is the closest shipped one, said. None named: arithmetic (max_turns: guess_number;
   a task mix: chain_sum with basic_arithmetic mixed in).
   Your own workflow: "workflow".
 - **The outcome**: cost for "cheaper", "wall time", "tokens", "faster to train"; learning
