@@ -56,6 +56,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+class PortTaken(GatewayStartError):
+    """The gateway could not bind its port: another process has it."""
+
+
 PORT_TRIES = 3  # a port picked free can be taken before the gateway binds it
 
 
@@ -95,10 +99,6 @@ def start_local_gateway(
             if port is not None or attempt == PORT_TRIES:
                 raise
     raise AssertionError("unreachable")
-
-
-class PortTaken(GatewayStartError):
-    """The gateway could not bind its port: another process has it."""
 
 
 def _start(

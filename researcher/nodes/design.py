@@ -117,15 +117,12 @@ def _after_pilot(ctx: StudyContext, state: StudyState, planned: Design) -> Desig
 
 def _in_reward_units(plan: Design, pilot: Pilot, planned: Design) -> Design:
     """`plan` with its smallest effect in the workflow's reward units when the pilot saw
-    rewards beyond [0, 1] (`pilot.in_reward_units`), its rule in words saying so (the rule
-    was written for `planned`, before any retune)."""
+    rewards beyond [0, 1] (`pilot.in_reward_units`), its rule in words saying so: the rule
+    written for `planned` (before any retune) is replaced by the scaled plan's."""
     scaled = piloting.in_reward_units(plan, pilot.reward_range)
     if scaled is plan:
         return plan
-    before = describe_rule(planned)
-    after = describe_rule(piloting.in_reward_units(planned, pilot.reward_range))
-    if describe_rule(plan) != before:  # a retune changed what the rule says (its steps)
-        after = describe_rule(scaled)
+    before, after = describe_rule(planned), describe_rule(scaled)
     rule = (
         plan.decision_rule.replace(before, after)
         if before in plan.decision_rule

@@ -715,9 +715,7 @@ _HOLDABLE = ("lr", "kl_coef", "clip_eps", "weight_decay", "max_grad_norm", "grou
 _HELD_BEFORE = re.compile(
     r"\b(?:at|with|using|under|keeping|holding|when|while|and)\s+(?:an?\s+|the\s+)?$"
 )
-_HELD_NUMBER_FIRST = re.compile(
-    r"\b(?:at|with|using|under)\s+" + _NUMBER.pattern.removesuffix("(%?)") + r"(%?)\s+$"
-)
+_HELD_NUMBER_FIRST = re.compile(r"\b(?:at|with|using|under)\s+" + _NUMBER.pattern + r"\s+$")
 _HELD_VALUE = re.compile(
     r"\s*(?:is\s+|are\s+|stays\s+)?(?:(?:set|held|fixed|kept)\s+(?:at|to)\s+|of\s+|=\s*|:\s*|at\s+)?"
     + _NUMBER.pattern
@@ -1621,7 +1619,7 @@ class _Reader:
                 for _, share in placed
             ]
             control = mixes[contrasted]
-            self.assumptions.append("two mixes compared: the one after 'than' is the control")
+            self.assumptions.append("two mixes compared: the one compared against is the control")
             return [control, *(m for m in mixes if m != control)], control
         if not shares:
             shares = [round(len(partners) / (len(partners) + 1), 4)]
@@ -1706,7 +1704,7 @@ class _Reader:
                 way = _comparative(self.text, self._of("param", factor))
                 control = self._control(factor, named, positions, default, way)
                 return [control, *(v for v in named if v != control)], control
-            if not others and _BEST.search(self.masked) and not isinstance(default, bool):
+            if not others and _BEST.search(self.masked):
                 sweep = [0, 1, 3] if default == 0 else [default / 2, default, default * 2]
                 sweep = [int(v) if isinstance(default, int) and float(v).is_integer() else v
                          for v in sweep]  # fmt: skip
