@@ -60,6 +60,7 @@ from researcher.outcomes import (
     usable,
 )
 from researcher.plan import Analysis, Arm, Comparison, Design, Learning, RunResult, Trend
+from researcher.reward_units import in_reward_units, reward_range, reward_scale_words
 from researcher.sequential import describe as describe_stopping
 from researcher.sequential import spending
 
@@ -199,6 +200,7 @@ def analyse(
     baselines = [r for r in results if is_baseline(r)]
     results = [r for r in results if not is_baseline(r)]
     design, horizon_words = common_horizon(design, results)
+    design, units_words = _in_reward_units(design, baselines + results)
     unit = cost_unit(results)
     arm_names = [a.name for a in design.arms]
     excluded: list[str] = []
@@ -330,6 +332,7 @@ def analyse(
     summary += _learning_words(design, baseline, base_mean, base_ci, learned, verdict)
     if horizon_words:
         summary += " " + horizon_words
+    summary += units_words
     if pilot_failed:
         summary += " " + _pilot_failed_words(design)
     return Analysis(
@@ -348,6 +351,16 @@ def analyse(
         baseline_model=baseline.run if baseline else None,
         learned=learned,
     )
+
+
+def _in_reward_units(design: Design, results: list[RunResult]) -> tuple[Design, str]:
+    """A design no pilot put in reward units (`--no-pilot`, one seed) is put there by its
+    own results, when they went beyond [0, 1]; the words say so ("" when nothing changed)."""
+    rewards = reward_range(results)
+    scaled = in_reward_units(design, rewards)
+    if scaled is design:
+        return design, ""
+    return scaled, reward_scale_words(scaled, rewards, seen_by="No pilot set the rule's units: the rewards")
 
 
 def _arm(design: Design, name: str) -> Arm:
@@ -405,7 +418,7 @@ def _pilot_failed_words(design: Design) -> str:
 
 
 def _clipped(design: Design, interval: Interval) -> Interval:
-    if design.outcome == "heldout_accuracy":
+    if design.outcome == "heldout_accuracy" and design.reward_scale is None:
         return max(0.0, interval[0]), min(1.0, interval[1])
     return interval
 

@@ -10,8 +10,8 @@ settings (the *pilot*, `pilot_design`). From them (`summarise_pilot`):
 - how much do seeds and held-out items vary? the seed-to-seed SD of the design's outcome
   and the item-to-item SD of held-out scores;
 - in what units are the rewards? when they go beyond [0, 1] (a workflow scoring 0-100),
-  `in_reward_units` multiplies the smallest effect (and a default margin) by the width of
-  the range the pilot saw.
+  `researcher.reward_units` multiplies the smallest effect (and a default margin) by the
+  width of the range the pilot saw.
 
 The pilot runs *are* the control's first seeds: the main design has the same settings, so
 they are reused and the pilot costs nothing extra. When the control did not learn, `retune`
@@ -34,9 +34,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from researcher.intervals import t_quantile
-from researcher.learning import DEFAULT_MARGIN, is_baseline, learned_or_not
+from researcher.learning import is_baseline, learned_or_not
 from researcher.outcomes import FINAL_SHARE, run_score, unscored_reason
 from researcher.plan import Design, Pilot, Reading, RunResult
+from researcher.reward_units import in_reward_units, reward_range
 from researcher.sequential import SINGLE_LOOK_LEVEL, spent_share
 
 PILOT_SEEDS = 2  # the fewest seeds that show seed-to-seed variation
@@ -115,51 +116,6 @@ def summarise_pilot(main: Design, results: list[RunResult], run_seconds: float |
         kept=True,  # until a retune changes the settings (the design node decides)
         reward_range=rewards,
     )
-
-
-def reward_range(results: list[RunResult]) -> tuple[float, float] | None:
-    """(lowest, highest) reward in `results` — held-out items and training-reward means —
-    when they go beyond [0, 1]; None when all lie within it (the units every default is
-    set in: accuracy, a reward of 0 to 1)."""
-    values = [v for r in results for v in r.eval_outcomes]
-    values += [v for r in results for _, v in r.curve]
-    if not values or (min(values) >= 0.0 and max(values) <= 1.0):
-        return None
-    return float(min(values)), float(max(values))
-
-
-def in_reward_units(design: Design, rewards: tuple[float, float] | None) -> Design:
-    """`design` with its smallest effect — and its equivalence margin, when that is the
-    default — in the workflow's own reward units: multiplied by the width of the rewards'
-    range when they went beyond [0, 1] (0.05 on a 0-100 reward is no effect; 5 is). Scores
-    in steps or seconds are not rewards and stay as they are."""
-    if rewards is None or design.reward_scale is not None or not _in_reward_units(design):
-        return design
-    scale = max(1.0, rewards[1] - rewards[0])
-    margin = design.margin
-    if margin is not None and math.isclose(margin, DEFAULT_MARGIN):
-        margin = margin * scale
-    return design.model_copy(
-        update={"min_effect": design.min_effect * scale, "margin": margin, "reward_scale": scale}
-    )
-
-
-def reward_scale_words(design: Design, rewards: tuple[float, float] | None) -> str:
-    """`in_reward_units`'s change in words ("" when none)."""
-    if design.reward_scale is None or rewards is None:
-        return ""
-    unscaled = design.min_effect / design.reward_scale
-    return (
-        f" The pilot's rewards ran from {rewards[0]:g} to {rewards[1]:g}, beyond 0-1: the "
-        f"smallest difference that counts is {unscaled:g} of that range, "
-        f"{design.min_effect:g} in the workflow's own units."
-    )
-
-
-def _in_reward_units(design: Design) -> bool:
-    if design.outcome in ("heldout_accuracy", "final_train_reward"):
-        return True
-    return design.outcome == "learning_speed" and design.threshold is None
 
 
 def _sampling_sd(main: Design, runs: list[RunResult]) -> float | None:

@@ -30,6 +30,7 @@ from researcher.context import StudyContext
 from researcher.nodes.common import design_of, experiment_id, framing_of, hypothesis_of
 from researcher.outcomes import outcome_label
 from researcher.plan import Design, Pilot
+from researcher.reward_units import in_reward_units, reward_scale_words
 from researcher.planner import budget
 from researcher.state import StudyState
 
@@ -117,9 +118,9 @@ def _after_pilot(ctx: StudyContext, state: StudyState, planned: Design) -> Desig
 
 def _in_reward_units(plan: Design, pilot: Pilot, planned: Design) -> Design:
     """`plan` with its smallest effect in the workflow's reward units when the pilot saw
-    rewards beyond [0, 1] (`pilot.in_reward_units`), its rule in words saying so: the rule
+    rewards beyond [0, 1] (`researcher.reward_units`), its rule in words saying so: the rule
     written for `planned` (before any retune) is replaced by the scaled plan's."""
-    scaled = piloting.in_reward_units(plan, pilot.reward_range)
+    scaled = in_reward_units(plan, pilot.reward_range)
     if scaled is plan:
         return plan
     before, after = describe_rule(planned), describe_rule(scaled)
@@ -128,7 +129,7 @@ def _in_reward_units(plan: Design, pilot: Pilot, planned: Design) -> Design:
         if before in plan.decision_rule
         else (plan.decision_rule + " " + after)
     )
-    rule += piloting.reward_scale_words(scaled, pilot.reward_range)
+    rule += reward_scale_words(scaled, pilot.reward_range)
     return scaled.model_copy(update={"decision_rule": rule})
 
 

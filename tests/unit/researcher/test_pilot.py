@@ -13,17 +13,15 @@ from researcher.pilot import (
     LR_CEILING,
     POWER,
     Looks,
-    in_reward_units,
     minimum_detectable_effect,
     outcome_sd,
     pilot_design,
     retune,
-    reward_range,
-    reward_scale_words,
     size_looks,
     summarise_pilot,
 )
 from researcher.plan import Arm, Design, Pilot, Reading, RunResult
+from researcher.reward_units import in_reward_units, reward_range, reward_scale_words
 
 
 def _design(outcome: str = "final_train_reward", direction: str = "greater", **run) -> Design:
@@ -216,7 +214,9 @@ def test_rewards_beyond_0_to_1_put_the_smallest_effect_in_their_own_units():
                           eval_outcomes=[float(v) for v in rng.normal(mean, 1.0, 40)])
                 for arm, mean in (("control", 40.0), ("treatment", 41.0)) for i in range(4)]  # fmt: skip
         verdicts.add(analyse(scaled.model_copy(update={"max_looks": 1}), runs).verdict)
-        assert analyse(design.model_copy(update={"max_looks": 1}), runs).verdict == "supported"
+        # the rule of 0-1 rewards (0.05) would call it supported
+        unscaled = design.model_copy(update={"max_looks": 1, "reward_scale": 1.0})
+        assert analyse(unscaled, runs).verdict == "supported"
     assert "supported" not in verdicts
 
 
@@ -232,3 +232,26 @@ def test_only_scores_in_reward_units_are_rescaled_and_only_a_default_margin():
     assert in_reward_units(_design(), None).reward_scale is None
     twice = in_reward_units(_design(), rewards)
     assert in_reward_units(twice, rewards).min_effect == twice.min_effect  # applied once
+
+
+def test_without_a_pilot_the_analysis_puts_the_rule_in_the_rewards_own_units():
+    # `--no-pilot` on a workflow scoring 0-100: a true +1 point is no effect, and the
+    # summary says the rule was restated in the rewards' units
+    rng = np.random.default_rng(5)
+    design = _design(outcome="heldout_accuracy").model_copy(update={"max_looks": 1})
+    supported = 0
+    for _ in range(50):
+        runs = [RunResult(arm=arm, seed=i, run=f"{arm}{i}", curve=[(10, 40.0)],
+                          eval_outcomes=[float(v) for v in rng.normal(mean, 1.0, 40)])
+                for arm, mean in (("control", 40.0), ("treatment", 41.0)) for i in range(4)]  # fmt: skip
+        runs.append(_baseline([float(v) for v in rng.normal(20.0, 10.0, 40)]))
+        analysis = analyse(design, runs)
+        supported += analysis.verdict == "supported"
+        assert "No pilot set the rule's units" in analysis.summary
+        assert analysis.arm_ci["control"][0] > 39  # not clipped to an accuracy's [0, 1]
+    assert supported == 0
+    # within 0-1 nothing changes: no words, and the rule keeps 0.05
+    runs = [RunResult(arm=arm, seed=i, run=f"{arm}{i}", curve=[(10, 0.5)],
+                      eval_outcomes=[1.0] * (20 + 10 * (arm == "treatment")) + [0.0] * 20)
+            for arm in ("control", "treatment") for i in range(3)]  # fmt: skip
+    assert "No pilot set" not in analyse(design, runs).summary

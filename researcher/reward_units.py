@@ -1,0 +1,71 @@
+"""The units a study's rewards are in, and the smallest effect restated in them.
+
+Every default of the decision rule (the smallest effect that counts, 0.05; the default
+equivalence margin; the held-out gain that counts as learning) is set in units of a 0-1
+reward: accuracy. A user's workflow may score 0-100, or 0-5: there 0.05 is no effect at
+all. `reward_range` says when the rewards seen (held-out items and training-reward means,
+the untrained model's included) went beyond [0, 1]; `in_reward_units` then multiplies the
+smallest effect (and a default margin) by the width of that range, once.
+
+The pilot applies it before the comparison is sized (`researcher.pilot`); a study without
+a pilot (`--no-pilot`, one seed) gets it from its own results when they are analysed
+(`researcher.analysis`), and the summary says so.
+
+Pure arithmetic over plan records: knows nothing of the graph, the gateway or the database.
+"""
+
+from __future__ import annotations
+
+import math
+
+from researcher.learning import DEFAULT_MARGIN
+from researcher.plan import Design, RunResult
+
+
+def reward_range(results: list[RunResult]) -> tuple[float, float] | None:
+    """(lowest, highest) reward in `results` — held-out items and training-reward means —
+    when they go beyond [0, 1]; None when all lie within it (the units every default is
+    set in: accuracy, a reward of 0 to 1)."""
+    values = [v for r in results for v in r.eval_outcomes]
+    values += [v for r in results for _, v in r.curve]
+    if not values or (min(values) >= 0.0 and max(values) <= 1.0):
+        return None
+    return float(min(values)), float(max(values))
+
+
+def in_reward_units(design: Design, rewards: tuple[float, float] | None) -> Design:
+    """`design` with its smallest effect — and its equivalence margin, when that is the
+    default — in the workflow's own reward units: multiplied by the width of the rewards'
+    range when they went beyond [0, 1] (0.05 on a 0-100 reward is no effect; 5 is). Scores
+    in steps or seconds are not rewards and stay as they are; a design already scaled is
+    returned as it is."""
+    if rewards is None or design.reward_scale is not None or not _scored_in_rewards(design):
+        return design
+    scale = max(1.0, rewards[1] - rewards[0])
+    margin = design.margin
+    if margin is not None and math.isclose(margin, DEFAULT_MARGIN):
+        margin = margin * scale
+    return design.model_copy(
+        update={"min_effect": design.min_effect * scale, "margin": margin, "reward_scale": scale}
+    )
+
+
+def reward_scale_words(
+    design: Design, rewards: tuple[float, float] | None, seen_by: str = "The pilot's rewards"
+) -> str:
+    """`in_reward_units`'s change in words ("" when none); `seen_by` names whose rewards
+    set the range."""
+    if design.reward_scale is None or rewards is None:
+        return ""
+    unscaled = design.min_effect / design.reward_scale
+    return (
+        f" {seen_by} ran from {rewards[0]:g} to {rewards[1]:g}, beyond 0-1: the "
+        f"smallest difference that counts is {unscaled:g} of that range, "
+        f"{design.min_effect:g} in the workflow's own units."
+    )
+
+
+def _scored_in_rewards(design: Design) -> bool:
+    if design.outcome in ("heldout_accuracy", "final_train_reward"):
+        return True
+    return design.outcome == "learning_speed" and design.threshold is None
