@@ -264,12 +264,14 @@ def plan(
     try:
         budget_s = parse_budget(budget)
         served = served_models(gateway, api_key, model, strict=True)
-        from researcher.nodes.frame import workflow_frame_args
-
-        workflow_args = workflow_frame_args(workflow)  # a file that does not load: no refusal
     except ResearcherError as error:
         raise _fail(str(error)) from None
     try:
+        from researcher.nodes.frame import frame_args_of
+        from researcher.user_workflow import require_test_split
+
+        # a workflow that cannot be studied is refused with its own reason, as `start` does
+        workflow_args = frame_args_of(require_test_split(workflow)) if workflow else {}
         plan_ = make_plan(text, planner=planner, served=served, budget_s=budget_s, seeds=seeds,
                           model=model, workflow_args=workflow_args)  # fmt: skip
     except ResearcherError as error:

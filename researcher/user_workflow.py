@@ -4,7 +4,8 @@ Owns: `inspect_workflow` — the file's `PARAMS = {...}` read with `ast`
 (never executed for this; a PARAMS that is not a literal dict is refused, naming the line)
 and whether it has a held-out split (`tasks("test")` yields a task, and how many, up to
 `TEST_SIZE_CAP`: checked by importing the file in a subprocess under a time limit, whose
-error is reported) — and
+error is reported; a train split that raises or yields nothing, or tasks without an "id",
+are refused there too, each in a first line naming the fix) — and
 `render_wrapper`, the source of the workflow file each arm runs
 (`prompts/workflows/user.py.j2`): it imports the user's file by its absolute path, puts the
 arm's `workflow_params` into the module's `PARAMS` dict (and into
@@ -44,23 +45,51 @@ TEST_SIZE_CAP = 1000
 SAMPLING = ("temperature", "max_tokens")
 SWARM_ROOT = Path(__file__).resolve().parents[1]  # where `swarm` imports from, for the probe
 
-# Imports the workflow as `swarm run` does and tries its test split; prints one JSON line.
+# Imports the workflow as `swarm run` does and draws the first tasks of its train split (the
+# study trains on it) and of its test split (counted, up to a cap); prints one JSON line. A
+# split that fails is described by `problem` (one line: what went wrong), `fix` (one line:
+# what to change) and `detail` (the user's traceback, when tasks() raised).
 _PROBE = """
-import json, sys
+import itertools, json, sys
 from swarm.errors import WorkflowError
-from swarm.evaluate import first_tasks
-from swarm.workflow import load_workflow
+from swarm.workflow import check_task, format_user_traceback, load_workflow
+
+
+def draw(tasks, split, n):
+    call = f'tasks("{split}")'
+    try:
+        found = list(itertools.islice(tasks(split), n))
+    except Exception as error:
+        last = format_user_traceback(error).splitlines()[-1].strip()
+        return None, {"problem": f"{call} raised {last}", "detail": format_user_traceback(error),
+                      "fix": f'make tasks(split) work for split == "{split}"'}
+    if not found:
+        return None, {"problem": f"{call} yielded no tasks",
+                      "fix": f'make tasks(split) yield tasks for split == "{split}"'
+                             + (' (held out: kept apart from "train")' if split == "test" else "")}
+    try:
+        for task in found:
+            check_task(task, split)
+    except WorkflowError as error:
+        return None, {"problem": str(error),
+                      "fix": 'make every task a dict with an "id" (str or int), e.g. '
+                             '{"id": "q-1", "question": ...}'}
+    return found, None
+
+
 try:
     workflow = load_workflow(sys.argv[1])
 except WorkflowError as error:
-    print(json.dumps({"loads": False, "error": str(error)}))
+    cause = error.__cause__
+    missing = cause.name if isinstance(cause, ModuleNotFoundError) else None
+    print(json.dumps({"loads": False, "error": str(error), "missing": missing}))
     sys.exit(0)
-try:
-    found = first_tasks(workflow.tasks, sys.argv[2], int(sys.argv[3]))
-except WorkflowError as error:
-    print(json.dumps({"loads": True, "has_test": False, "error": str(error)}))
-else:
-    print(json.dumps({"loads": True, "has_test": True, "test_size": len(found)}))
+out = {"loads": True}
+_, out["train_problem"] = draw(workflow.tasks, "train", 1)
+found, out["test_problem"] = draw(workflow.tasks, sys.argv[2], int(sys.argv[3]))
+out["has_test"] = found is not None
+out["test_size"] = len(found) if found is not None else None
+print(json.dumps(out))
 """
 
 
@@ -74,8 +103,10 @@ class UserWorkflow:
     path: Path
     params: dict[str, Any]  # its PARAMS defaults ({} when it declares none)
     has_test: bool
-    test_problem: str | None = None  # why it has no test split, in words
+    test_problem: str | None = None  # why it has no test split, in one line
     test_size: int | None = None  # tasks in tasks("test"), counted up to TEST_SIZE_CAP
+    test_fix: str | None = None  # what to change so that it has one, in one line
+    test_detail: str | None = None  # the traceback, when tasks("test") raised
 
 
 def read_params(path: str | Path) -> dict[str, Any]:
@@ -143,8 +174,27 @@ def inspect_workflow(path: str | Path, *, timeout_s: float = PROBE_TIMEOUT_S) ->
         )
     found = json.loads(lines[-1])
     if not found["loads"]:
+        if missing := found.get("missing"):  # the first line says what to install, and where
+            raise WorkflowFileError(
+                f"{path} cannot be studied: it imports {missing!r}, which is not installed in the "
+                f"Python that runs the study's workflows ({sys.executable}): install the package "
+                f"that provides it there ({sys.executable} -m pip install ...)\n{found['error']}"
+            )
         raise WorkflowFileError(found["error"])
-    return UserWorkflow(path, params, found["has_test"], found.get("error"), found.get("test_size"))
+    if train := found.get("train_problem"):
+        raise WorkflowFileError(
+            _unusable(path, train, 'every run trains on tasks("train") (what `swarm run` draws)')
+        )
+    test = found.get("test_problem") or {}
+    return UserWorkflow(path, params, found["has_test"], test.get("problem"), found.get("test_size"),
+                        test.get("fix"), test.get("detail"))  # fmt: skip
+
+
+def _unusable(path: Path, problem: dict[str, str], why: str) -> str:
+    """One line saying what is wrong with the workflow, why it matters and what to change;
+    the user's traceback below it when its tasks() raised."""
+    line = f"{path} cannot be studied: {problem['problem']}; {why}: {problem['fix']}"
+    return line + (f"\n{problem['detail']}" if problem.get("detail") else "")
 
 
 def require_test_split(path: str | Path) -> UserWorkflow:
@@ -152,12 +202,20 @@ def require_test_split(path: str | Path) -> UserWorkflow:
     every arm on `tasks("test")`."""
     found = inspect_workflow(path)
     if not found.has_test:
-        raise WorkflowFileError(
-            f"{found.path} cannot be studied: the held-out evaluation runs its rollout on "
-            f'tasks("test"), and {found.test_problem or "it has none"}. Make tasks(split) '
-            'return held-out tasks for split == "test".'
-        )
+        raise WorkflowFileError(no_test_split(found))
     return found
+
+
+def no_test_split(found: UserWorkflow) -> str:
+    """Why `found` cannot be judged, in one line naming the fix (its traceback below it)."""
+    problem = {
+        "problem": found.test_problem or 'tasks("test") yielded no tasks',
+        "fix": found.test_fix or 'make tasks(split) yield held-out tasks for split == "test"',
+        "detail": found.test_detail,
+    }
+    return _unusable(
+        found.path, problem, 'the held-out evaluation runs its rollout on tasks("test")'
+    )
 
 
 def render_wrapper(framing: Framing, arm: Arm, *, seed: int, planner: str = "template") -> str:

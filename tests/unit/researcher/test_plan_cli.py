@@ -167,6 +167,32 @@ def test_a_users_workflow_is_read_for_its_params(tmp_path):
     assert all("system_prompt" in arm["workflow_params"] for arm in out["arms"])
 
 
+def test_a_workflow_that_cannot_be_studied_is_refused_with_its_own_reason(tmp_path):
+    # `plan` refuses as `start` does: tasks("test")'s own error, not a generic "no test
+    # split", and as JSON under --json
+    path = tmp_path / "agent.py"
+    path.write_text(
+        "PARAMS = {'k': 3}\n"
+        "def tasks(split='train'):\n"
+        "    if split == 'test':\n        raise FileNotFoundError('data/test.jsonl')\n"
+        "    return [{'id': 1}]\n"
+        "async def rollout(task, episode):\n    return 1.0\n"
+    )
+    result = plan("does k 5 help my agent?", "--workflow", str(path), "--json")
+
+    assert result.exit_code == 2
+    out = json.loads(result.stdout)
+    assert set(out) == {"question", "refused"}
+    first = out["refused"].splitlines()[0]
+    assert "FileNotFoundError: data/test.jsonl" in first and 'split == "test"' in first
+    broken = tmp_path / "broken.py"
+    broken.write_text("import module_nobody_installed\n")
+    result = plan("does k 5 help my agent?", "--workflow", str(broken), "--json")
+    assert (
+        result.exit_code == 2 and "module_nobody_installed" in json.loads(result.stdout)["refused"]
+    )
+
+
 def _fake_gateway(models: list[str]) -> str:
     """A gateway that answers /healthz and /v1/models only (the rest of the tests never
     reach it): served in a daemon thread for the rest of the session."""

@@ -123,6 +123,56 @@ def test_a_workflow_without_a_test_split_is_refused_with_the_reason(tmp_path: Pa
         require_test_split(empty)
 
 
+def test_a_workflow_that_cannot_be_studied_says_why_and_the_fix_in_its_first_line(
+    tmp_path: Path,
+):
+    # tasks("test") raising: its own message (not a generic "no test split"), then the fix,
+    # then its traceback below
+    raising = tmp_path / "raising.py"
+    raising.write_text(
+        "def tasks(split='train'):\n"
+        "    if split == 'test':\n        raise ValueError('set TEST_PATH to the held-out file')\n"
+        "    return [{'id': 1}]\n"
+        "async def rollout(task, episode):\n    return 1.0\n"
+    )
+    with pytest.raises(WorkflowFileError) as raised:
+        require_test_split(raising)
+    first, *rest = str(raised.value).splitlines()
+    assert "ValueError: set TEST_PATH to the held-out file" in first
+    assert 'make tasks(split) work for split == "test"' in first
+    assert rest and "Traceback" in rest[0] and "raising.py" in "\n".join(rest)
+    # tasks without an "id" are no missing split: the fix names the id, in either split
+    for split in ("test", "train"):
+        no_id = tmp_path / f"no_id_{split}.py"
+        no_id.write_text(
+            "def tasks(split='train'):\n"
+            f"    return [{{'q': 1}}] if split == {split!r} else [{{'id': 1}}]\n"
+            "async def rollout(task, episode):\n    return 1.0\n"
+        )
+        with pytest.raises(WorkflowFileError) as raised:
+            require_test_split(no_id)
+        message = str(raised.value)
+        assert "\n" not in message and f"tasks('{split}') yielded a task without an 'id'" in message
+        assert 'make every task a dict with an "id"' in message
+        assert "split == " not in message  # not "return held-out tasks for the split"
+    # a train split that yields nothing: nothing could train, refused before any run starts
+    no_train = tmp_path / "no_train.py"
+    no_train.write_text(
+        "def tasks(split='train'):\n    return [{'id': 1}] if split == 'test' else []\n"
+        "async def rollout(task, episode):\n    return 1.0\n"
+    )
+    with pytest.raises(WorkflowFileError, match=r'tasks\("train"\) yielded no tasks.*every run '
+                       r'trains on tasks\("train"\)'):  # fmt: skip
+        inspect_workflow(no_train)
+    # a module not installed: the first line names it and where to install it
+    missing = tmp_path / "needs_langchain.py"
+    missing.write_text("import langchain_not_here_at_all\n")
+    with pytest.raises(WorkflowFileError) as raised:
+        inspect_workflow(missing)
+    first = str(raised.value).splitlines()[0]
+    assert "'langchain_not_here_at_all'" in first and "pip install" in first
+
+
 def test_the_test_split_is_counted_up_to_a_cap(agent: Path, tmp_path: Path):
     assert inspect_workflow(agent).test_size == 3
     endless = tmp_path / "endless.py"
