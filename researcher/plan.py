@@ -115,6 +115,9 @@ class Design(BaseModel):
     metric: str = "accuracy"  # mean held-out reward thresholded at 1.0
     decision_rule: str  # in words, fixed before any run starts
     min_effect: float = 0.05  # smallest treatment − control difference that counts
+    # the question named it ("by at least 0.5"): in the outcome's own units as written, so
+    # never restated in a workflow's reward units (`researcher.reward_units`)
+    min_effect_named: bool = False
     outcome: Outcome = "heldout_accuracy"  # what each run is scored on (Reading.outcome)
     direction: Direction = "greater"  # which way the hypothesis says it moves
     margin: float | None = None  # the equivalence margin when direction is "equivalent"

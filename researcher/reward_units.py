@@ -34,19 +34,21 @@ def reward_range(results: list[RunResult]) -> tuple[float, float] | None:
 
 
 def in_reward_units(design: Design, rewards: tuple[float, float] | None) -> Design:
-    """`design` with its smallest effect — and its equivalence margin, when that is the
-    default — in the workflow's own reward units: multiplied by the width of the rewards'
-    range when they went beyond [0, 1] (0.05 on a 0-100 reward is no effect; 5 is). Scores
-    in steps or seconds are not rewards and stay as they are; a design already scaled is
-    returned as it is."""
+    """`design` with its default smallest effect — and its equivalence margin, when that is
+    the default — in the workflow's own reward units: multiplied by the width of the rewards'
+    range when they went beyond [0, 1] (0.05 on a 0-100 reward is no effect; 5 is). A
+    smallest effect the question named ("by at least 0.5") is in those units already and
+    stays; scores in steps or seconds are not rewards and stay as they are; a design
+    already scaled is returned as it is."""
     if rewards is None or design.reward_scale is not None or not _scored_in_rewards(design):
         return design
     scale = max(1.0, rewards[1] - rewards[0])
     margin = design.margin
     if margin is not None and math.isclose(margin, DEFAULT_MARGIN):
         margin = margin * scale
+    min_effect = design.min_effect if design.min_effect_named else design.min_effect * scale
     return design.model_copy(
-        update={"min_effect": design.min_effect * scale, "margin": margin, "reward_scale": scale}
+        update={"min_effect": min_effect, "margin": margin, "reward_scale": scale}
     )
 
 
@@ -57,10 +59,15 @@ def reward_scale_words(
     set the range."""
     if design.reward_scale is None or rewards is None:
         return ""
+    seen = f" {seen_by} ran from {rewards[0]:g} to {rewards[1]:g}, beyond 0-1: the "
+    if design.min_effect_named:
+        return (
+            f"{seen}smallest difference the question named, {design.min_effect:g}, is read in "
+            "the workflow's own units, as written."
+        )
     unscaled = design.min_effect / design.reward_scale
     return (
-        f" {seen_by} ran from {rewards[0]:g} to {rewards[1]:g}, beyond 0-1: the "
-        f"smallest difference that counts is {unscaled:g} of that range, "
+        f"{seen}smallest difference that counts is {unscaled:g} of that range, "
         f"{design.min_effect:g} in the workflow's own units."
     )
 

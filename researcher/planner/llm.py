@@ -385,8 +385,12 @@ def with_reading(design: Design, reading: Reading) -> Design:
         if reading.task == WORKFLOW_TASK:
             run.pop("task_mix")  # the user's workflow tags no task families to weigh
         arms.append(arm.model_copy(update={"role": role, "run": run}))
+    named = {}  # the question's own smallest effect, whatever the model chose
+    if reading.min_effect is not None and reading.outcome != "cost":
+        named = {"min_effect": wording.min_effect_for(reading, steps), "min_effect_named": True}
     fixed = design.model_copy(
         update={
+            **named,
             "arms": arms,
             "steps": steps,
             "eval_family": reading.task,

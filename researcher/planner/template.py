@@ -214,6 +214,7 @@ class TemplatePlanner:
             decision_rule="",
             metric="mean reward" if reading.task == WORKFLOW_TASK else "accuracy",
             min_effect=min_effect,
+            min_effect_named=reading.min_effect is not None,
             outcome=reading.outcome,
             direction=reading.direction,
             margin=margin,

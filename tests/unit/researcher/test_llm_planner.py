@@ -324,6 +324,16 @@ def test_a_design_follows_the_reading_whatever_the_model_says_of_outcome_and_rol
     assert "one arm per level" in prompt and "[0.0, 0.5]" in prompt and "learning_speed" in prompt
 
 
+def test_a_smallest_effect_the_question_named_is_the_designs_whatever_the_model_says():
+    # "... by at least 10 points": the reading's 0.1, not the model's 0.05 (nor its default)
+    answer = json.loads(_design_answer(_arm("no-kl", 0, "control"), _arm("kl-0.5", 0.5)))
+    planner, _ = _planner(json.dumps({**answer, "min_effect": 0.05}))
+    design = _design(planner, _read_framing(outcome="heldout_accuracy", direction="greater",
+                                            min_effect=0.1))  # fmt: skip
+    assert design.min_effect == 0.1 and design.min_effect_named
+    assert "at least 0.1" in design.decision_rule
+
+
 def test_arms_that_miss_a_level_are_sent_back_with_the_levels():
     planner, client = _planner(
         _design_answer(_arm("no-kl", 0.0, "control"), _arm("kl-0.1", 0.1)),

@@ -234,6 +234,33 @@ def test_only_scores_in_reward_units_are_rescaled_and_only_a_default_margin():
     assert in_reward_units(twice, rewards).min_effect == twice.min_effect  # applied once
 
 
+def test_a_smallest_effect_the_question_named_is_in_the_rewards_units_already(tmp_path):
+    # a rubric scored 0-10: "by at least 0.5" means 0.5 of the rubric, not 0.5 of its range
+    # (5 points, half the scale: an effect no study would ever support)
+    from researcher.planning import make_plan
+
+    rubric = {"workflow": str(tmp_path / "rubric.py"), "workflow_params": {"prompt": "Be brief."},
+              "workflow_has_test": True, "workflow_test_size": 64}  # fmt: skip
+
+    def planned(question: str) -> Design:
+        return make_plan(question, planner="template", served=["smollm2-135m"], budget_s=1200,
+                         seeds=2, workflow_args=rubric).design  # fmt: skip
+
+    named = planned("does lr 5e-5 improve my agent's score by at least 0.5?")
+    assert named.min_effect == 0.5 and named.min_effect_named
+    scaled = in_reward_units(named, (0.0, 10.0))
+    assert scaled.min_effect == 0.5 and scaled.reward_scale == 10.0  # units known, effect kept
+    assert "named, 0.5, is read in the workflow's own units" in reward_scale_words(
+        scaled, (0.0, 10.0)
+    )
+    default = planned("does lr 5e-5 improve my agent's score?")
+    assert not default.min_effect_named
+    assert in_reward_units(default, (0.0, 10.0)).min_effect == pytest.approx(0.5)  # 0.05 x 10
+    # the learned-or-not gain on a training-reward outcome still reads the rewards' range
+    speed = planned("does lr 5e-5 make my agent learn faster by at least 0.5?")
+    assert in_reward_units(speed, (0.0, 10.0)).reward_scale == 10.0
+
+
 def test_without_a_pilot_the_analysis_puts_the_rule_in_the_rewards_own_units():
     # `--no-pilot` on a workflow scoring 0-100: a true +1 point is no effect, and the
     # summary says the rule was restated in the rewards' units
