@@ -460,6 +460,11 @@ def _choices(name: str) -> tuple[str, ...]:
     return typing.get_args(protocol.RunSettings.model_fields[name].annotation)
 
 
+# verbs that spend tokens: "uses more tokens" is cost, not the completion budget
+_SPENDING = "use uses used using spend spends cost costs need needs burn burns generate generates"
+_SPENDING += " produce produces consume consumes emit emits take takes"
+_NOT_SPENT = "".join(rf"(?<!{verb}\s)" for verb in _SPENDING.split())
+
 _FACTOR_LIST = (
     Factor(
         "lr",
@@ -520,6 +525,7 @@ _FACTOR_LIST = (
             "bigger batch(?:es)?",
             "larger batch(?:es)?",
             "smaller batch(?:es)?",
+            "batch(?:es)?",  # "doubling the batch"
         ),
         raised=8,
         lowered=2,
@@ -605,7 +611,8 @@ _FACTOR_LIST = (
             "(?:max(?:imum)? )?(?:training )?steps",
             "max_steps",
             "train(?:ing)? (?:for )?longer",
-            r"train(?:s|ing)?(?= (?:\d+(?:\.\d+)? ?(?:x|times)|twice|three times) (?:longer|as long))",
+            r"train(?:s|ing)?(?= (?:for )?(?:\d+(?:\.\d+)? ?(?:x|times)|twice|three times|half) "
+            r"(?:longer|as long|shorter))",
             "more training",
             "longer runs?",
             "longer training",
@@ -736,6 +743,11 @@ _FACTOR_LIST = (
             "(?:max(?:imum)? )?completion lengths?",
             "(?:max(?:imum)? )?(?:response|generation|output) lengths?",
             "token budgets?",
+            "(?:completion|generation|response|output|answer) budgets?",
+            # "do more tokens help?": the budget, unless the tokens are spent ("uses more
+            # tokens" is cost)
+            _NOT_SPENT
+            + "(?:more|fewer|extra) (?:completion |generation |output |response )?tokens",
             "(?:longer|shorter) (?:completions|responses|answers|outputs)",
             # "capping completions at 32 tokens", "limiting responses to 32 tokens"
             r"(?:limit\w*|capp?(?:ed|ing|s)?|restrict\w*|truncat\w*) (?:the )?(?:model'?s )?"
@@ -1004,10 +1016,11 @@ OUTCOME_WORDS: tuple[tuple[str, str], ...] = (
 )
 EQUIVALENT_WORDS = (
     r"as (?:good|well|accurate|fast|effective|strong|cheap|quickly) as|match(?:es|ed|ing)?|"
-    r"same as|the same (?:accuracy|results?|performance|reward|score)|no worse|not worse|comparabl\w*|on par|equivalent\w*|just as|"
+    r"same as|the same (?:accuracy|results?|performance|reward|score)|"
+    r"keeps? (?:the )?(?:accuracy|results?|performance|rewards?|scores?) (?:the same|unchanged)|no worse|not worse|comparabl\w*|on par|equivalent\w*|just as|"
     r"indistinguishable|keeps? up with|as well\b|loses? (?:nothing|no accuracy)|suffic\w*|"
     r"without (?:hurting|harming|losing|degrading|costing)|get away with|safe to (?:use|cut|drop)|"
-    r"(?:good )?enough|no difference|irrelevant|(?:does ?n[o']?t|doesn't) matter"
+    r"(?:good )?enough|no difference|irrelevant|(?:does ?n[o']?t|doesn't|not) matter"
 )
 GREATER_WORDS = (
     r"help\w*|improv\w*|better|boost\w*|speeds? up|faster|quicker|sooner|outperform\w*|"
@@ -1023,7 +1036,8 @@ LESS_WORDS = (
     r"cheaper|cuts?|cutting|sav(?:e|es|ing)|"
     r"less (?:[\w-]+[ -])?(?:accurate|efficient)|destabili[sz]\w*|break\w*|weaker|inferior|"
     r"underperform\w*|fall\w* behind|lag\w* behind|"
-    r"(?:accuracy|rewards?|scores?) (?:is |are |gets? )?(?:lower|worse)|too (?:high|low|large|small|big)"
+    r"(?:accuracy|rewards?|scores?) (?:is |are |gets? )?(?:lower|worse)|"
+    r"too (?:high|low|large|small|big|strong|weak|much|little|long|short)"
 )
 TWO_SIDED_WORDS = (
     r"matter\w*|differ\w*|chang\w*|affect\w*|what does|what do|effects?|impacts?|influenc\w*|"

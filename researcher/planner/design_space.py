@@ -205,9 +205,20 @@ def _arm(reading: Reading, level: Level, name: str, role: str) -> Arm:
     elif kind == "base_model":
         run["base_model"] = level
     for setting, value in reading.held.items():  # "at lr 1e-5": every arm, whatever its level
-        if setting != factor and factor_kind(setting) == "workflow":
-            workflow_params[setting] = value  # a sampling setting: "at temperature 0.7"
-        elif setting != factor:
+        if setting == factor:
+            continue
+        if factor_kind(setting) == "workflow":  # a sampling setting or PARAM: "at few_shot=3"
+            workflow_params[setting.removeprefix(WORKFLOW_PREFIX)] = value
+        elif setting == "lora":  # "with LoRA rank 8": adapters, at LoRA's usual lr
+            rank = lora_rank(value)
+            if rank is None:
+                run.pop("lora", None)
+            else:
+                run["lora"] = {"r": rank, "alpha": 2 * rank}
+                if factor != "lr" and "lr" not in reading.held:
+                    run["lr"] = LORA_LR
+            description += f" with {level_phrase('lora', value)}"
+        else:
             run[setting] = value
     role_note = " (control)" if role == "control" else ""
     return Arm(

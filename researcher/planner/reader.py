@@ -16,8 +16,10 @@ How a question is read:
   `scale_rewards` level "group", not the algorithm). "steps" alone is the factor only when
   nothing else is. Two tasks and no setting read as task mixing; two model sizes as the base
   model; bare numbers like 1e-4 as learning rates. Two settings are refused: a study varies one.
-- **Levels** are the numbers as written (5e-6 and 0.000005 are one level; "eight" too, for
-  whole-number settings); "twice", "half", "five times larger" multiply the control. One level
+- **Levels** are the numbers as written (5e-6, 0.000005 and "5 x 10^-6" are one level; "eight"
+  too, for whole-number settings); "twice", "half", "five times larger", "tenfold", "by a
+  factor of 10" multiply the control, "dividing by 10" divides it, "increasing X by 4" adds
+  4 to the default. One level
   named: the catalogue default is the other, and the control (a level word that *is* the
   default, "does tree merging save time?", is compared with the factor's alternative). No
   level named: "a higher X" tries the factor's raised level, "a lower X" its lowered one,
@@ -27,8 +29,9 @@ How a question is read:
   it on as the control and off (its default 0, full fine-tuning, `False`) as the treatment.
   "By at least 5 points", "margin 0.03" are the smallest effect or the margin, never levels.
 - **Held settings.** A setting at one value after the verb ("does group size 8 help at lr
-  1e-5?", "under RLOO", "when the group size is 16") or in a leading clause set off by a comma
-  is applied to every arm (`Reading.held`) and taken out of the text before the rest is read,
+  1e-5?", "under RLOO", "with LoRA rank 8", "at few_shot=3" for a workflow PARAM, "at the
+  default temperature") or in a leading clause set off by a comma is applied to every arm
+  (`Reading.held`) and taken out of the text before the rest is read,
   when something else is still named to vary.
 - **The control**, when two or more levels are written, is in this order: the smallest
   level when the question asks about a larger/higher/more X (the largest for smaller/
@@ -49,7 +52,8 @@ How a question is read:
 - **The outcome**: cost for "cheaper", "wall time", "tokens", "faster to train"; learning
   speed (area under the training-reward curve) for "learn faster", "slow learning",
   "sample efficiency", "within N steps" (also fixes steps = N), and steps to reach a training
-  reward of 0.8 (or the one named: "reach 0.9 sooner") for "how many steps ... to learn";
+  reward of 0.8 (or the one named: "reach 0.9 sooner", "the time needed to hit 0.7") for
+  "how many steps ... to learn";
   final training reward for "training reward"; held-out accuracy otherwise. When the steps
   themselves are the factor ("how many training steps does it need?"), held-out accuracy
   after each number of steps, direction greater.
@@ -193,6 +197,7 @@ _NEUTRAL = (
     r"step by step",
     r"one step",
 )
+_TIMES_COUNT = r"\d+(?:\.\d+)?|two|three|four|five|six|eight|ten|a hundred|hundred"
 _ASIDES = (  # number phrases that are not levels: (kind, regex)
     ("within_steps", r"within (?:the first )?(\d+) (?:training )?steps"),
     ("margin", r"within (\d+(?:\.\d+)?) ?(?:percentage points?|points?|%|percent|pp)"),
@@ -222,9 +227,15 @@ _ASIDES = (  # number phrases that are not levels: (kind, regex)
     (
         "times",
         # the comparative is looked at, not taken: "a 4x larger group" still names the group
-        r"(\d+(?:\.\d+)?|two|three|four|five|six|eight|ten|a hundred|hundred) ?(?:x|×|times|fold)"
+        rf"({_TIMES_COUNT})[ -]?(?:x|×|times|fold)"
         r"(?=(?: as)?(?: (larger|higher|bigger|greater|more|longer|smaller|lower|less|fewer|"
         r"shorter|large|high|big|much))?)",
+    ),
+    # "by a factor of 10"; "dividing the lr by 10" (a bare "by N" only after such a verb)
+    ("factor_of", rf"by a factor of ({_TIMES_COUNT})"),
+    (
+        "divided_by",
+        rf"by ({_TIMES_COUNT})(?! ?(?:%|percent|points?|pp)|\.\d|[ -]?(?:x\b|×|times|fold))",
     ),
     (
         "times_word",
@@ -305,6 +316,11 @@ def _param_aliases(words: list[str]) -> list[str]:
     return aliases
 
 
+_SCALING_VERB = re.compile(
+    r"\b(?:divid|multipl|increas|rais|reduc|decreas|lower|cut|boost)\w*\b[^,;.?!]{0,40}$"
+)
+
+
 def _scan(text: str, params: dict[str, Any] | None) -> list[Mention]:
     """Every synonym matched in `text`; overlaps keep the leftmost-longest."""
     found = []
@@ -318,6 +334,9 @@ def _scan(text: str, params: dict[str, Any] | None) -> list[Mention]:
                 )
             ):
                 continue  # "6/0" inside "5e-6/0.000005" is no mix ratio; "a 3:1 mix" is
+            if key == "divided_by" and not _SCALING_VERB.search(text[: match.start()]):
+                continue  # "by 4" alone: a factor after "dividing"/"multiplying", an amount
+                # after "increasing"/"reducing", else a number
             if match.end() > match.start():
                 found.append(Mention(match.start(), match.end(), kind, key, level, match.groups()))
     found.sort(key=lambda m: (m.start, m.start - m.end, _PRIORITY.get(m.kind, 9)))
@@ -416,19 +435,44 @@ def _word_numbers(text: str, mentions: list[Mention]) -> list[tuple[int, Level]]
     ]
 
 
-def _multiplier(mentions: list[Mention]) -> float | None:
+def _times_count(count: str) -> float:
+    """ "ten", "10", "a hundred" as a number."""
+    return _NUMBER_WORDS.get(count, None) or (100.0 if "hundred" in count else float(count))
+
+
+def _multiplier(text: str, mentions: list[Mention]) -> float | None:
+    """The factor the question scales its setting by: "twice", "a 4x larger", "tenfold
+    lower", "by a factor of 10", "dividing the lr by 10" (0.1); None when it names none."""
     for m in mentions:
         if m.key == "times":
             count, comparative = m.groups[0], m.groups[1] or ""
-            k = _NUMBER_WORDS.get(count or "", None) or (
-                100.0 if "hundred" in (count or "") else float(count)
-            )
+            k = _times_count(count)
             return 1 / k if comparative in ("smaller", "lower", "less", "fewer", "shorter") else k
+        if m.key == "factor_of":
+            return _times_count(m.groups[0])
+        if m.key == "divided_by":
+            k = _times_count(m.groups[0])
+            verb = _SCALING_VERB.search(text[: m.start])
+            if verb and verb.group(0).startswith(("divid", "multipl")):
+                return 1 / k if verb.group(0).startswith("divid") else k
         if m.key == "times_word":
             word, magnitude = m.groups
             if magnitude:
                 return 0.1 if magnitude in ("smaller", "lower", "less") else 10.0
             return {"tw": 2.0, "do": 2.0, "ha": 0.5, "tr": 3.0, "qu": 4.0}[word[:2]]
+    return None
+
+
+def _shift(text: str, mentions: list[Mention]) -> float | None:
+    """The amount an "increasing X by 4" adds or a "reducing X by 0.1" takes away; None when
+    the question scales (multiplies, divides) or names no such amount."""
+    for m in mentions:
+        if m.key == "divided_by":
+            verb = _SCALING_VERB.search(text[: m.start])
+            if verb and not verb.group(0).startswith(("divid", "multipl")):
+                amount = _times_count(m.groups[0])
+                down = verb.group(0).startswith(("reduc", "decreas", "lower", "cut"))
+                return -amount if down else amount
     return None
 
 
@@ -459,6 +503,15 @@ _AT_EQUAL_COST = re.compile(
     r"\b(?:at|with|under|for) (?:an? )?(?:equal|the same|matched|fixed|same) "
     r"(?:compute|budget|cost|flops|wall[\s-]?time|time|tokens)\b"
 )
+# the time or steps it takes to reach a threshold is learning speed, not cost: "reduce the
+# training time needed to hit 0.7"; group 1: the verb that moves it, if any
+_TIME_TO_REACH = re.compile(
+    r"(?:\b(reduc\w*|cut\w*|shorten\w*|lower\w*|decreas\w*|sav\w*|fewer|less|increas\w*|"
+    r"rais\w*|lengthen\w*|doubl\w*|more|longer)\s+(?:the\s+)?(?:number\s+of\s+)?)?"
+    r"\b(?:(?:training|wall[\s-]?clock)\s+)?(?:time|steps|updates|iterations)\s+"
+    r"(?:(?:it\s+)?(?:needed|required|needs|takes|it\s+takes|necessary)\s+)?"
+    r"(?:to|until|before)\s+(?:reach|hit|get|achiev)"
+)
 _BEST = re.compile(r"\b(?:which|what|best|optimal|sweep|sensitiv\w*)\b")
 _NEEDED = re.compile(  # not "how many steps does it need to reach 0.8"
     r"\b(?:necessary|required|essential|indispensable|need(?:s|ed)?(?! to\b))\b"
@@ -486,7 +539,10 @@ def _comparative(text: str, mentions: list[Mention]) -> str | None:
             if (
                 re.search(rf"\b(?:{words})\b", inside)
                 or re.search(rf"\b(?:{words})\s+(?:\S+\s+){{0,2}}$", before)
-                or re.match(rf"\s*(?:is |are |of )?(?:{words})\b", after)
+                # "a KL penalty increase" (not the verb: "a KL penalty increase the steps")
+                or re.match(
+                    rf"\s*(?:is |are |of )?(?:{words})\b(?! (?:the|an?|its|my|our)\b)", after
+                )
             ):
                 return way
     return None
@@ -600,7 +656,7 @@ def read_question(
 ) -> Reading:
     """The reading of `question` (see the module docstring for the grammar); raises
     `UnreadableQuestion` or `NotAboutTraining` with what is missing and how to ask."""
-    original = " ".join(question.split())
+    original = _plain_numbers(" ".join(question.split()))
     if not re.search(r"[^\W\d_]{2}", original):
         raise EmptyQuestion(
             f"the research question is empty ({question!r}); ask e.g. {EXAMPLE_QUESTIONS[0]!r}"
@@ -613,6 +669,40 @@ def read_question(
         )
     reader = _Reader(original, list(served_models), workflow_params)
     return reader.read()
+
+
+_SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺−", "0123456789--" + "-")
+# "1 x 10^-5", "1×10^-5", "1·10⁻⁵", "10^-5": written as 1e-5
+_TIMES_POWER = re.compile(
+    r"(?<![\w.])(?:(\d+(?:\.\d+)?)\s*[x×*·]\s*)?10\s*(?:\^|\*\*)\s*([-+]?\d+)(?![\w.])"
+)
+_SUPERSCRIPT_POWER = re.compile(r"(?<![\w.])(?:(\d+(?:\.\d+)?)\s*[x×*·]\s*)?10([⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)")
+
+
+_DIGIT_WORDS = "zero one two three four five six seven eight nine".split()
+# "zero point one": 0.1
+_POINT_NUMBER = re.compile(
+    rf"\b({'|'.join(_DIGIT_WORDS)}) point((?: (?:{'|'.join(_DIGIT_WORDS)}))+)\b", re.IGNORECASE
+)
+
+
+def _plain_numbers(text: str) -> str:
+    """`text` with powers of ten written as 1e-5 ("1 x 10^-5", "1×10⁻⁵", "10^-4"), a unicode
+    minus in an exponent ("1e−5") as a hyphen, and decimals in words ("zero point one") as
+    digits."""
+    text = _POINT_NUMBER.sub(
+        lambda m: (
+            str(_DIGIT_WORDS.index(m.group(1).lower()))
+            + "."
+            + "".join(str(_DIGIT_WORDS.index(w.lower())) for w in m.group(2).split())
+        ),
+        text,
+    )
+    text = re.sub(r"(?<=\de)−(?=\d)", "-", text)
+    text = _SUPERSCRIPT_POWER.sub(
+        lambda m: f"{m.group(1) or '1'}e{m.group(2).translate(_SUPERSCRIPTS)}", text
+    )
+    return _TIMES_POWER.sub(lambda m: f"{m.group(1) or '1'}e{m.group(2)}", text)
 
 
 def _how_to_ask(params: dict[str, Any] | None = None) -> str:
@@ -710,10 +800,23 @@ _TRAINING_WORDS = re.compile(
 
 
 # run settings a question may fix for every arm beside its factor ("at lr 1e-5")
+# (and any PARAM of the user's workflow; the algorithm and LoRA by a level word: "under RLOO",
+# "with LoRA")
 _HOLDABLE = ("lr", "kl_coef", "clip_eps", "weight_decay", "max_grad_norm", "group_size",
-             "batch_groups", "max_staleness", "temperature")  # fmt: skip
+             "batch_groups", "max_staleness", "temperature", "max_tokens", "lora")  # fmt: skip
+_HELD_WORDS = ("algorithm", "lora")
 _HELD_BEFORE = re.compile(
     r"\b(?:at|with|using|under|keeping|holding|when|while|and)\s+(?:an?\s+|the\s+)?$"
+)
+# "at the default temperature": held at the setting's default (the task's own for max_tokens)
+_HELD_AT_DEFAULT = re.compile(
+    r"\b(?:at|with|using|under|keeping|holding)\s+(?:the|its|our|my)\s+(?:current\s+|usual\s+)?"
+    r"default\s+$"
+)
+AT_DEFAULT = "<default>"  # a held level that is the setting's default, resolved with the task
+# a PARAM held at a word: "with tool=search", "with use_hint set to true"
+_HELD_WORD_VALUE = re.compile(
+    r"\s*(?:is\s+|set\s+to\s+|=\s*|:\s*)([a-z][\w.+-]*)|\s+(?:turned\s+|switched\s+)?(on|off)\b"
 )
 _HELD_NUMBER_FIRST = re.compile(r"\b(?:at|with|using|under)\s+" + _NUMBER.pattern + r"\s+$")
 _HELD_VALUE = re.compile(
@@ -738,16 +841,23 @@ def _held(text: str, params: dict[str, Any] | None) -> tuple[str, dict[str, Leve
         if m.key in held:
             continue
         before = _HELD_BEFORE.search(text[: m.start])
+        at_default = _HELD_AT_DEFAULT.search(text[: m.start])
+        param = m.kind == "param" or (m.kind == "fixed" and m.key.startswith(WORKFLOW_PREFIX))
         found: tuple[int, int, Level] | None = None
-        if m.kind == "value" and m.key == "algorithm" and before:  # "under RLOO"
+        if m.kind == "value" and m.key in _HELD_WORDS and before:  # "under RLOO", "with LoRA"
             found = (before.start(), m.end, m.level)
-        elif m.kind in ("factor", "fixed") and m.key in _HOLDABLE:
+        elif m.kind in ("factor", "fixed", "param") and (m.key in _HOLDABLE or param):
             value = _HELD_VALUE.match(text, m.end)
             number_first = _HELD_NUMBER_FIRST.search(text[: m.start])  # "with 8 groups/step"
-            if number_first and not number_first.group(2):
+            word = _HELD_WORD_VALUE.match(text, m.end) if param else None
+            if at_default:
+                found = (at_default.start(), m.end, AT_DEFAULT)
+            elif number_first and not number_first.group(2):
                 found = (number_first.start(), m.end, float(number_first.group(1)))
             elif before and value and not value.group(2):
                 found = (before.start(), value.end(), float(value.group(1)))
+            elif before and word:  # "with tool=search", "with the hint on"
+                found = (before.start(), word.end(), word.group(1) or word.group(2))
         if found is None:
             continue
         start, end, level = found
@@ -786,6 +896,35 @@ def _still_varies(text: str, params: dict[str, Any] | None, held: str) -> bool:
     )
 
 
+# settings' plain names a misspelling is matched against ("learnign rate", "grop size")
+_SPELLED_SETTINGS = ("learning rate", "group size", "batch size", "weight decay", "kl penalty",
+                     "kl coefficient", "clip range", "max tokens", "lora rank", "temperature",
+                     "staleness")  # fmt: skip
+
+
+def _spelling_fixed(question: str, params: dict[str, Any] | None) -> tuple[str, str | None]:
+    """`question` with a misspelt setting's name spelled right, when it names no setting
+    otherwise ("does grop size 8 help?"), and the words as written; one or two words, close
+    enough that no other word passes for one, and never a task's name."""
+    lower = question.lower()
+    if any(m.kind in ("factor", "value", "param") for m in _scan(lower, params)):
+        return question, None
+    words = list(re.finditer(r"[a-z][a-z_]{3,}", lower))
+    spans = [(a.start(), b.end()) for a, b in itertools.pairwise(words)]
+    spans += [(w.start(), w.end()) for w in words]
+    tasks = [name.replace("_", " ") for name in TASKS]
+    for start, end in spans:
+        written = lower[start:end]
+        close = difflib.get_close_matches(written, _SPELLED_SETTINGS, n=1, cutoff=0.86)
+        if (
+            close
+            and close[0] != written
+            and not difflib.get_close_matches(written.replace("_", " "), tasks, cutoff=0.86)
+        ):
+            return question[:start] + close[0] + question[end:], written
+    return question, None
+
+
 def _near_task(text: str) -> tuple[str, str] | None:
     """(task, the words) of a misspelt shipped task's name in `text` ("chan_sum",
     "letter countin"): one word or two, close enough that no common word passes for one."""
@@ -801,6 +940,7 @@ def _near_task(text: str) -> tuple[str, str] | None:
 
 class _Reader:
     def __init__(self, question: str, served: list[str], params: dict[str, Any] | None) -> None:
+        question, misspelt = _spelling_fixed(question, params)
         self.question = question
         self.served = served
         self.params = params
@@ -808,10 +948,17 @@ class _Reader:
         self.mentions = _scan(self.text, params)
         self.masked = _masked(self.text, self.mentions)
         self.assumptions: list[str] = [
-            f"{words!r}: {key} {describe_level(key, self.held[key])} for every arm (held, not "
-            "varied)"
+            f"{words!r}: {key} "
+            + (
+                "at its default"
+                if self.held[key] == AT_DEFAULT
+                else describe_level(key, self.held[key])
+            )
+            + " for every arm (held, not varied)"
             for key, words in zip(self.held, held_words, strict=True)
         ]
+        if misspelt:
+            self.assumptions.append(f"{misspelt!r} read as a misspelt setting's name")
         self.steps: int | None = None
         self.direction: str | None = None
         self.taken_away = False  # the treatment is the factor off, the control it on
@@ -898,7 +1045,7 @@ class _Reader:
             steps=self.steps,
             threshold=threshold,
             min_effect=self._min_effect(outcome, threshold),
-            held=self._checked_held(factor),
+            held=self._checked_held(factor, task),
             task_levels=task_levels,
             assumptions=self.assumptions,
         )
@@ -908,23 +1055,65 @@ class _Reader:
             raise self._unreadable(str(error)) from None
         return reading.model_copy(update={"summary": summarise(reading)})
 
-    def _checked_held(self, factor: str) -> dict[str, Level]:
-        """The held settings as their factors' types, each within its bounds."""
+    def _checked_held(self, factor: str, task: str) -> dict[str, Level]:
+        """The held settings as their factors' (or PARAMS') types, each within its bounds;
+        one held at its default ("at the default temperature") as that default."""
         held: dict[str, Level] = {}
         for key, value in self.held.items():
+            if key.startswith(WORKFLOW_PREFIX):
+                if key != factor:
+                    held[key] = self._held_param(key, value)
+                continue
             spec = FACTORS[key]
-            if not isinstance(value, float):  # a level word ("under RLOO")
+            if value == AT_DEFAULT:
+                value = spec.default_for(task)
+                if key != factor and value is not None:
+                    held[key] = value
+                continue
+            if not isinstance(value, float):  # a level word ("under RLOO", "with LoRA")
                 if key != factor:
                     held[key] = value
                 continue
             if not spec.in_bounds(value):
                 raise self._unreadable(f"{key} {value:g} is out of bounds ({spec.bounds_text()})")
             typed = _typed(spec, value)
-            if spec.kind == "int" and not isinstance(typed, int):
+            if spec.kind in ("int", "lora") and not isinstance(typed, int):
                 raise self._unreadable(f"{key} {value:g} is not a whole number")
             if key != factor:
                 held[key] = typed
         return held
+
+    def _held_param(self, key: str, value: Level) -> Level:
+        """A PARAM held for every arm as the type of its default: "with few_shot 3" (an
+        int), "with use_hint=true" (a flag), "with tool=search" (a word)."""
+        assert self.params is not None
+        name = key[len(WORKFLOW_PREFIX) :]
+        default = self.params[name]
+        if value == AT_DEFAULT:
+            return default
+        flags = {"true": True, "on": True, "yes": True, "false": False, "off": False, "no": False}
+        if isinstance(default, bool) and (str(value).lower() in flags or value in (0.0, 1.0)):
+            return flags[value] if isinstance(value, str) else bool(value)
+        if isinstance(default, int) and not isinstance(default, bool) and isinstance(value, float):
+            if value.is_integer():
+                return int(value)
+        elif isinstance(default, float) and isinstance(value, float):
+            return value
+        elif (default is None or isinstance(default, str)) and isinstance(value, str):
+            return value
+        written = f"{value:g}" if isinstance(value, float) else repr(value)
+        kind = _KIND_WORDS.get(type(default))
+        if kind is None:
+            raise self._unreadable(
+                f"it holds your workflow's {name} for every arm, but {name} is a "
+                f"{type(default).__name__}: the template reader holds and varies numbers, "
+                "flags and text only; leave it at its default"
+            )
+        raise self._unreadable(
+            f"it holds your workflow's {name} at {written} for every arm, but {name} is "
+            f"{kind} (default {default!r}): no arm can set it to that. Hold it at a value of "
+            f"its type ('with {name}={_example_value(default)}')"
+        )
 
     def _inside_range(self, spec: Factor, levels: list[Level]) -> Level | None:
         """The middle of a range the question asks the best value within ("what lr works
@@ -1247,10 +1436,12 @@ class _Reader:
         reach = self._of("aside", "threshold")
         if reach and (
             fewer
-            or re.search(r"\b(?:sooner|faster|quicker|first)\b", self.masked)
+            or re.search(r"\b(?:sooner|faster|quicker|first|earlier)\b", self.masked)
             or re.search(r"\bhow (?:fast|quickly|soon|long)\b", self.text)
+            or _TIME_TO_REACH.search(self.text)
         ):
-            outcome = "learning_speed"  # "reach a training reward of 0.9 sooner"
+            # "reach a training reward of 0.9 sooner", "the training time needed to hit 0.7"
+            outcome = "learning_speed"
         threshold = None
         if outcome == "learning_speed":
             if reach:
@@ -1319,9 +1510,15 @@ class _Reader:
         undirected = None  # a direction word about an outcome no study measures
         if outcome == "heldout_accuracy":
             text, undirected = _without_unmeasured_direction(text)
+        to_reach = _TIME_TO_REACH.search(self.text) if outcome == "learning_speed" else None
+        if to_reach and to_reach.group(1):
+            # "reduce the time needed to hit 0.7": fewer steps to it is faster (greater)
+            faster = not re.match(r"increas|rais|lengthen|doubl|more|longer", to_reach.group(1))
+            return ("greater" if faster else "less"), None
         greater = re.search(rf"\b(?:{GREATER_WORDS})", text)
         if outcome == "learning_speed" and not greater:
-            greater = _FEWER_STEPS.search(self.text)  # fewer steps to learn is faster
+            # fewer steps to learn is faster; "reach 0.9 earlier"
+            greater = _FEWER_STEPS.search(self.text) or re.search(r"\bearlier\b", text)
         less = re.search(rf"\b(?:{LESS_WORDS})", text)
         if outcome == "cost":  # costing less is the improvement: "faster" is less wall time
             greater, less = (
@@ -1390,7 +1587,7 @@ class _Reader:
         written = len(levels)
         default = spec.default_for(task)
         way = _comparative(self.text, own)
-        multiplier = _lowered(_multiplier(self.mentions), way)
+        multiplier = _lowered(_multiplier(self.text, self.mentions), way)
         if default is None and factor != "max_turns" and len(levels) < 2:
             raise self._unreadable(
                 f"{factor} has no default here (your workflow sets its own): name both levels "
@@ -1566,6 +1763,20 @@ class _Reader:
             or (multiplier and not isinstance(default, int | float))
         ):
             raise self._unreadable(f"no {factor} level named: give the values to compare")
+        if multiplier and default == 0:  # "halving the KL penalty": its default is off
+            raise self._unreadable(
+                f"{factor}'s default is 0, which scaling leaves at 0: name the level to compare "
+                f"('{factor} {describe_level(factor, alternative)}')"
+            )
+        shift = _shift(self.text, self.mentions)
+        if shift is not None and isinstance(default, int | float):
+            # "increasing the group size by 4": the default and the default plus 4
+            other = _typed(spec, default + shift)
+            self.assumptions.append(
+                f"{factor} moved by {shift:+g} from its default: {describe_level(factor, default)} "
+                f"(control) vs {describe_level(factor, other)}"
+            )
+            return default, [default, other]
         best = _BEST.search(self.masked)
         if spec.kind == "choice" and best:
             dose = [default, *(choice for choice in spec.choices if choice != default)]
@@ -1658,6 +1869,14 @@ class _Reader:
         )
         return [control, *(m for m in chosen if m != control)], control
 
+    def _value_start(self, value: str) -> int:
+        """Where a PARAM's text value is written: its opening quote, or its first letter
+        when it is unquoted ("the search tool")."""
+        at = self.question.find(value)
+        if at < 0:
+            at = self.text.find(value.lower())
+        return at - 1 if at > 0 and self.question[at - 1] in "\"'“" else max(at, 0)
+
     def _param_levels(self, key: str) -> tuple[list[Level], Level]:
         assert self.params is not None
         default = self.params[key]
@@ -1685,6 +1904,8 @@ class _Reader:
             return [default, not default], default
         if isinstance(default, int | float):
             found = [(p, v) for p, v, _ in _numbers(self.text, self.mentions)]
+            if isinstance(default, int) and not found:  # "five examples instead of two"
+                found = _word_numbers(self.text, self.mentions)
             found = [
                 (p, int(v) if isinstance(default, int) and v.is_integer() else v) for p, v in found
             ]
@@ -1716,7 +1937,7 @@ class _Reader:
                 return [default, *(v for v in sweep if v != default)], default
             if not others:
                 way = _comparative(self.text, self._of("param", factor))
-                multiplier = _lowered(_multiplier(self.mentions), way)
+                multiplier = _lowered(_multiplier(self.text, self.mentions), way)
                 multiplier = multiplier or (0.5 if way == "lower" else 2.0)
                 if default == 0 and (isinstance(default, float) or way == "lower"):
                     raise self._unreadable(f"no level named for {factor} (default 0): give one")
@@ -1736,6 +1957,8 @@ class _Reader:
                 quoted = re.findall(
                     rf"\b{_param_words(key)}\s*[=:]\s*([\w.+-]+)", self.question, flags=re.I
                 )
+            if not quoted and default and re.fullmatch(r"[\w.+-]+", default):
+                quoted = _bare_values(self.text, key)  # "the search tool beat the calculator tool"
             others = [q for q in quoted if q != default]
             base = f"{default} " if default else ""
             if (
@@ -1757,14 +1980,13 @@ class _Reader:
                 self.assumptions.append(f"{factor}: the default with {quoted[0].strip()!r} added")
             mentioned = self._of("param", factor)
             if len(others) == 1 and any(_named_default(self.text, m) for m in mentioned):
-                at = self.question.find(others[0])
-                if at > 0 and _CONTRAST.search(self.text[max(0, at - 51) : at - 1]):
+                at = self._value_start(others[0])
+                if at > 0 and _CONTRAST.search(self.text[max(0, at - 50) : at]):
                     # 'does the default prompt beat "X"?': "X" is what the default is set against
                     self.assumptions.append(f"control {others[0]!r}: the level compared against")
                     return [others[0], default], others[0]
             if len(quoted) == 2 and quoted[0] != quoted[1]:
-                at = [self.question.find(q) for q in quoted]
-                contrasted = _contrasted(self.text, [max(0, a - 1) for a in at])
+                contrasted = _contrasted(self.text, [self._value_start(q) for q in quoted])
                 if contrasted is not None:  # 'from "search" to "calculator"', '"A" instead of "B"'
                     control = quoted[contrasted]
                     self.assumptions.append(f"control {control!r}: the level compared against")
@@ -1800,6 +2022,44 @@ class _Reader:
             f"{factor} is a {type(default).__name__}: the template reader varies numbers, "
             f"booleans and text only"
         )
+
+
+# words before a PARAM's name that are no value of it ("the default tool", "a better tool")
+_NOT_A_VALUE = re.compile(
+    r"the|an?|my|your|our|its|their|this|that|these|those|same|default|current|usual|new|"
+    r"old|other|another|different|each|every|any|no|one|own|which|what|whose|\w+er|\w+est|"
+    r"good|bad|right|wrong|first|second|\d[\w.]*",
+)
+
+
+def _bare_values(text: str, key: str) -> list[str]:
+    """Unquoted values of a PARAM whose default is one word (tool="calculator"), written
+    before its name ("the search tool", "a python tool") or after "set to"/"to" ("switching
+    the tool to search"), in order."""
+    words = _param_words(key)
+    found = [
+        (m.start(1), m.group(1))
+        for m in re.finditer(rf"\b([a-z][\w.+-]*)\s+{words}s?\b", text)
+        if not _NOT_A_VALUE.fullmatch(m.group(1))
+    ]
+    found += [
+        (m.start(1), m.group(1))
+        for m in re.finditer(rf"\b{words}s?\s+(?:set\s+)?to\s+([a-z][\w.+-]*)", text)
+        if not _NOT_A_VALUE.fullmatch(m.group(1))
+    ]
+    return list(dict.fromkeys(value for _, value in sorted(found)))
+
+
+_KIND_WORDS = {bool: "a flag", int: "a whole number", float: "a number", str: "text"}
+
+
+def _example_value(default: Any) -> str:
+    """A value of `default`'s type, as a question would write it."""
+    if isinstance(default, bool):
+        return "true" if not default else "false"
+    if isinstance(default, int | float):
+        return f"{default * 2 or 1:g}"
+    return "NAME"
 
 
 def _param_words(key: str) -> str:

@@ -39,9 +39,12 @@ class Q(NamedTuple):
     margin: float | None = None
     extra: dict[str, Any] = {}  # other Reading fields to check: tasks, steps, threshold
     served: list[str] = ONE
+    params: dict[str, Any] | None = None  # the PARAMS of the user's workflow, if any
 
 
 H, LS, TR, COST = "heldout_accuracy", "learning_speed", "final_train_reward", "cost"
+# a user's workflow with a tool to choose, a few-shot count and its own temperature
+AGENT = {"few_shot": 0, "temperature": 1.0, "tool": "calculator", "retries": 1, "use_hint": False}
 G, L, TWO_SIDED, EQ = "greater", "less", "two_sided", "equivalent"
 
 # fmt: off
@@ -753,6 +756,50 @@ CORPUS: list[Q] = [
     Q('does group size 8 help countdown tiny?', 'group_size', [4, 8], 'countdown', H, G, extra={'task_levels': {'countdown': 'tiny'}}),
     Q('does group size 8 help countdown, tiny level?', 'group_size', [4, 8], 'countdown', H, G, extra={'task_levels': {'countdown': 'tiny'}}),
     Q('does a higher lr help bfcl parallel_multiple?', 'lr', [2e-5, 1e-4], 'bfcl', H, G, extra={'task_levels': {'bfcl': 'parallel_multiple'}}),
+    # "the batch", more tokens, a completion budget and twice as long name their settings
+    Q('does doubling the batch help?', 'batch_groups', [4, 8], 'arithmetic', H, G),
+    Q('do more tokens help?', 'max_tokens', [64, 128], 'arithmetic', H, G),
+    Q('does a longer completion budget help?', 'max_tokens', [64, 128], 'arithmetic', H, G),
+    Q('does training for twice as long help?', 'max_steps', [20, 40], 'arithmetic', H, G),
+    Q('does a larger group use more tokens on chain_sum?', 'group_size', [4, 8], 'chain_sum', COST, G),
+    # two unquoted values of a one-word PARAM: "beat" sets the control
+    Q('does the search tool beat the calculator tool?', 'workflow:tool', ['calculator', 'search'], 'workflow', H, G, params=AGENT),
+    Q('does the default tool beat the search tool?', 'workflow:tool', ['search', 'calculator'], 'workflow', H, G, params=AGENT),
+    # the time needed to reach a reward is learning speed to that threshold, not cost
+    Q('does group size 8 reduce the training time needed to hit 0.7?', 'group_size', [4, 8], 'arithmetic', LS, G, extra={'threshold': 0.7}),
+    Q('does a KL penalty increase the steps needed to reach 0.8 on chain_sum?', 'kl_coef', [0.0, 0.05], 'chain_sum', LS, L, extra={'threshold': 0.8}),
+    # tenfold, ten-fold, 10-fold, by a factor of, divided by
+    Q('does a ten-fold higher learning rate help?', 'lr', [2e-5, 2e-4], 'arithmetic', H, G),
+    Q('does a 10-fold higher lr help?', 'lr', [2e-5, 2e-4], 'arithmetic', H, G),
+    Q('does a tenfold lower learning rate help?', 'lr', [2e-5, 2e-6], 'arithmetic', H, G),
+    Q('does dividing the lr by ten help chain_sum?', 'lr', [2e-5, 2e-6], 'chain_sum', H, G),
+    Q('does reducing the lr by a factor of 10 help chain_sum?', 'lr', [2e-5, 2e-6], 'chain_sum', H, G),
+    # powers of ten written out
+    Q('does lr 1 x 10^-5 help?', 'lr', [2e-5, 1e-5], 'arithmetic', H, G),
+    Q('does lr 1×10^-5 help?', 'lr', [2e-5, 1e-5], 'arithmetic', H, G),
+    Q('is lr 3 x 10^-5 better than 1e-5 on chain_sum?', 'lr', [1e-5, 3e-5], 'chain_sum', H, G),
+    # held: a PARAM beside a PARAM or a run setting, LoRA's rank, a setting at its default
+    Q('does few_shot=3 help at temperature 0.7?', 'workflow:few_shot', [0, 3], 'workflow', H, G, extra={'held': {'workflow:temperature': 0.7}}, params=AGENT),
+    Q('does group size 8 help at few_shot=3?', 'group_size', [4, 8], 'workflow', H, G, extra={'held': {'workflow:few_shot': 3}}, params=AGENT),
+    Q('does lr 1e-4 help with 3 retries?', 'lr', [2e-5, 1e-4], 'workflow', H, G, extra={'held': {'workflow:retries': 3}}, params=AGENT),
+    Q('does lr 1e-4 help with LoRA rank 8?', 'lr', [2e-5, 1e-4], 'arithmetic', H, G, extra={'held': {'lora': 8}}),
+    Q('does RLOO beat GRPO with LoRA on chain_sum?', 'algorithm', ['grpo', 'rloo'], 'chain_sum', H, G, extra={'held': {'lora': 16}}),
+    Q('does group size 8 help at the default temperature?', 'group_size', [4, 8], 'arithmetic', H, G, extra={'held': {'temperature': 1.0}}),
+    # an amount added or taken away ("by 4"), not a level; multiplying by a count
+    Q('does increasing the group size by 4 help?', 'group_size', [4, 8], 'arithmetic', H, G),
+    Q('does cutting the group size by 2 hurt chain_sum?', 'group_size', [4, 2], 'chain_sum', H, L),
+    Q('does multiplying the lr by 10 help?', 'lr', [2e-5, 2e-4], 'arithmetic', H, G),
+    # a misspelt setting's name; numbers in words for a PARAM count and a decimal
+    Q('does grop size 8 help chain_sum?', 'group_size', [4, 8], 'chain_sum', H, G),
+    Q('Does a higher temprature help on countdown?', 'temperature', [1.0, 1.2], 'countdown', H, G),
+    Q('does the learnign rate matter for chain_sum?', 'lr', [2e-5, 1e-4], 'chain_sum', H, TWO_SIDED),
+    Q('does the weigth decay matter?', 'weight_decay', [0.0, 0.01], 'arithmetic', H, TWO_SIDED),
+    Q('does using five examples instead of two help my agent?', 'workflow:few_shot', [2, 5], 'workflow', H, G, params=AGENT),
+    Q('is a kl penalty of zero point one too strong for chain_sum?', 'kl_coef', [0.0, 0.1], 'chain_sum', H, L),
+    # "not matter", "keep accuracy the same": equivalence; "reach 0.9 earlier": speed
+    Q('does the lr not matter on chain_sum?', 'lr', [2e-5, 1e-4], 'chain_sum', H, EQ, 0.05),
+    Q('does a KL penalty keep accuracy the same on chain_sum?', 'kl_coef', [0.0, 0.05], 'chain_sum', H, EQ, 0.05),
+    Q('does lr 1e-4 hit 0.9 training reward earlier on chain_sum?', 'lr', [2e-5, 1e-4], 'chain_sum', LS, G, extra={'threshold': 0.9}),
 ]
 # fmt: on
 
@@ -848,6 +895,8 @@ REFUSALS: list[tuple[str, type[UnmappableQuestion], str]] = [
         "'humaneval' is not a task this planner ship",
     ),
     ("does lr 0 help?", UnreadableQuestion, "lr level 0 is out of bounds"),
+    # a default of 0 scaled stays 0: the level must be named
+    ("would halving the KL penalty hurt chain_sum?", UnreadableQuestion, "kl_coef's default is 0"),
     ("does lr 2 help arithmetic?", UnreadableQuestion, "lr level 2 is out of bounds"),
     ("does a KL penalty of -1 help?", UnreadableQuestion, "kl_coef level -1 is out of bounds"),
     ("does group size 5000 help?", UnreadableQuestion, "group_size level 5000 is out of bounds"),
@@ -930,7 +979,7 @@ def _check(reading: Any, case: Q) -> None:
 
 @pytest.mark.parametrize("case", CORPUS, ids=[case.question for case in CORPUS])
 def test_each_question_of_the_corpus_reads_as_asked(case: Q) -> None:
-    reading = read_question(case.question, served_models=case.served)
+    reading = read_question(case.question, served_models=case.served, workflow_params=case.params)
     _check(reading, case)
     assert reading.summary and reading.summary.endswith(".")
     # the reading is stored as JSON with the study: it must come back the same, types included
@@ -1198,3 +1247,27 @@ def test_the_hypothesis_and_summary_say_the_held_settings_and_a_sweep_reads_in_o
     assert "(every arm at group_size 8)" in reading.summary
     sweep = read_question("try group sizes 2/4/8/16 on countdown", served_models=ONE)
     assert "2 → 4 → 8 → 16" in hypothesis_text(sweep)[0]
+
+
+def test_a_held_param_lora_rank_or_default_reaches_every_arm() -> None:
+    from researcher.planner.design_space import LORA_LR, build_arms
+
+    params = read_question("does group size 8 help at few_shot=3?", served_models=ONE,
+                           workflow_params=AGENT)  # fmt: skip
+    assert all(arm.workflow_params == {"few_shot": 3} for arm in build_arms(params))
+    lora = read_question("does group size 8 help with LoRA rank 8?", served_models=ONE)
+    for arm in build_arms(lora):
+        assert arm.run["lora"] == {"r": 8, "alpha": 16} and arm.run["lr"] == LORA_LR
+    lr = read_question("does lr 1e-4 help with LoRA rank 8?", served_models=ONE)
+    assert [arm.run["lr"] for arm in build_arms(lr)] == [2e-5, 1e-4]  # the factor stays
+    default = read_question("does group size 8 help at the default temperature?", served_models=ONE)
+    assert any("temperature at its default" in a for a in default.assumptions)
+
+
+def test_a_param_held_at_a_value_not_of_its_type_is_refused_saying_so() -> None:
+    with pytest.raises(UnreadableQuestion, match="retries is a whole number"):
+        read_question("does lr 1e-4 help with retries 2.5?", served_models=ONE,
+                      workflow_params=AGENT)  # fmt: skip
+    with pytest.raises(UnreadableQuestion, match="holds and varies numbers, flags and text"):
+        read_question("does lr 1e-4 help with stops=3?", served_models=ONE,
+                      workflow_params={"stops": ["a"]})  # fmt: skip
