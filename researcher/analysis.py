@@ -60,7 +60,7 @@ from researcher.outcomes import (
     usable,
 )
 from researcher.plan import Analysis, Arm, Comparison, Design, Learning, RunResult, Trend
-from researcher.reward_units import in_reward_units, reward_range, reward_scale_words
+from researcher.reward_units import in_reward_units, reward_range, reward_scale_words, units_words
 from researcher.sequential import describe as describe_stopping
 from researcher.sequential import spending
 
@@ -467,7 +467,7 @@ def describe_rule(design: Design) -> str:
             "its fitted change from the control's level to the farthest one judged by the "
             "same rule."
         )
-    return text + stopping_words(design)
+    return text + units_words(design) + stopping_words(design)
 
 
 def stopping_words(design: Design) -> str:

@@ -9,7 +9,9 @@ smallest effect (and a default margin) by the width of that range, once.
 
 The pilot applies it before the comparison is sized (`researcher.pilot`); a study without
 a pilot (`--no-pilot`, one seed) gets it from its own results when they are analysed
-(`researcher.analysis`), and the summary says so.
+(`researcher.analysis`), and the summary says so. Before either, `units_words` is the rule's
+promise that it will be (a study of the user's workflow, whose plan would otherwise show a
+bare 0.05 for a reward scored 0-10). A smallest effect the question named is never rescaled.
 
 Pure arithmetic over plan records: knows nothing of the graph, the gateway or the database.
 """
@@ -20,6 +22,8 @@ import math
 
 from researcher.learning import DEFAULT_MARGIN
 from researcher.plan import Design, RunResult
+
+WORKFLOW_FAMILY = "workflow"  # Design.eval_family of a study of the user's own workflow
 
 
 def reward_range(results: list[RunResult]) -> tuple[float, float] | None:
@@ -69,6 +73,32 @@ def reward_scale_words(
     return (
         f"{seen}smallest difference that counts is {unscaled:g} of that range, "
         f"{design.min_effect:g} in the workflow's own units."
+    )
+
+
+def units_words(design: Design) -> str:
+    """Before any reward is seen, the rule's words for a study of the user's own workflow
+    whose reward may not run from 0 to 1: which of its numbers are set for rewards of 0 to 1
+    and will be restated in the rewards' own units ("" when none would be, or they were)."""
+    if (
+        design.eval_family != WORKFLOW_FAMILY
+        or design.reward_scale is not None
+        or not _scored_in_rewards(design)
+    ):
+        return ""
+    if design.direction == "equivalent":  # the margin decides; a named one is the question's
+        if design.margin is None or not math.isclose(design.margin, DEFAULT_MARGIN):
+            return ""
+        number = ("the equivalence margin", design.margin)
+    elif design.min_effect_named:
+        return ""
+    else:
+        number = ("the smallest difference that counts", design.min_effect)
+    return (
+        f" Your workflow's reward need not run from 0 to 1: {number[0]}, {number[1]:g}, is set "
+        "for rewards of 0 to 1, and when the rewards seen (the pilot's, or without one the "
+        "study's own) go beyond [0, 1] it is restated in their units, multiplied by the width "
+        f"of their range (on a reward of 0 to 10: {number[1] * 10:g})."
     )
 
 

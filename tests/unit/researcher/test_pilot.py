@@ -261,6 +261,38 @@ def test_a_smallest_effect_the_question_named_is_in_the_rewards_units_already(tm
     assert in_reward_units(speed, (0.0, 10.0)).reward_scale == 10.0
 
 
+def test_a_workflow_plan_says_its_default_effect_is_for_rewards_of_0_to_1_until_the_pilot(
+    tmp_path,
+):
+    # a user reading "at least 0.05" for a rubric scored 0-10 must see, before any run,
+    # that 0.05 is a 0-1 default to be restated in the rewards' own units
+    from researcher.nodes.design import _in_reward_units
+    from researcher.plan import Pilot
+    from researcher.planning import make_plan
+
+    rubric = {"workflow": str(tmp_path / "rubric.py"), "workflow_params": {"prompt": "Be brief."},
+              "workflow_has_test": True, "workflow_test_size": 64}  # fmt: skip
+
+    def planned(question: str, **args) -> Design:
+        return make_plan(question, planner="template", served=["smollm2-135m"], budget_s=1200,
+                         seeds=2, **args).design  # fmt: skip
+
+    design = planned("does lr 5e-5 improve my agent's score?", workflow_args=rubric)
+    note = "is set for rewards of 0 to 1"
+    assert "the smallest difference that counts, 0.05, " + note in design.decision_rule
+    assert "on a reward of 0 to 10: 0.5" in design.decision_rule
+    equivalent = planned("is lr 5e-5 as good as 2e-5 for my agent?", workflow_args=rubric)
+    assert "the equivalence margin, 0.05, " + note in equivalent.decision_rule
+    # said only where it applies: a named effect, a shipped task, steps to a threshold
+    assert note not in planned("does lr 5e-5 help my agent by at least 0.5?",
+                               workflow_args=rubric).decision_rule  # fmt: skip
+    assert note not in planned("does lr 5e-5 help on chain_sum?").decision_rule
+    # once the pilot saw 0-10, the rule states the restated number instead of the promise
+    scaled = _in_reward_units(design, Pilot(reward_range=(0.0, 10.0)), design)
+    assert note not in scaled.decision_rule and "at least 0.5" in scaled.decision_rule
+    assert "0.5 in the workflow's own units" in scaled.decision_rule
+
+
 def test_without_a_pilot_the_analysis_puts_the_rule_in_the_rewards_own_units():
     # `--no-pilot` on a workflow scoring 0-100: a true +1 point is no effect, and the
     # summary says the rule was restated in the rewards' units
