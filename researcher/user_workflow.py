@@ -32,7 +32,7 @@ from typing import Any
 
 import prompts
 from researcher.errors import ResearcherError
-from researcher.plan import Arm, Framing
+from researcher.plan import Arm, Framing, Reading
 
 WRAPPER_TEMPLATE = "workflows/user.py.j2"
 PARAMS_ENV = "SWARMRL_WORKFLOW_PARAMS"
@@ -216,6 +216,77 @@ def no_test_split(found: UserWorkflow) -> str:
     return _unusable(
         found.path, problem, 'the held-out evaluation runs its rollout on tasks("test")'
     )
+
+
+def with_sampling_reach(reading: Reading, path: str | Path, params: dict[str, Any]) -> Reading:
+    """`reading` with a word on how a sampling factor its PARAMS do not declare (temperature,
+    max_tokens) reaches the workflow's model calls: only through `episode.openai()`'s chat
+    completions, in place of a value the rollout passes itself. A workflow whose code (the
+    file and the modules beside it that it imports) never calls `.openai(` is warned that
+    every arm would sample alike. Read with `ast`, nothing run."""
+    factor = reading.factor
+    if factor not in SAMPLING or factor in params:
+        return reading
+    calls_openai, passes_own = _sampling_calls(Path(path), factor)
+    if not calls_openai:
+        note = (
+            f"your workflow never calls episode.openai(): each arm's {factor} is sent only with "
+            "the chat completions made through it, so a rollout that calls the model another "
+            f"way (LangChain or raw HTTP on episode.base_url, a subprocess) keeps its own {factor} "
+            f'and every arm would train alike; declare "{factor}" in PARAMS and pass '
+            f'PARAMS["{factor}"] to your model calls'
+        )
+    elif factor == "temperature":
+        note = (
+            "each arm's temperature is sent with every chat completion your rollout makes "
+            "through episode.openai() in training"
+            + (", in place of the temperature your rollout passes itself" if passes_own else "")
+            + "; the held-out evaluation samples at "
+            + ("your rollout's own temperature" if passes_own else "temperature 0")
+        )
+    else:
+        note = (
+            f"each arm's {factor} is sent with every chat completion your rollout makes through "
+            "episode.openai(), in training and in the held-out evaluation"
+            + (f", in place of the {factor} your rollout passes itself" if passes_own else "")
+        )
+    if note in reading.assumptions:
+        return reading
+    return reading.model_copy(update={"assumptions": [*reading.assumptions, note]})
+
+
+def _sampling_calls(path: Path, factor: str) -> tuple[bool, bool]:
+    """(whether the workflow's code calls `.openai(` or imports a shipped task's rollout,
+    which does; whether a call of it passes `factor=` itself), over the file and the modules
+    beside it that it imports. A file that does not parse counts as calling it (say nothing
+    that could be wrong)."""
+    calls_openai = passes_own = False
+    seen: set[Path] = set()
+    todo = [path]
+    while todo:
+        file = todo.pop()
+        if file in seen or not file.is_file():
+            continue
+        seen.add(file)
+        try:
+            tree = ast.parse(file.read_text())
+        except (OSError, SyntaxError, ValueError):
+            return True, passes_own
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                func = node.func
+                if isinstance(func, ast.Attribute) and func.attr == "openai":
+                    calls_openai = True
+                passes_own |= any(k.arg == factor for k in node.keywords)
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                if node.module.startswith("swarm.tasks") and any(
+                    a.name == "rollout" for a in node.names
+                ):
+                    calls_openai = True  # a shipped task's rollout calls episode.openai()
+                todo.append(path.parent / f"{node.module.split('.')[0]}.py")
+            elif isinstance(node, ast.Import):
+                todo += [path.parent / f"{a.name.split('.')[0]}.py" for a in node.names]
+    return calls_openai, passes_own
 
 
 def render_wrapper(framing: Framing, arm: Arm, *, seed: int, planner: str = "template") -> str:

@@ -151,6 +151,10 @@ class LLMPlanner:
             reading_ = with_prior(reading, framing.model)
             if workflow and workflow_test_size is not None:
                 reading_ = wording.with_small_test_split(reading_, workflow_test_size)
+            if workflow:
+                from researcher.user_workflow import with_sampling_reach
+
+                reading_ = with_sampling_reach(reading_, workflow, params)
             return framing.model_copy(update={"reading": reading_})
 
         prompt = self._render(

@@ -125,6 +125,10 @@ class TemplatePlanner:
         reading = with_prior(reading, model)
         if workflow and workflow_test_size is not None:
             reading = wording.with_small_test_split(reading, workflow_test_size)
+        if workflow:
+            from researcher.user_workflow import with_sampling_reach
+
+            reading = with_sampling_reach(reading, workflow, workflow_params or {})
         return Framing(
             question=text,
             family=reading.factor,  # report templates of before readings show `family`

@@ -203,6 +203,59 @@ def test_a_workflow_that_does_not_import_or_hangs_is_refused(tmp_path: Path):
         inspect_workflow(tmp_path / "nope.py")
 
 
+def test_a_sampling_factor_says_how_it_reaches_the_workflows_model_calls(tmp_path: Path):
+    # the arms' temperature goes only through episode.openai(): a rollout calling the model
+    # another way would train every arm alike, and the plan must say so before any run
+    from researcher.nodes.frame import workflow_frame_args
+    from researcher.planning import make_plan
+
+    def assumptions(source: str, question: str, **beside: str) -> str:
+        folder = tmp_path / f"w{len(list(tmp_path.iterdir()))}"
+        folder.mkdir()
+        for name, text in beside.items():
+            (folder / f"{name}.py").write_text(text)
+        (folder / "agent.py").write_text(
+            "def tasks(split='train'):\n    return [{'id': i} for i in range(20)]\n" + source
+        )
+        plan = make_plan(question, planner="template", served=["smollm2-135m"], budget_s=1200,
+                         seeds=2, workflow_args=workflow_frame_args(folder / "agent.py"))  # fmt: skip
+        return " ".join(plan.framing.reading.assumptions)
+
+    raw_http = (
+        "import httpx\n"
+        "async def rollout(task, episode):\n"
+        "    async with httpx.AsyncClient() as http:\n"
+        "        await http.post(episode.base_url + '/chat/completions', json={})\n"
+        "    return 1.0\n"
+    )
+    said = assumptions(raw_http, "does temperature 1.2 help my agent?")
+    assert "never calls episode.openai()" in said and 'declare "temperature" in PARAMS' in said
+    own = (
+        "async def rollout(task, episode):\n"
+        "    await episode.openai().chat.completions.create(model=episode.model, messages=[],\n"
+        "                                                   temperature=0.7)\n"
+        "    return 1.0\n"
+    )
+    said = assumptions(own, "does temperature 1.2 help my agent?")
+    assert "in place of the temperature your rollout passes itself" in said
+    assert "never calls" not in said
+    # the call in a module beside it that the workflow imports counts
+    helper = (
+        "async def ask(episode):\n    return await episode.openai().chat.completions.create()\n"
+    )
+    said = assumptions(
+        "from helper import ask\nasync def rollout(task, episode):\n    await ask(episode)\n"
+        "    return 1.0\n",
+        "does temperature 1.2 help my agent?",
+        helper=helper,
+    )
+    assert "through episode.openai() in training" in said and "never calls" not in said
+    # nothing said where the factor is no sampling setting, or PARAMS declares it
+    assert "episode.openai()" not in assumptions(raw_http, "does lr 1e-4 help my agent?")
+    declared = "PARAMS = {'temperature': 0.7}\n" + raw_http
+    assert "episode.openai()" not in assumptions(declared, "does temperature 1.2 help my agent?")
+
+
 def test_the_wrapper_runs_the_users_file_with_the_arms_params_and_leaves_it_unchanged(
     agent: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
