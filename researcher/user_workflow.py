@@ -43,6 +43,7 @@ TEST_SIZE_CAP = 1000
 # sampling settings an arm may set on a workflow whose PARAMS does not declare them: sent
 # with every chat completion of a training episode (held-out evaluation stays greedy)
 SAMPLING = ("temperature", "max_tokens")
+POLICY = "policy"  # the one policy every run of a study trains (`researcher.nodes.launch`)
 SWARM_ROOT = Path(__file__).resolve().parents[1]  # where `swarm` imports from, for the probe
 
 # Imports the workflow as `swarm run` does and draws the first tasks of its train split (the
@@ -185,6 +186,13 @@ def inspect_workflow(path: str | Path, *, timeout_s: float = PROBE_TIMEOUT_S) ->
         raise WorkflowFileError(
             _unusable(path, train, 'every run trains on tasks("train") (what `swarm run` draws)')
         )
+    if team := [name for name in team_policies(path) if name != POLICY]:
+        raise WorkflowFileError(
+            f"{path} cannot be studied: its rollout calls the policies "
+            f"{', '.join(map(repr, team))} by name (episode.models[...]), a multi-policy team, and "
+            f"every run of a study trains one policy, {POLICY!r}: study a workflow that calls "
+            "episode.model (train the team itself with `swarm run` on a run with those policies)"
+        )
     test = found.get("test_problem") or {}
     return UserWorkflow(path, params, found["has_test"], test.get("problem"), found.get("test_size"),
                         test.get("fix"), test.get("detail"))  # fmt: skip
@@ -261,6 +269,41 @@ def _sampling_calls(path: Path, factor: str) -> tuple[bool, bool]:
     beside it that it imports. A file that does not parse counts as calling it (say nothing
     that could be wrong)."""
     calls_openai = passes_own = False
+    for tree in _code_trees(path):
+        if tree is None:
+            return True, passes_own
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                func = node.func
+                if isinstance(func, ast.Attribute) and func.attr == "openai":
+                    calls_openai = True
+                passes_own |= any(k.arg == factor for k in node.keywords)
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("swarm.tasks"):
+                # a shipped task's rollout calls episode.openai()
+                calls_openai |= any(a.name == "rollout" for a in node.names)
+    return calls_openai, passes_own
+
+
+def team_policies(path: str | Path) -> list[str]:
+    """The policies the workflow's code calls by name, `episode.models["planner"]`: a
+    multi-policy team (`examples/team.py`), sorted; [] for a one-model workflow."""
+    names: set[str] = set()
+    for tree in _code_trees(Path(path)):
+        for node in ast.walk(tree) if tree is not None else ():
+            if (
+                isinstance(node, ast.Subscript)
+                and isinstance(node.value, ast.Attribute)
+                and node.value.attr == "models"
+                and isinstance(node.slice, ast.Constant)
+                and isinstance(node.slice.value, str)
+            ):
+                names.add(node.slice.value)
+    return sorted(names)
+
+
+def _code_trees(path: Path):
+    """The syntax trees of the workflow file and of the modules beside it that it imports
+    (transitively), each once; None for one that does not parse."""
     seen: set[Path] = set()
     todo = [path]
     while todo:
@@ -271,22 +314,14 @@ def _sampling_calls(path: Path, factor: str) -> tuple[bool, bool]:
         try:
             tree = ast.parse(file.read_text())
         except (OSError, SyntaxError, ValueError):
-            return True, passes_own
+            yield None
+            continue
+        yield tree
         for node in ast.walk(tree):
-            if isinstance(node, ast.Call):
-                func = node.func
-                if isinstance(func, ast.Attribute) and func.attr == "openai":
-                    calls_openai = True
-                passes_own |= any(k.arg == factor for k in node.keywords)
-            elif isinstance(node, ast.ImportFrom) and node.module:
-                if node.module.startswith("swarm.tasks") and any(
-                    a.name == "rollout" for a in node.names
-                ):
-                    calls_openai = True  # a shipped task's rollout calls episode.openai()
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 todo.append(path.parent / f"{node.module.split('.')[0]}.py")
             elif isinstance(node, ast.Import):
                 todo += [path.parent / f"{a.name.split('.')[0]}.py" for a in node.names]
-    return calls_openai, passes_own
 
 
 def render_wrapper(framing: Framing, arm: Arm, *, seed: int, planner: str = "template") -> str:

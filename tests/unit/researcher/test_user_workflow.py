@@ -97,6 +97,7 @@ def test_a_params_that_is_not_a_literal_dict_is_refused_naming_its_line(tmp_path
         inspect_workflow(broken)
 
 
+@pytest.mark.slow
 def test_a_workflow_without_a_test_split_is_refused_with_the_reason(tmp_path: Path):
     train_only = tmp_path / "train_only.py"
     train_only.write_text(
@@ -173,6 +174,7 @@ def test_a_workflow_that_cannot_be_studied_says_why_and_the_fix_in_its_first_lin
     assert "'langchain_not_here_at_all'" in first and "pip install" in first
 
 
+@pytest.mark.slow
 def test_the_test_split_is_counted_up_to_a_cap(agent: Path, tmp_path: Path):
     assert inspect_workflow(agent).test_size == 3
     endless = tmp_path / "endless.py"
@@ -190,6 +192,7 @@ def test_the_test_split_is_counted_up_to_a_cap(agent: Path, tmp_path: Path):
     assert workflow_frame_args(agent)["workflow_test_size"] == 3
 
 
+@pytest.mark.slow
 def test_a_workflow_that_does_not_import_or_hangs_is_refused(tmp_path: Path):
     missing = tmp_path / "missing_import.py"
     missing.write_text("import module_that_is_not_there\n")
@@ -256,6 +259,37 @@ def test_a_sampling_factor_says_how_it_reaches_the_workflows_model_calls(tmp_pat
     assert "episode.openai()" not in assumptions(declared, "does temperature 1.2 help my agent?")
 
 
+@pytest.mark.slow
+def test_a_multi_policy_team_is_refused_before_any_run_naming_its_policies(tmp_path: Path):
+    # every run of a study trains one policy: a rollout that calls episode.models["planner"]
+    # would fail each dry run with a KeyError, after the gateway had started
+    import shutil
+
+    team = tmp_path / "team.py"
+    shutil.copy(Path(__file__).resolve().parents[3] / "examples" / "team.py", team)
+    with pytest.raises(WorkflowFileError) as raised:
+        inspect_workflow(team)
+    message = str(raised.value)
+    assert "'executor', 'planner'" in message and "multi-policy team" in message
+    assert "\n" not in message and "episode.model" in message
+    # in a module beside it too; the one policy a study trains, by its name, is no team
+    (tmp_path / "agents.py").write_text(
+        "async def plan(episode):\n    return episode.models['critic']\n"
+    )
+    beside = tmp_path / "uses_agents.py"
+    beside.write_text(
+        "import agents\n"
+        "def tasks(split='train'):\n    return [{'id': 1}]\n"
+        "async def rollout(task, episode):\n    return 1.0\n"
+    )
+    with pytest.raises(WorkflowFileError, match="'critic'"):
+        inspect_workflow(beside)
+    (tmp_path / "agents.py").write_text(
+        "async def plan(episode):\n    return episode.models['policy']\n"
+    )
+    assert inspect_workflow(beside).has_test
+
+
 def test_the_wrapper_runs_the_users_file_with_the_arms_params_and_leaves_it_unchanged(
     agent: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
@@ -310,6 +344,7 @@ class RecordingEpisode:
         return type("Client", (), {"chat": type("Chat", (), {"completions": completions})()})()
 
 
+@pytest.mark.slow
 def test_a_sampling_setting_params_does_not_declare_goes_with_every_training_call(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
@@ -365,6 +400,7 @@ def test_a_study_keeps_a_copy_of_the_workflow_and_resume_can_point_it_elsewhere(
     assert refused.exit_code == 2 and "not started with --workflow" in refused.output
 
 
+@pytest.mark.slow
 def test_where_the_users_file_is_not_the_wrapper_runs_the_copy_shipped_beside_it(
     agent: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
