@@ -292,7 +292,8 @@ def plan(
     console.print(table)
     console.print(f"[bold]{plan_.hypothesis.key}[/bold]: {plan_.hypothesis.statement}")
     console.print(f"{len(design.seeds)} seed(s) per arm, {design.steps} steps per run, judged on "
-                  f"{design.eval_episodes} held-out {design.eval_task} tasks")  # fmt: skip
+                  f"{design.eval_episodes} held-out {design.eval_task} tasks"
+                  f"{_of_test_split(plan_.framing, design)}")  # fmt: skip
     console.print(f"[bold]decision rule[/bold]: {design.decision_rule}")
     if (pilot := pilot_record(design)) is not None:
         console.print(
@@ -300,6 +301,22 @@ def plan(
             "measures (did it learn, a run's cost, the seeds' spread) sizes the looks and the "
             "minimum detectable effect before any treatment run"
         )
+
+
+def _of_test_split(framing, design) -> str:
+    """Of how many: " (the first 48 of the 200 tasks your tasks('test') holds …)" for a
+    study of the user's workflow judged on fewer tasks than its test split holds; else ""."""
+    from researcher.planner.budget import MAX_EVAL_EPISODES, MIN_EVAL_EPISODES
+    from researcher.user_workflow import TEST_SIZE_CAP
+
+    size = framing.workflow_test_size
+    if not framing.workflow or size is None or size <= design.eval_episodes:
+        return ""
+    holds = f"{size}+" if size >= TEST_SIZE_CAP else str(size)
+    return (
+        f" (the first {design.eval_episodes} of the {holds} tasks your tasks('test') holds: a "
+        f"run is judged on {MIN_EVAL_EPISODES} to {MAX_EVAL_EPISODES}, as the budget allows)"
+    )
 
 
 def _show_reading(framing) -> None:

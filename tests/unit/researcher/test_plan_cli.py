@@ -143,6 +143,7 @@ def test_with_a_gateway_the_served_models_are_its_own():
     assert out["model"] == "b-7B" and out["substitution"] is None
 
 
+@pytest.mark.slow
 def test_an_unreachable_gateway_is_a_plain_error():
     result = plan(GROUPS, "--gateway", "http://127.0.0.1:9", "--json")
     assert result.exit_code == 2 and "127.0.0.1:9" in result.stderr
@@ -153,18 +154,33 @@ def test_a_bad_budget_is_refused():
     assert result.exit_code == 2 and "budget 'forever'" in " ".join(result.stderr.split())
 
 
-def test_a_users_workflow_is_read_for_its_params(tmp_path):
+def _agent(tmp_path, params: dict, tasks: int):
+    """A workflow file with `params` and `tasks` tasks in each split."""
     path = tmp_path / "agent.py"
     path.write_text(
-        "PARAMS = {'system_prompt': 'Answer.'}\n"
-        "def tasks(split='train'):\n    return [{'id': f'{split}-{i}'} for i in range(8)]\n"
+        f"PARAMS = {params!r}\n"
+        f"def tasks(split='train'):\n    return [{{'id': f'{{split}}-{{i}}'}} for i in range({tasks})]\n"
         "async def rollout(task, episode):\n    return 1.0\n"
     )
+    return path
+
+
+def test_a_users_workflow_is_read_for_its_params(tmp_path):
+    path = _agent(tmp_path, {"system_prompt": "Answer."}, 8)
     out = plan_json("does a step-by-step system prompt help my agent?", "--workflow", str(path))
 
     assert out["reading"]["factor"] == "workflow:system_prompt"
     assert out["reading"]["task"] == "workflow" and out["eval_task"] == "workflow"
     assert all("system_prompt" in arm["workflow_params"] for arm in out["arms"])
+
+
+def test_a_workflow_plan_says_how_many_of_its_test_tasks_a_run_is_judged_on(tmp_path):
+    path = _agent(tmp_path, {"k": 3}, 200)
+    out = plan_json("does k 5 help my agent?", "--workflow", str(path))
+    assert out["workflow_test_size"] == 200 and out["eval_episodes"] < 200
+    said = " ".join(plan("does k 5 help my agent?", "--workflow", str(path)).stdout.split())
+    assert f"the first {out['eval_episodes']} of the 200 tasks your tasks('test') holds" in said
+    assert plan_json(KL)["workflow_test_size"] is None
 
 
 def test_a_workflow_that_cannot_be_studied_is_refused_with_its_own_reason(tmp_path):
