@@ -38,6 +38,8 @@ WRAPPER_TEMPLATE = "workflows/user.py.j2"
 PARAMS_ENV = "SWARMRL_WORKFLOW_PARAMS"
 TEST_SPLIT = "test"
 PROBE_TIMEOUT_S = 20.0
+# a workflow that imports a reward model or loads a dataset may need longer: seconds, here
+PROBE_TIMEOUT_ENV = "SWARMRL_WORKFLOW_PROBE_S"
 # the test split is counted up to this many tasks: more than any study judges a run on
 TEST_SIZE_CAP = 1000
 # sampling settings an arm may set on a workflow whose PARAMS does not declare them: sent
@@ -148,9 +150,12 @@ def read_params(path: str | Path) -> dict[str, Any]:
     return params
 
 
-def inspect_workflow(path: str | Path, *, timeout_s: float = PROBE_TIMEOUT_S) -> UserWorkflow:
+def inspect_workflow(path: str | Path, *, timeout_s: float | None = None) -> UserWorkflow:
     """PARAMS, and whether `tasks("test")` yields a task and how many (the file imported in
-    a subprocess with `timeout_s`: a file that does not import is a `WorkflowFileError`)."""
+    a subprocess with `timeout_s`, by default `$SWARMRL_WORKFLOW_PROBE_S` or
+    `PROBE_TIMEOUT_S`: a file that does not import is a `WorkflowFileError`)."""
+    if timeout_s is None:
+        timeout_s = _probe_timeout_s()
     path = Path(path).expanduser().resolve()
     if not path.is_file():
         raise WorkflowFileError(f"{path}: no such workflow file")
@@ -164,8 +169,9 @@ def inspect_workflow(path: str | Path, *, timeout_s: float = PROBE_TIMEOUT_S) ->
         )  # fmt: skip
     except subprocess.TimeoutExpired:
         raise WorkflowFileError(
-            f"{path}: importing it and calling tasks({TEST_SPLIT!r}) took over {timeout_s:g} s "
-            "(does tasks() download or compute a lot up front? yield tasks lazily)"
+            f"{path}: importing it and calling tasks({TEST_SPLIT!r}) took over {timeout_s:g} s: "
+            "yield tasks lazily if tasks() downloads or computes a lot up front, or allow it "
+            f"longer with {PROBE_TIMEOUT_ENV}=120 (seconds) for a slow import"
         ) from None
     lines = [line for line in probe.stdout.splitlines() if line.startswith("{")]
     if probe.returncode != 0 or not lines:
@@ -196,6 +202,21 @@ def inspect_workflow(path: str | Path, *, timeout_s: float = PROBE_TIMEOUT_S) ->
     test = found.get("test_problem") or {}
     return UserWorkflow(path, params, found["has_test"], test.get("problem"), found.get("test_size"),
                         test.get("fix"), test.get("detail"))  # fmt: skip
+
+
+def _probe_timeout_s() -> float:
+    raw = os.environ.get(PROBE_TIMEOUT_ENV, "").strip()
+    if not raw:
+        return PROBE_TIMEOUT_S
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = float("nan")
+    if not seconds > 0 or seconds == float("inf"):
+        raise WorkflowFileError(
+            f"{PROBE_TIMEOUT_ENV}={raw!r} is not a number of seconds above 0 (e.g. 120)"
+        )
+    return seconds
 
 
 def _unusable(path: Path, problem: dict[str, str], why: str) -> str:

@@ -206,6 +206,28 @@ def test_a_workflow_that_does_not_import_or_hangs_is_refused(tmp_path: Path):
         inspect_workflow(tmp_path / "nope.py")
 
 
+def test_a_slow_import_may_be_given_longer_and_the_refusal_says_how(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # a workflow importing a reward model or a dataset can take longer than the default
+    from researcher.user_workflow import PROBE_TIMEOUT_ENV
+
+    slow = tmp_path / "slow_import.py"
+    slow.write_text(
+        "import time\ntime.sleep(2)\n"
+        "def tasks(split='train'):\n    return [{'id': 1}]\n"
+        "async def rollout(task, episode):\n    return 1.0\n"
+    )
+    monkeypatch.setenv(PROBE_TIMEOUT_ENV, "1")
+    with pytest.raises(WorkflowFileError, match=f"took over 1 s.*{PROBE_TIMEOUT_ENV}=120"):
+        inspect_workflow(slow)
+    monkeypatch.setenv(PROBE_TIMEOUT_ENV, "60")
+    assert inspect_workflow(slow).has_test
+    monkeypatch.setenv(PROBE_TIMEOUT_ENV, "two minutes")
+    with pytest.raises(WorkflowFileError, match="not a number of seconds"):
+        inspect_workflow(slow)
+
+
 def test_a_sampling_factor_says_how_it_reaches_the_workflows_model_calls(tmp_path: Path):
     # the arms' temperature goes only through episode.openai(): a rollout calling the model
     # another way would train every arm alike, and the plan must say so before any run
