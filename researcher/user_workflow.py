@@ -252,8 +252,20 @@ def with_sampling_reach(reading: Reading, path: str | Path, params: dict[str, An
     max_tokens) reaches the workflow's model calls: only through `episode.openai()`'s chat
     completions, in place of a value the rollout passes itself. A workflow whose code (the
     file and the modules beside it that it imports) never calls `.openai(` is warned that
-    every arm would sample alike. Read with `ast`, nothing run."""
+    every arm would sample alike. A PARAM the rollout passes as `temperature=` (the factor
+    `workflow:temperature`, or `workflow:sampling_temp` sent as one) samples the held-out
+    answers too, which is said. Read with `ast`, nothing run."""
     factor = reading.factor
+    param = factor.removeprefix("workflow:")
+    if param != factor and param in params and param in _temperature_params(Path(path)):
+        note = (
+            f'your rollout passes PARAMS["{param}"] as its temperature, so each arm samples its '
+            "held-out answers at its own temperature too (the evaluation is not greedy): the "
+            "comparison is of training and of sampling at evaluation together"
+        )
+        if note in reading.assumptions:
+            return reading
+        return reading.model_copy(update={"assumptions": [*reading.assumptions, note]})
     if factor not in SAMPLING or factor in params:
         return reading
     calls_openai, passes_own = _sampling_calls(Path(path), factor)
@@ -303,6 +315,23 @@ def _sampling_calls(path: Path, factor: str) -> tuple[bool, bool]:
                 # a shipped task's rollout calls episode.openai()
                 calls_openai |= any(a.name == "rollout" for a in node.names)
     return calls_openai, passes_own
+
+
+def _temperature_params(path: Path) -> set[str]:
+    """The PARAMS keys the workflow's code passes as `temperature=PARAMS["key"]`."""
+    keys: set[str] = set()
+    for tree in _code_trees(path):
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.keyword) and node.arg == "temperature":
+                value = node.value
+                if (
+                    isinstance(value, ast.Subscript)
+                    and isinstance(value.value, ast.Name)
+                    and value.value.id == "PARAMS"
+                    and isinstance(value.slice, ast.Constant)
+                ):
+                    keys.add(str(value.slice.value))
+    return keys
 
 
 def team_policies(path: str | Path) -> list[str]:

@@ -279,6 +279,17 @@ def test_a_sampling_factor_says_how_it_reaches_the_workflows_model_calls(tmp_pat
     assert "episode.openai()" not in assumptions(raw_http, "does lr 1e-4 help my agent?")
     declared = "PARAMS = {'temperature': 0.7}\n" + raw_http
     assert "episode.openai()" not in assumptions(declared, "does temperature 1.2 help my agent?")
+    # a PARAM the rollout passes as its temperature samples the held-out answers too
+    passed = (
+        "PARAMS = {'sampling_temp': 0.7, 'shots': 0}\n"
+        "async def rollout(task, episode):\n"
+        "    await episode.openai().chat.completions.create(\n"
+        "        model=episode.model, messages=[], temperature=PARAMS['sampling_temp'])\n"
+        "    return 1.0\n"
+    )
+    said = assumptions(passed, "does sampling_temp 1.0 help my agent?")
+    assert 'passes PARAMS["sampling_temp"] as its temperature' in said and "not greedy" in said
+    assert "not greedy" not in assumptions(passed, "does shots 2 help my agent?")
 
 
 @pytest.mark.slow
