@@ -4,8 +4,10 @@ Owns: `inspect_workflow` — the file's `PARAMS = {...}` read with `ast`
 (never executed for this; a PARAMS that is not a literal dict is refused, naming the line)
 and whether it has a held-out split (`tasks("test")` yields a task, and how many, up to
 `TEST_SIZE_CAP`: checked by importing the file in a subprocess under a time limit, whose
-error is reported; a train split that raises or yields nothing, or tasks without an "id",
-are refused there too, each in a first line naming the fix) — and
+error is reported; a train split that raises or yields nothing, tasks without an "id" and
+a multi-policy team are refused there too, each in a first line naming the fix);
+`with_sampling_reach`, the reading's word on how a sampling factor reaches the workflow's
+model calls (read from its code with `ast`), and
 `render_wrapper`, the source of the workflow file each arm runs
 (`prompts/workflows/user.py.j2`): it imports the user's file by its absolute path, puts the
 arm's `workflow_params` into the module's `PARAMS` dict (and into
