@@ -13,7 +13,7 @@ Synonyms are regular-expression fragments matched on the lower-cased question at
 boundaries; a space (or hyphen) in a synonym matches a space, hyphen, underscore or
 nothing, so "group size" also matches "group_size" and "group-size".
 
-Must not know how a question is parsed (`reader.py`), how arms are built (`template.py`),
+Must not know how a question is parsed (`reading/`), how arms are built (`template.py`),
 the gateway or the database.
 """
 

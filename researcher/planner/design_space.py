@@ -7,7 +7,7 @@ arm (a `POST /runs` field, a LoRA spec, a sampling setting or workflow parameter
 mix, the base model), and arm names ("kl_coef-0.5", "lora-r16", "arithmetic+calculator").
 The hypothesis and decision rule in words are `wording.py`'s.
 
-Must not know about the question's words (that is `reader.py`), LangGraph, the gateway's HTTP
+Must not know about the question's words (that is `reading/`), LangGraph, the gateway's HTTP
 API or the database.
 """
 

@@ -1,6 +1,6 @@
 """`TemplatePlanner`: the deterministic planner used when no LLM endpoint is configured.
 
-It reads the question into a `Reading` (`reader.py`: one factor over levels, on a task,
+It reads the question into a `Reading` (`reading/`: one factor over levels, on a task,
 judged by an outcome in a direction), turns the reading into arms (`design_space.py`) and a
 hypothesis and pre-registered decision rule (`wording.py`), sizes the design from the budget
 (`budget.py`), fills `prompts/workflows/mix.py.j2` for each arm of a shipped task (or wraps

@@ -1,0 +1,102 @@
+"""The control among two or more written levels, in this order: the smallest level when the
+question asks about a larger/higher/more X (the largest for smaller/lower/fewer); the level
+after "than", "instead of", "rather than", "compared with", "as good as", "match", "beat",
+"from", "replacing", or "versus" after a verb ("does A save time versus B"); the catalogue
+default when it is among the levels; B of a directional "A vs B" ("does 1e-4 vs 1e-5
+help?": 1e-5); the smallest of three or more numbers; else the first named ("0.1 vs 0.3":
+0.1).
+
+Must not know how the levels were found (`levels.py`, `params.py`, `mixes.py`), nor arms,
+budgets, the gateway or the database.
+"""
+
+from __future__ import annotations
+
+import re
+
+from researcher.plan import Level
+from researcher.planner.catalogue import describe_level
+from researcher.planner.reading.question import Question
+
+CONTRAST = re.compile(
+    r"(?:\binstead of|\brather than|\bthan|\bcompared (?:with|to)|\brelative to|\bagainst|"
+    r"\bas (?:good|well|accurate|fast|effective|strong|cheap|quickly) as|\bmatch(?:es|ing)?|"
+    r"\bover|\bbeat(?:s|ing)?|\boutperform(?:s|ing)?|\bfrom|\breplac(?:e|es|ed|ing))\s+(?:[^\s=:]+(?:\s+|\s*[=:]\s*)){0,3}$"
+)
+
+_VERSUS = re.compile(r"\b(?:vs\.?|versus)\s+(?:[^\s=:]+(?:\s+|\s*[=:]\s*)){0,3}$")
+
+# "256 vs 128": the first level's number, "vs", the second's (positions start at each number)
+_BARE_VERSUS = re.compile(r"\S+\s+(?:vs\.?|versus)\s+")
+
+
+def contrasted_index(text: str, positions: list[int]) -> int | None:
+    """The index of the level named after "than"/"instead of"/"as good as"..., if any; also
+    after "versus" when a verb stands between the levels ("does A save time versus B"),
+    though not in a bare "A vs B" (there the first named is the control)."""
+    for index, position in enumerate(positions):
+        if CONTRAST.search(text[max(0, position - 50) : position]):
+            return index
+    for index, position in enumerate(positions[1:], start=1):
+        between = text[positions[index - 1] : position]
+        if _VERSUS.search(between) and len(between.split()) > 5:
+            return index
+    return None
+
+
+def _sort_key(level: Level) -> float:
+    """A level's place in order (None: each game's own budget, a middling one)."""
+    return float(level) if isinstance(level, int | float) else 7.0  # None: each game's own
+
+
+def choose_control(
+    q: Question,
+    factor: str,
+    levels: list[Level],
+    positions: list[int],
+    default: Level,
+    way: str | None,
+) -> Level:
+    """The control among the written `levels` (at `positions` in the text), said in the
+    assumptions."""
+    numeric = [v for v in levels if isinstance(v, int | float) or v is None]
+    if way and len(numeric) == len(levels):
+        pick = min if way == "raise" else max
+        control = pick(levels, key=_sort_key)
+        size = "smaller" if way == "raise" else "larger"
+        asked = "larger" if way == "raise" else "smaller"
+        q.assumptions.append(
+            f"control {describe_level(factor, control)}: the {size} level, as the question "
+            f"asks about a {asked} {factor}"
+        )
+        return control
+    contrasted = contrasted_index(q.text, positions)
+    if contrasted is not None:
+        control = levels[contrasted]
+        q.assumptions.append(
+            f"control {describe_level(factor, control)}: the level the question compares against"
+        )
+        return control
+    if any(level == default for level in levels):
+        q.assumptions.append(f"control {describe_level(factor, default)}: the default {factor}")
+        return default
+    if (
+        len(levels) == 2
+        and q.direction in ("greater", "less")
+        and _BARE_VERSUS.fullmatch(q.text[positions[0] : positions[1]])
+    ):
+        # "does 256 vs 128 help?" asks whether 256 helps: the level after "vs" is the control
+        control = levels[1]
+        q.assumptions.append(
+            f"control {describe_level(factor, control)}: the level after 'vs' (the question "
+            f"asks what {describe_level(factor, levels[0])} does against it)"
+        )
+        return control
+    if len(levels) >= 3 and len(numeric) == len(levels):
+        control = min(levels, key=_sort_key)
+        q.assumptions.append(
+            f"control {describe_level(factor, control)}: the smallest of a dose-response"
+        )
+        return control
+    q.assumptions.append(f"control {describe_level(factor, levels[0])}: the first named")
+    return levels[0]

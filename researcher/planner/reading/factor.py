@@ -1,0 +1,169 @@
+"""The factor: the setting named (a level word such as "RLOO" or "full fine-tuning" names
+its factor too, but an explicit setting wins: "a larger GRPO group size" varies the group
+size). "steps" alone is the factor only when nothing else is; two tasks and no setting read
+as task mixing (two tasks set against each other are refused: no run setting separates
+them); two model sizes as the base model; bare numbers like 1e-4 as learning rates. Two
+settings are refused: a study varies one. "Can the model learn X?" and "does training help
+X at all?" compare no two settings and are refused with what the bench measured.
+
+Must not know the factor's levels (`levels.py`), nor arms, budgets, the gateway or the
+database.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from researcher.errors import NotAboutTraining
+from researcher.planner.catalogue import task_info
+from researcher.planner.learnability import describe, measured, measurements
+from researcher.planner.reading.mentions import Mention
+from researcher.planner.reading.question import Question, how_to_ask
+from researcher.planner.reading.tasks import level_beside, level_pattern, spelled_level
+
+# "can the model learn X?", "is X learnable?": no setting to compare
+_CAN_LEARN = re.compile(
+    r"\b(?:can|could|will)\b(?:\s+\S+){0,5}?\s+(?:learn|solve|master)\b|\blearnable\b|"
+    r"\bis it possible to (?:learn|train)\b"
+)
+
+# training set against no training: "at all", "over the base model", "vs no training"
+_TRAINING_AT_ALL = re.compile(
+    r"\bat all\b|\b(?:over|than|vs\.?|versus|compared (?:to|with)|against|beyond)\s+(?:the\s+|an?\s+)?"
+    r"(?:base|untrained|pretrained|original|initial|starting)\s+(?:model|policy|checkpoint)|"
+    r"\b(?:vs\.?|versus|than|over|compared (?:to|with))\s+(?:no|without)\s+(?:rl\s+)?training\b"
+)
+
+_TRAINING_WORDS = re.compile(
+    r"train|learn|fine[\s-]?tun|\brl\b|reinforcement|reward|polic|gradient|rollout|model|"
+    r"experiment|accuracy|hyper[\s-]?param|\bgrpo\b|\bppo\b|\bsteps?\b|agent|checkpoint|epoch|"
+    r"dataset|benchmark|\bstudy\b|\brun\b|\bruns\b"
+)
+
+# two tasks set against each other ("which is easier: A or B?"), not mixed
+_TASK_CONTEST = re.compile(
+    r"\b(?:or|vs\.?|versus|which|easier|harder|more learnable|less learnable)\b"
+)
+
+_MIXING_WORDS = re.compile(
+    r"\b(?:mix\w*|add\w*|plus|alongside|together|combin\w*|joint\w*|with|alone|only|"
+    r"multi[\s-]?task|transfer\w*)\b|\d+\s*%|\d+\s*/\s*\d+|\+|&"
+)
+
+
+def read_factor(q: Question) -> str:
+    """The factor the question varies (a run setting, `workflow:<PARAM>`, `task_mix` or
+    `base_model`); refused when it names none, two, or asks only whether a task is learnable."""
+    tasks = q.of("task")
+    if tasks and q.params is None and _TRAINING_AT_ALL.search(q.text):
+        # "does GRPO help letter counting at all?", "… over the base model?": trained
+        # against untrained, which every study's control answers — not GRPO vs RLOO
+        algorithms = {m.level for m in q.of("value") if m.key == "algorithm"}
+        others = [m for m in q.mentions if m.kind in ("param", "factor")
+                  and m.key not in ("base_model", "algorithm")]  # fmt: skip
+        if len(algorithms) <= 1 and not others and len(q.of("model")) < 2:
+            raise q.unreadable(_can_it_learn(q, tasks[0]))
+    named = [m.key for m in q.mentions if m.kind in ("param", "factor")]
+    named = list(dict.fromkeys(k for k in named if k != "max_steps"))
+    if not named:
+        named = list(dict.fromkeys(m.key for m in q.of("value")))
+    else:  # two levels of another setting set against each other vary it too
+        levels: dict[str, set] = {}
+        for m in q.of("value"):
+            levels.setdefault(m.key, set()).add(json.dumps(m.level, sort_keys=True))
+        named += [key for key, seen in levels.items() if len(seen) >= 2 and key not in named]
+    # "can the model learn X (in 30 steps)?": no two settings, whatever steps it names
+    if not named and q.of("task") and q.params is None:
+        if _CAN_LEARN.search(q.masked):
+            raise q.unreadable(_can_it_learn(q, q.of("task")[0]))
+    models = q.of("model")
+    if not named and len(models) >= 2:
+        named = ["base_model"]
+    algorithms = [m for m in q.mentions if m.key == "algorithm"]
+    if named == ["algorithm"] and len(models) >= 2 and len(algorithms) == 1:
+        # "does Qwen benefit more from GRPO than SmolLM2?": one algorithm named beside
+        # two models is the training both get, not a setting to vary
+        q.assumptions.append(
+            f"{q.text[algorithms[0].start : algorithms[0].end]!r} beside two models is "
+            "the training each gets: the models are compared by held-out accuracy after "
+            "it (not by their gains: the report gives each model's untrained baseline "
+            "beside it)"
+        )
+        named = ["base_model"]
+    if not named and (q.of("factor", "max_steps") or q.of("aside", "steps_n")):
+        named = ["max_steps"]
+    if not named and re.search(r"(?<![\w.])\d+(?:\.\d+)?e-\d+\b", q.masked):
+        q.assumptions.append("no setting named: numbers like 1e-4 read as learning rates")
+        named = ["lr"]
+    if not named and len({m.key for m in q.of("task")}) >= 2 and q.params is None:
+        if _TASK_CONTEST.search(q.masked) and not _MIXING_WORDS.search(q.masked):
+            tasks = [m.key for m in q.of("task")]
+            raise q.unreadable(
+                f"it compares the tasks {' and '.join(dict.fromkeys(tasks))} themselves: "
+                "their accuracies are on different items, so no run setting separates "
+                "them. Ask one question per task (does training help on each, against "
+                "its untrained baseline), or ask whether mixing them helps one "
+                f"('does adding {tasks[1]} help on {tasks[0]}?')"
+            )
+        q.assumptions.append(
+            "two tasks and no run setting named: read as a question about the task mix"
+        )
+        named = ["task_mix"]
+    if len(named) > 1:
+        raise q.unreadable(
+            f"it names {len(named)} settings ({', '.join(named)}); a study varies one at "
+            f"a time — ask about one, or say the other is held fixed ('at the same "
+            f"{named[1]}')"
+        )
+    if named:
+        return named[0]
+    about_training = bool(_TRAINING_WORDS.search(q.text) or q.of("fixed"))
+    if q.of("task") or (q.params is not None and about_training):
+        where = (
+            "your workflow"
+            if q.params is not None
+            else " and ".join(dict.fromkeys(m.key for m in q.of("task")))
+        )
+        declared = (
+            f" (your workflow's PARAMS: {', '.join(q.params) or 'none'})"
+            if q.params is not None
+            else ""
+        )
+        raise q.unreadable(f"no run setting named: it names {where} but not what to vary{declared}")
+    if about_training:
+        raise q.unreadable("no run setting or task named")
+    raise NotAboutTraining(
+        f"{q.question!r} is not a question about training a model: the researcher "
+        f"answers questions about RL training by running experiments. "
+        f"{how_to_ask(q.params)}"
+    )
+
+
+def _can_it_learn(q: Question, mention: Mention) -> str:
+    """Whether a model can learn a task is no comparison of two settings: every study
+    answers it for its control (the pilot, against the untrained baseline), and the
+    bench measured it for the bundled model."""
+    info = task_info(mention.key)
+    level = level_beside(
+        q.text, mention.start, mention.end,
+        "|".join(level_pattern(level, info) for level in info.levels),
+    ) if info and info.levels else None  # fmt: skip
+    level = spelled_level(level, info) if level else (info.default_level if info else None)
+    record = measurements()
+    row = measured(mention.key, level, record.model) if record else None
+    at = f" at level {level}" if level else ""
+    known = (
+        f"; bench/learnability.py measured it for the bundled {record.model} on "
+        f"{mention.key}{at}: {describe(row)} ({record.settings})"
+        if row and record
+        else ""
+    )
+    return (
+        f"it asks whether the model can learn {mention.key}{at}, which compares no two "
+        f"settings: every study answers it for its control arm (the pilot trains it first "
+        f"and reports whether it learned against the untrained model on the same "
+        f"held-out items){known}. Ask about a setting to see it "
+        f"('does lr 2e-5 vs 4e-5 speed up learning on {level + ' ' if level else ''}"
+        f"{mention.key}?')"
+    )

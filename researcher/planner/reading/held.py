@@ -1,0 +1,209 @@
+"""Held settings: a setting at one value after the verb ("does group size 8 help at lr
+1e-5?", "under RLOO", "with LoRA rank 8", "when the group size is 16", "at few_shot=3" for a
+PARAM of the user's workflow, "with the hint on", "at the default temperature") or in a
+leading clause set off by a comma ("at lr 5e-5, does kl 0.01 help?") is applied to every arm
+(`Reading.held`) and taken out of the text before the rest is read — when something else is
+still named to vary and it is named nowhere else. Each is checked against its factor's
+bounds or its PARAM's type; a PARAM held at a value not of its type is refused saying so.
+
+Must not know how the held values reach the arms (`design_space.py`), nor budgets, the
+gateway or the database.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from researcher.plan import Level
+from researcher.planner.catalogue import (
+    EQUIVALENT_WORDS,
+    FACTORS,
+    GREATER_WORDS,
+    LESS_WORDS,
+    TWO_SIDED_WORDS,
+    WORKFLOW_PREFIX,
+)
+from researcher.planner.reading.mentions import scan
+from researcher.planner.reading.numbers import NUMBER, as_factor_type
+from researcher.planner.reading.question import Question
+
+# run settings a question may fix for every arm beside its factor ("at lr 1e-5")
+# (and any PARAM of the user's workflow; the algorithm and LoRA by a level word: "under RLOO",
+# "with LoRA")
+_HOLDABLE = ("lr", "kl_coef", "clip_eps", "weight_decay", "max_grad_norm", "group_size",
+             "batch_groups", "max_staleness", "temperature", "max_tokens", "lora")  # fmt: skip
+
+_HELD_WORDS = ("algorithm", "lora")
+
+_HELD_BEFORE = re.compile(
+    r"\b(?:at|with|using|under|keeping|holding|when|while|and)\s+(?:an?\s+|the\s+)?$"
+)
+
+# "at the default temperature": held at the setting's default (the task's own for max_tokens)
+_HELD_AT_DEFAULT = re.compile(
+    r"\b(?:at|with|using|under|keeping|holding)\s+(?:the|its|our|my)\s+(?:current\s+|usual\s+)?"
+    r"default\s+$"
+)
+
+AT_DEFAULT = "<default>"  # a held level that is the setting's default, resolved with the task
+
+# a PARAM held at a word: "with tool=search", "with use_hint set to true"
+_HELD_WORD_VALUE = re.compile(
+    r"\s*(?:is\s+|set\s+to\s+|=\s*|:\s*)([a-z][\w.+-]*)|\s+(?:turned\s+|switched\s+)?(on|off)\b"
+)
+
+_HELD_NUMBER_FIRST = re.compile(r"\b(?:at|with|using|under)\s+" + NUMBER.pattern + r"\s+$")
+
+_HELD_VALUE = re.compile(
+    r"\s*(?:is\s+|are\s+|stays\s+)?(?:(?:set|held|fixed|kept)\s+(?:at|to)\s+|of\s+|=\s*|:\s*|at\s+)?"
+    + NUMBER.pattern
+)
+
+
+def held_settings(
+    text: str, params: dict[str, Any] | None
+) -> tuple[str, dict[str, Level], list[str]]:
+    """`text` without the run settings it fixes for every arm beside another it varies
+    ("does group size 8 help at lr 1e-5?": lr 1e-5), those settings, and their words. A
+    setting is held only when something else is still named to vary once it is taken out,
+    and it is named nowhere else (then it is varied: "lr 1e-4 with group size 8 vs ...")."""
+    held: dict[str, Level] = {}
+    words: list[str] = []
+    # after the verb: "does group size 16 help at lr 1e-5?" holds lr; "does group size 16
+    # with lr 1e-5 help?" asks about the two together (refused: one setting at a time)
+    verb = re.search(
+        rf"\b(?:{GREATER_WORDS}|{LESS_WORDS}|{EQUIVALENT_WORDS}|{TWO_SIDED_WORDS})", text
+    )
+    for m in reversed(scan(text, params)):
+        if m.key in held:
+            continue
+        before = _HELD_BEFORE.search(text[: m.start])
+        at_default = _HELD_AT_DEFAULT.search(text[: m.start])
+        param = m.kind == "param" or (m.kind == "fixed" and m.key.startswith(WORKFLOW_PREFIX))
+        found: tuple[int, int, Level] | None = None
+        if m.kind == "value" and m.key in _HELD_WORDS and before:  # "under RLOO", "with LoRA"
+            found = (before.start(), m.end, m.level)
+        elif m.kind in ("factor", "fixed", "param") and (m.key in _HOLDABLE or param):
+            value = _HELD_VALUE.match(text, m.end)
+            number_first = _HELD_NUMBER_FIRST.search(text[: m.start])  # "with 8 groups/step"
+            word = _HELD_WORD_VALUE.match(text, m.end) if param else None
+            if at_default:
+                found = (at_default.start(), m.end, AT_DEFAULT)
+            elif number_first and not number_first.group(2):
+                found = (number_first.start(), m.end, float(number_first.group(1)))
+            elif before and value and not value.group(2):
+                found = (before.start(), value.end(), float(value.group(1)))
+            elif before and word:  # "with tool=search", "with the hint on"
+                found = (before.start(), word.end(), word.group(1) or word.group(2))
+        if found is None:
+            continue
+        start, end, level = found
+        # a clause before the verb holds only when set apart: "at lr 5e-5, does kl help?"
+        if (verb is None or start < verb.end()) and not re.match(r"\s*,", text[end:]):
+            continue
+        blanked = text[:start] + " " * (end - start) + text[end:]
+        if not _still_varies(blanked, params, m.key):
+            continue
+        held[m.key] = float(f"{level:.12g}") if isinstance(level, float) else level
+        words.append(text[start:end].strip())
+        text = blanked
+    return text, held, words
+
+
+def _still_varies(text: str, params: dict[str, Any] | None, held: str) -> bool:
+    """Whether `text` still names a setting to vary other than `held` (and names `held` no
+    more): a setting or PARAM by name, two levels of one ("RLOO beat GRPO"), or one level
+    off its default ("LoRA"); the default alone ("is GRPO better with a KL of 0.1?") is the
+    training it names, not a factor."""
+    mentions = [m for m in scan(text, params) if m.kind in ("factor", "value", "param")]
+    if any(m.key == held for m in mentions):
+        return False
+    levels: dict[str, set[str]] = {}
+    for m in mentions:
+        if m.kind == "value":
+            levels.setdefault(m.key, set()).add(json.dumps(m.level, sort_keys=True, default=str))
+    return any(
+        m.key != "max_steps"
+        and (
+            m.kind != "value"
+            or len(levels[m.key]) >= 2
+            or (m.key in FACTORS and m.level != FACTORS[m.key].default)  # "LoRA": r=16
+        )
+        for m in mentions
+    )
+
+
+_KIND_WORDS = {bool: "a flag", int: "a whole number", float: "a number", str: "text"}
+
+
+def _example_value(default: Any) -> str:
+    """A value of `default`'s type, as a question would write it."""
+    if isinstance(default, bool):
+        return "true" if not default else "false"
+    if isinstance(default, int | float):
+        return f"{default * 2 or 1:g}"
+    return "NAME"
+
+
+def checked_held(q: Question, factor: str, task: str) -> dict[str, Level]:
+    """The held settings as their factors' (or PARAMS') types, each within its bounds;
+    one held at its default ("at the default temperature") as that default."""
+    held: dict[str, Level] = {}
+    for key, value in q.held.items():
+        if key.startswith(WORKFLOW_PREFIX):
+            if key != factor:
+                held[key] = _held_param(q, key, value)
+            continue
+        spec = FACTORS[key]
+        if value == AT_DEFAULT:
+            value = spec.default_for(task)
+            if key != factor and value is not None:
+                held[key] = value
+            continue
+        if not isinstance(value, float):  # a level word ("under RLOO", "with LoRA")
+            if key != factor:
+                held[key] = value
+            continue
+        if not spec.in_bounds(value):
+            raise q.unreadable(f"{key} {value:g} is out of bounds ({spec.bounds_text()})")
+        typed = as_factor_type(spec, value)
+        if spec.kind in ("int", "lora") and not isinstance(typed, int):
+            raise q.unreadable(f"{key} {value:g} is not a whole number")
+        if key != factor:
+            held[key] = typed
+    return held
+
+
+def _held_param(q: Question, key: str, value: Level) -> Level:
+    """A PARAM held for every arm as the type of its default: "with few_shot 3" (an
+    int), "with use_hint=true" (a flag), "with tool=search" (a word)."""
+    assert q.params is not None
+    name = key[len(WORKFLOW_PREFIX) :]
+    default = q.params[name]
+    if value == AT_DEFAULT:
+        return default
+    flags = {"true": True, "on": True, "yes": True, "false": False, "off": False, "no": False}
+    if isinstance(default, bool) and (str(value).lower() in flags or value in (0.0, 1.0)):
+        return flags[value] if isinstance(value, str) else bool(value)
+    if isinstance(default, int) and not isinstance(default, bool) and isinstance(value, float):
+        if value.is_integer():
+            return int(value)
+    elif isinstance(default, float) and isinstance(value, float):
+        return value
+    elif (default is None or isinstance(default, str)) and isinstance(value, str):
+        return value
+    written = f"{value:g}" if isinstance(value, float) else repr(value)
+    kind = _KIND_WORDS.get(type(default))
+    if kind is None:
+        raise q.unreadable(
+            f"it holds your workflow's {name} for every arm, but {name} is a "
+            f"{type(default).__name__}: the template reader holds and varies numbers, "
+            "flags and text only; leave it at its default"
+        )
+    raise q.unreadable(
+        f"it holds your workflow's {name} at {written} for every arm, but {name} is "
+        f"{kind} (default {default!r}): no arm can set it to that. Hold it at a value of "
+        f"its type ('with {name}={_example_value(default)}')"
+    )

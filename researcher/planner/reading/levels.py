@@ -1,0 +1,275 @@
+"""The levels of a run setting: the numbers as written (5e-6 and 0.000005 are one level;
+"eight" too, for whole-number settings); "twice", "half", "tenfold" multiply the control,
+"increasing X by 4" adds to the default. One level named: the catalogue default is the
+other, and the control (a level word that *is* the default, "does tree merging save time?",
+is compared with the factor's alternative). No level named: "a higher X" tries the factor's
+raised level, "a lower X" its lowered one, "which X is best" lowered/default/raised (every
+choice of a choice setting), "the best X between A and B" a sweep across the range, "how
+many steps" 10/20/40 steps, else the factor's alternative level. A factor the question
+takes away ("removing the KL penalty", "is a KL penalty necessary?") has it on as the
+control and off as the treatment. A workflow PARAM's levels are `params.py`'s, a task mix's
+and a base model's `mixes.py`'s; the control among written levels is `control.py`'s.
+
+Must not know the outcome or the direction's words, nor arms, budgets, the gateway or the
+database.
+"""
+
+from __future__ import annotations
+
+import re
+
+from researcher.plan import Level
+from researcher.planner.catalogue import (
+    FACTORS,
+    WORKFLOW_PREFIX,
+    Factor,
+    describe_level,
+    distinct_levels,
+)
+from researcher.planner.reading.control import choose_control
+from researcher.planner.reading.mixes import mix_levels, model_levels
+from researcher.planner.reading.moves import BEST, names_default, takes_away, way_asked
+from researcher.planner.reading.numbers import (
+    as_factor_type,
+    multiplier_named,
+    shift_named,
+    with_verb,
+    word_numbers,
+    written_numbers,
+)
+from researcher.planner.reading.params import param_levels
+from researcher.planner.reading.question import Question
+
+STEPS_DOSE = [10, 20, 40]  # "how many steps does it need?": a dose-response over max_steps
+
+# a value named as a limit ("limiting responses to 32 tokens", "capped at", "at most")
+_LIMITS = re.compile(
+    r"\b(?:limit\w*|capp?(?:ed|ing|s)?|restrict\w*|truncat\w*|at most|no more than|up to)\b"
+)
+
+_CUTS = re.compile(r"\b(?:cut\w*|shorten\w*|trim\w*)\b")
+
+
+def read_levels(q: Question, factor: str, task: str, tasks: list[str]) -> tuple[list[Level], Level]:
+    """The levels, control first, and the control."""
+    if factor.startswith(WORKFLOW_PREFIX):
+        return param_levels(q, factor[len(WORKFLOW_PREFIX) :])
+    spec = FACTORS[factor]
+    if spec.kind == "task_mix":
+        return mix_levels(q, task, tasks)
+    if spec.kind == "base_model":
+        return model_levels(q)
+    own = [m for m in q.mentions if m.key == factor and m.kind in ("factor", "value")]
+    named: list[tuple[int, Level]] = []
+    if spec.kind in ("real", "int", "lora"):
+        for position, value, percent in written_numbers(q.text, q.mentions):
+            if percent and spec.kind == "real":  # "a KL penalty of 5%" is 0.05
+                q.assumptions.append(f"{value:g}% read as {value / 100:g}")
+                value = value / 100
+            named.append((position, value))
+        if not named and spec.kind != "real":
+            named = word_numbers(q.text, q.mentions)
+        if factor == "max_steps":
+            named += [(m.start, float(m.groups[0])) for m in q.of("aside", "steps_n")]
+    values = [(m.start, m.level) for m in own if m.kind == "value"]
+    values += [(m.start, spec.default_for(task)) for m in own if names_default(q.text, m)]
+    if spec.kind == "lora" and named:
+        values = [(p, v) for p, v in values if v == "full"]  # "LoRA r=8": the rank is 8
+    named = sorted(named + values, key=lambda pair: pair[0])
+    if factor == "algorithm" and re.search(r"\bppo\b", q.text):
+        q.assumptions.append(
+            "every algorithm here trains with the PPO-clip loss and differs in its "
+            "advantage estimator: PPO is read as RLOO (critic-free PPO-style baselines)"
+        )
+    named = [(p, as_factor_type(spec, v)) for p, v in named]
+    levels = distinct_levels([v for _, v in named])
+    written = len(levels)
+    default = spec.default_for(task)
+    way = way_asked(q.text, own)
+    multiplier = with_verb(multiplier_named(q.text, q.mentions), way)
+    if default is None and factor != "max_turns" and len(levels) < 2:
+        raise q.unreadable(
+            f"{factor} has no default here (your workflow sets its own): name both levels "
+            f"to compare, e.g. '{factor} 64 vs 256'"
+        )
+    if len(levels) >= 2:
+        positions = [next(p for p, v in named if v == level) for level in levels]
+        if (middle := _inside_range(q, spec, levels)) is not None:
+            # "the best lr between 1e-5 and 1e-4": a sweep across the range
+            levels, positions = (
+                [levels[0], middle, levels[1]],
+                [*positions[:1], -1, *positions[1:]],
+            )
+        control = choose_control(q, factor, levels, positions, default, way)
+    elif len(levels) == 1 and multiplier and isinstance(levels[0], int | float):
+        control = levels[0]
+        levels = [control, as_factor_type(spec, control * multiplier)]
+        q.assumptions.append(f"{describe_level(factor, control)} is the control")
+    elif (
+        len(levels) == 1
+        and factor == "max_tokens"
+        and isinstance(default, int)
+        and levels[0] > default
+        and way != "raise"
+        and (way == "lower" or _LIMITS.search(q.text) or _CUTS.search(q.text))
+    ):
+        # "cut max tokens to 64" where the task's default is 32: against the default it
+        # would be a raise; the cut the question means is from above, 2 x 64
+        control = as_factor_type(spec, levels[0] * 2)
+        levels = [control, levels[0]]
+        q.assumptions.append(
+            f"{describe_level(factor, levels[1])} named as a cut, but {task}'s default is "
+            f"{describe_level(factor, default)}, below it: compared against "
+            f"{describe_level(factor, control)} (control) so that the named value is the cut"
+        )
+    elif len(levels) == 1 and levels[0] != default:
+        control = default
+        levels = [default, levels[0]]
+        q.assumptions.append(
+            f"only {describe_level(factor, levels[1])} named: the default "
+            f"{describe_level(factor, default)} is the control"
+        )
+    elif (
+        len(levels) == 1
+        and levels[0] == default
+        and isinstance(default, int | float)
+        and (way or _LIMITS.search(q.text))
+        and (moved := _moved_from_default(spec, default, way)) is not None
+    ):
+        # "limiting responses to 32 tokens" where 32 is the default: the named value is
+        # the treatment, reached by lowering (or raising) from the other side
+        control = moved
+        levels = [control, default]
+        q.assumptions.append(
+            f"only {describe_level(factor, default)} named, the default, as the level moved "
+            f"to: compared against {describe_level(factor, control)} (control)"
+        )
+    elif len(levels) == 1 and spec.kind in ("choice", "lora") and not way:
+        control = spec.alternative if levels[0] == default else default
+        q.assumptions.append(
+            f"only {describe_level(factor, levels[0])} named, the default: compared "
+            f"against {describe_level(factor, control)}"
+        )
+        levels = [control, levels[0]]
+    else:
+        control, levels = _unnamed_levels(q, spec, default, way, multiplier)
+    if factor == "max_grad_norm" and written < 1 and takes_away(q.text, own):
+        # no clipping: a norm no gradient reaches (the bound of POST /runs)
+        control, levels = default, [default, as_factor_type(spec, spec.high or 1e6)]
+        if q.assumptions and q.assumptions[-1].startswith(f"no {factor} level named"):
+            q.assumptions.pop()  # the level tried without one named: replaced here
+        q.assumptions.append(
+            f"gradient clipping taken away: max_grad_norm {default:g} (control) vs "
+            f"{levels[1]:g}, which no gradient norm reaches"
+        )
+    elif (
+        written < 2
+        and len(levels) == 2
+        and control == default
+        and (default == 0 or (spec.kind == "lora" and default == "full"))
+        and (takes_away(q.text, own) or q.asks_if_needed())
+    ):
+        # the question's treatment is the factor taken away (the default, off): the
+        # control is the factor on, so "does removing X hurt?" asks off < on; the
+        # assumption just made about the default as control is replaced
+        control = next(level for level in levels if level != default)
+        q.taken_away = True
+        q.assumptions[-1] = (
+            f"{factor} taken away: {describe_level(factor, control)} (control) vs "
+            f"{describe_level(factor, default)} (without it)"
+        )
+    return [control, *(level for level in levels if level != control)], control
+
+
+def _inside_range(q: Question, spec: Factor, levels: list[Level]) -> Level | None:
+    """The middle of a range the question asks the best value within ("what lr works
+    best between 1e-5 and 1e-4?"): geometric across a factor of 4 or more, else halfway."""
+    if len(levels) != 2 or not all(isinstance(v, int | float) for v in levels):
+        return None
+    if not (BEST.search(q.masked) and re.search(r"\bbetween\b", q.text)):
+        return None
+    low, high = sorted(float(v) for v in levels)
+    middle = (low * high) ** 0.5 if low > 0 and high / low >= 4 else (low + high) / 2
+    middle = as_factor_type(spec, float(f"{middle:.1g}") if spec.name == "lr" else middle)
+    if middle in levels or (spec.kind == "int" and not isinstance(middle, int)):
+        return None
+    q.assumptions.append(
+        f"the best {spec.name} within a range: a sweep over {low:g}, {middle:g} and {high:g}"
+    )
+    return middle
+
+
+def _moved_from_default(spec: Factor, default: Level, way: str | None) -> Level | None:
+    """The level a question moves away from when the value it names is the default:
+    above it for a limit or "lower"/"shorter", below it for "raise"/"larger"."""
+    raised, lowered = spec.raised, spec.lowered
+    if spec.name == "max_tokens" and isinstance(default, int):
+        raised, lowered = default * 2, max(1, default // 2)
+    other = lowered if way == "raise" else raised
+    return None if other is None or other == default else as_factor_type(spec, other)
+
+
+def _unnamed_levels(
+    q: Question, spec: Factor, default: Level, way: str | None, multiplier: float | None
+) -> tuple[Level, list[Level]]:
+    """(control, levels) when the question writes no level: raised, lowered, a sweep, a
+    shift or a multiple of the default, or the factor's alternative level."""
+    factor = spec.name
+    raised, lowered, alternative = spec.raised, spec.lowered, spec.alternative
+    if factor == "max_tokens" and isinstance(default, int):
+        raised, lowered, alternative = default * 2, max(1, default // 2), default * 2
+    if factor == "lora" and (way or multiplier):
+        default = 16  # "a larger LoRA rank": ranks around the usual r=16
+    if factor == "max_steps" and re.search(r"how (?:many|much|long)", q.text):
+        q.assumptions.append(
+            f"how many steps it needs: held-out accuracy after {', '.join(map(str, STEPS_DOSE))} "
+            f"steps (a dose-response; the control is the shortest)"
+        )
+        return STEPS_DOSE[0], list(STEPS_DOSE)
+    if (
+        default is None
+        and factor != "max_turns"
+        or (multiplier and not isinstance(default, int | float))
+    ):
+        raise q.unreadable(f"no {factor} level named: give the values to compare")
+    if multiplier and default == 0:  # "halving the KL penalty": its default is off
+        raise q.unreadable(
+            f"{factor}'s default is 0, which scaling leaves at 0: name the level to compare "
+            f"('{factor} {describe_level(factor, alternative)}')"
+        )
+    shift = shift_named(q.text, q.mentions)
+    if shift is not None and isinstance(default, int | float):
+        # "increasing the group size by 4": the default and the default plus 4
+        other = as_factor_type(spec, default + shift)
+        q.assumptions.append(
+            f"{factor} moved by {shift:+g} from its default: {describe_level(factor, default)} "
+            f"(control) vs {describe_level(factor, other)}"
+        )
+        return default, [default, other]
+    best = BEST.search(q.masked)
+    if spec.kind == "choice" and best:
+        dose = [default, *(choice for choice in spec.choices if choice != default)]
+        q.assumptions.append(f"no {factor} named: every choice ({', '.join(dose)})")
+        return default, dose
+    if multiplier:
+        other = as_factor_type(spec, default * multiplier)
+    elif best and lowered is not None:
+        dose = distinct_levels([lowered, default, raised])
+        q.assumptions.append(
+            f"no {factor} level named: a dose-response over "
+            f"{', '.join(describe_level(factor, v) for v in dose)} (default as control)"
+        )
+        return default, dose
+    elif way == "raise" and raised is not None:
+        other = raised
+    elif way == "lower" and lowered is not None:
+        other = lowered
+    else:
+        other = alternative
+    if other == default:
+        other = alternative if alternative != default else raised
+    q.assumptions.append(
+        f"no {factor} level named: {describe_level(factor, default)} (control) vs "
+        f"{describe_level(factor, other)}"
+    )
+    return default, [default, other]

@@ -1,0 +1,255 @@
+"""Mentions: every synonym of every task, factor and level word in the catalogue (and every
+PARAMS key of the user's workflow: "system_prompt" as "system prompt" or "prompt"), and the
+number phrases that are no level ("within 20 steps", "by at least 5 points", "3 seeds",
+"a 4x larger", "75/25"), matched in the question. Overlapping matches keep the
+leftmost-longest, so "single-turn" is the easy task and never a turn count, "the tool-use
+task" is a task and "mixing in" is the task-mix factor. A setting said to be held fixed
+("at the same batch size") is marked `fixed`; beside "Dr. GRPO", a plain "GRPO" is the
+`scale_rewards` level "group", not the algorithm.
+
+Must not know what the mentions are read as (the factor, the levels, the task: the other
+modules of this package), nor arms, budgets, the gateway or the database.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from researcher.plan import Level
+from researcher.planner.catalogue import (
+    AMBIGUOUS_DATASET_NAMES,
+    FACTORS,
+    TASKS,
+    UNSHIPPED_TASKS,
+    UNSUPPORTED_SETTINGS,
+    WORKFLOW_PREFIX,
+    is_task,
+    reasoning_gym_datasets,
+)
+from researcher.planner.reading.models import MODEL_REQUEST
+
+
+@dataclass(frozen=True)
+class Mention:
+    start: int
+    end: int
+    # task | unshipped | unsupported | factor | value | param | fixed | neutral | model | aside
+    kind: str
+    key: str  # the task family, factor name, or aside kind
+    level: Level = None
+    groups: tuple[str | None, ...] = ()
+
+
+def _compile(fragment: str) -> re.Pattern[str]:
+    # a space or hyphen in a synonym matches a space, hyphen, underscore or nothing
+    flexible = re.sub(r"[ -]", lambda _: r"[\s_-]*", fragment)
+    return re.compile(rf"(?<!\w)(?:{flexible})(?!\w)")
+
+
+_NEUTRAL = (
+    r"multi turn(?: tasks?| training| rl| agents?| games?| settings?)?",
+    r"tool calls?",
+    r"turn based",
+    r"step by step",
+    r"one step",
+)
+
+_TIMES_COUNT = r"\d+(?:\.\d+)?|two|three|four|five|six|eight|ten|a hundred|hundred"
+
+_ASIDES = (  # number phrases that are not levels: (kind, regex)
+    ("within_steps", r"within (?:the first )?(\d+) (?:training )?steps"),
+    ("margin", r"within (\d+(?:\.\d+)?) ?(?:percentage points?|points?|%|percent|pp)"),
+    ("margin_abs", r"within (?:an? )?(?:margin of )?(0?\.\d+)"),
+    # the effect hoped for, not a level: "improve accuracy by at least 5 points"
+    (
+        "effect",
+        r"by (?:at least |more than |over |as much as |a good |some )?(\d+(?:\.\d+)?) ?"
+        r"(?:percentage points?|points?|pp|%|percent)|"
+        r"(?:at least |more than )?(\d+(?:\.\d+)?) ?(?:percentage points?|points?|pp) "
+        r"(?:better|worse|higher|lower|more|less)",
+    ),
+    ("effect_abs", r"by (?:at least|more than) (0?\.\d+)"),
+    ("margin", r"margin (?:of )?(\d+(?:\.\d+)?) ?(?:percentage points?|points?|%|percent|pp)"),
+    ("margin_abs", r"margin (?:of )?(0?\.\d+)"),
+    ("seeds", r"(\d+) (?:random )?seeds?"),
+    ("pass_at_k", r"pass ?@ ?(\d+)"),
+    ("task_size", r"\d+[\s-](?:numbers?|digits?|terms?)"),  # "3-number countdown": a level
+    (
+        "threshold",
+        r"(?:reach\w*|hit\w*|gets? to|achiev\w*)(?: an?)?(?: training)?(?: reward| accuracy| "
+        r"score)?(?: of)? (\d+(?:\.\d+)?)(%?)",
+    ),
+    # "4 steps of staleness" is a lag, not a run length
+    ("steps_n", r"(\d+) (?:training |more )?steps(?! of (?:staleness|lag|delay|off))"),
+    ("ratio", r"(\d{1,3}) ?[/:-] ?(\d{1,3})(?!\.\d)(?: (?:mix|split|ratio))?"),
+    (
+        "times",
+        # the comparative is looked at, not taken: "a 4x larger group" still names the group
+        rf"({_TIMES_COUNT})[ -]?(?:x|×|times|fold)"
+        r"(?=(?: as)?(?: (larger|higher|bigger|greater|more|longer|smaller|lower|less|fewer|"
+        r"shorter|large|high|big|much))?)",
+    ),
+    # "by a factor of 10"; "dividing the lr by 10" (a bare "by N" only after such a verb)
+    ("factor_of", rf"by a factor of ({_TIMES_COUNT})"),
+    (
+        "divided_by",
+        rf"by ({_TIMES_COUNT})(?! ?(?:%|percent|points?|pp)|\.\d|[ -]?(?:x\b|×|times|fold))",
+    ),
+    (
+        "times_word",
+        r"(twice|doubl\w*|half|halv\w*|tripl\w*|quadrupl\w*)|an order of magnitude "
+        r"(larger|higher|bigger|greater|more|smaller|lower|less)",
+    ),
+)
+
+NUMBER_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "eight": 8, "ten": 10}
+
+
+def _static_patterns() -> list[tuple[re.Pattern[str], str, str, Level]]:
+    patterns = []
+    for kind, regex in _ASIDES:
+        patterns.append((re.compile(rf"(?<![\w.])(?:{regex})(?!\w)"), "aside", kind, None))
+    for factor in FACTORS.values():
+        for synonym in factor.synonyms:
+            patterns.append((_compile(synonym), "factor", factor.name, None))
+        for words, level in factor.values.items():
+            patterns.append((_compile(words), "value", factor.name, level))
+    for info in TASKS.values():
+        for synonym in info.synonyms:
+            patterns.append((_compile(synonym), "task", info.family, None))
+    for name in reasoning_gym_datasets():
+        if name in TASKS:
+            continue  # first-class: its own synonyms name it
+        if name in AMBIGUOUS_DATASET_NAMES:
+            fragment = rf"(?:reasoning gym {name}(?: dataset| task)?|{name} (?:dataset|task)s?)"
+        else:
+            fragment = rf"(?:reasoning gym )?{name.replace('_', ' ')}(?: dataset| tasks?)?"
+        patterns.append((_compile(fragment), "task", name, None))
+    for name in UNSHIPPED_TASKS:
+        if is_task(name):
+            continue  # shipped since: its own synonyms name it
+        patterns.append((_compile(name), "unshipped", name, None))
+    for fragment in UNSUPPORTED_SETTINGS:
+        patterns.append((_compile(fragment), "unsupported", fragment, None))
+    for fragment in _NEUTRAL:
+        patterns.append((_compile(fragment), "neutral", "", None))
+    patterns.append((MODEL_REQUEST, "model", "", None))
+    return patterns
+
+
+@functools.cache
+def _patterns() -> list[tuple[re.Pattern[str], str, str, Level]]:
+    return _static_patterns()  # on first use: the reasoning-gym names import the library
+
+
+_PRIORITY = {"param": 0, "aside": 1, "model": 2, "factor": 3, "value": 4, "task": 5}
+
+
+def _param_patterns(params: dict[str, Any]) -> list[tuple[re.Pattern[str], str, str, Level]]:
+    """A workflow's PARAMS keys as words: "system_prompt" is "system prompt" (or "system-prompt",
+    "system_prompt"), and its last word alone ("prompt") when that is four letters or more."""
+    patterns = []
+    for key in params:
+        words = [re.escape(word) for word in key.lower().split("_") if word]
+        if not words:
+            continue
+        patterns.append((_compile(" ".join(words)), "param", WORKFLOW_PREFIX + key, None))
+        if len(words) > 1 and len(words[-1]) >= 4:
+            patterns.append((_compile(words[-1] + "s?"), "param", WORKFLOW_PREFIX + key, None))
+        for alias in _param_aliases(words):
+            patterns.append((_compile(alias), "param", WORKFLOW_PREFIX + key, None))
+    return patterns
+
+
+def _param_aliases(words: list[str]) -> list[str]:
+    """Other words for a PARAMS key: a singular ("retries": "retry"), and examples or
+    demonstrations for a few-shot count ("few_shot": "3 examples")."""
+    last = words[-1]
+    aliases = []
+    if last.endswith("ies") and len(last) > 4:
+        aliases.append(" ".join([*words[:-1], last[:-3] + "y"]))
+    if "shot" in last or "shots" in last:
+        aliases.append(
+            r"(?:in[\s-]context |few[\s-]shot )?(?:examples?|demonstrations?|demos?|shots?)"
+        )
+    return aliases
+
+
+SCALING_VERB = re.compile(
+    r"\b(?:divid|multipl|increas|rais|reduc|decreas|lower|cut|boost)\w*\b[^,;.?!]{0,40}$"
+)
+
+
+def scan(text: str, params: dict[str, Any] | None) -> list[Mention]:
+    """Every synonym matched in `text`; overlaps keep the leftmost-longest."""
+    found = []
+    for pattern, kind, key, level in _param_patterns(params or {}) + _patterns():
+        for match in pattern.finditer(text):
+            if (
+                key == "ratio"
+                and sum(int(g) for g in match.groups()) not in (10, 100)
+                and not (
+                    match.group(0).endswith(("mix", "split", "ratio")) and "0" not in match.groups()
+                )
+            ):
+                continue  # "6/0" inside "5e-6/0.000005" is no mix ratio; "a 3:1 mix" is
+            if key == "divided_by" and not SCALING_VERB.search(text[: match.start()]):
+                continue  # "by 4" alone: a factor after "dividing"/"multiplying", an amount
+                # after "increasing"/"reducing", else a number
+            if match.end() > match.start():
+                found.append(Mention(match.start(), match.end(), kind, key, level, match.groups()))
+    found.sort(key=lambda m: (m.start, m.start - m.end, _PRIORITY.get(m.kind, 9)))
+    named = {m.key for m in found if m.kind == "factor"}
+    found = [
+        m
+        for m in found
+        if not (m.kind == "value" and FACTORS[m.key].values_need_name and m.key not in named)
+    ]
+    kept: list[Mention] = []
+    for mention in found:
+        if not kept or mention.start >= kept[-1].end:
+            kept.append(mention)
+    return [_held_fixed(text, m) for m in _plain_grpo_beside_dr_grpo(kept)]
+
+
+def _plain_grpo_beside_dr_grpo(mentions: list[Mention]) -> list[Mention]:
+    """A question like "does Dr. GRPO beat GRPO?" compares GRPO's advantage with and without
+    the division by the group's std: beside a `scale_rewards` word, a plain "GRPO" is its
+    level "group", not the algorithm (another algorithm named beside it stays a second
+    setting)."""
+    if not any(m.key == "scale_rewards" for m in mentions):
+        return mentions
+    algorithm = [m for m in mentions if m.key == "algorithm"]
+    if any(m.kind != "value" or m.level != "grpo" for m in algorithm):
+        return mentions
+    return [
+        Mention(m.start, m.end, "value", "scale_rewards", "group") if m in algorithm else m
+        for m in mentions
+    ]
+
+
+def _held_fixed(text: str, mention: Mention) -> Mention:
+    """A setting said to stay the same ("at the same batch size") is no factor."""
+    if mention.kind not in ("factor", "value", "param"):
+        return mention
+    before = text[: mention.start]
+    after = text[mention.end :]
+    if re.search(r"\b(?:same|fixed|constant|equal|matched)\s+(?:\S+\s+)?$", before) or re.match(
+        r"\s*(?:is |are |stays |remains |being )?(?:held |kept )?(?:fixed|constant|unchanged)\b",
+        after,
+    ):
+        return Mention(mention.start, mention.end, "fixed", mention.key)
+    return mention
+
+
+def blank_mentions(text: str, mentions: list[Mention]) -> str:
+    """`text` with every task, factor, level word and model name blanked out, so that
+    outcome and direction words are read from what is left."""
+    chars = list(text)
+    for m in mentions:
+        if m.kind in ("task", "factor", "value", "param", "model", "fixed", "unshipped"):
+            chars[m.start : m.end] = "#" * (m.end - m.start)
+    return "".join(chars)

@@ -1,0 +1,83 @@
+"""How a question moves its setting: a larger/higher/more X or a smaller/lower/fewer one
+(`way_asked`), the setting taken away ("removing the KL penalty", "without weight decay";
+not after "than": "better than no weight decay" names the control), the default named as a
+level ("is the default lr better than 1e-4?"), a sweep ("which X is best"), and whether the
+question asks if a setting is needed ("is a KL penalty necessary?").
+
+Must not know which levels these words lead to (`levels.py`, `control.py`), nor arms,
+budgets, the gateway or the database.
+"""
+
+from __future__ import annotations
+
+import re
+
+from researcher.planner.reading.mentions import Mention
+
+_DEFAULT_NAMED = re.compile(r"\b(?:the|its|our|my) (?:current |usual )?default\s+(?:\S+\s+)?$")
+
+
+def names_default(text: str, mention: Mention) -> bool:
+    """Whether the question names the factor's default as a level: "is the default lr better
+    than 1e-4?" compares 2e-5 (the default) with 1e-4."""
+    return mention.kind in ("factor", "param") and bool(
+        _DEFAULT_NAMED.search(text[max(0, mention.start - 40) : mention.start])
+    )
+
+
+BEST = re.compile(r"\b(?:which|what|best|optimal|sweep|sensitiv\w*)\b")
+
+NEEDED = re.compile(  # not "how many steps does it need to reach 0.8"
+    r"\b(?:necessary|required|essential|indispensable|need(?:s|ed)?(?! to\b))\b"
+)
+
+_RAISE = r"larger|higher|bigger|greater|more|longer|increas\w*|rais\w*|extra"
+
+_LOWER = r"smaller|lower|less|fewer|shorter|decreas\w*|reduc\w*|lowering"
+
+
+def way_asked(text: str, mentions: list[Mention]) -> str | None:
+    """ "raise" when the question asks about a larger/higher/more X for its factor
+    mentions, "lower" for smaller/lower/fewer, else None."""
+    for m in mentions:
+        inside = text[m.start : m.end]
+        before = text[max(0, m.start - 40) : m.start]
+        after = text[m.end : m.end + 20]
+        for way, words in (("raise", _RAISE), ("lower", _LOWER)):
+            if (
+                re.search(rf"\b(?:{words})\b", inside)
+                or re.search(rf"\b(?:{words})\s+(?:\S+\s+){{0,2}}$", before)
+                # "a KL penalty increase" (not the verb: "a KL penalty increase the steps")
+                or re.match(
+                    rf"\s*(?:is |are |of )?(?:{words})\b(?! (?:the|an?|its|my|our)\b)", after
+                )
+            ):
+                return way
+    return None
+
+
+_REMOVAL = re.compile(
+    r"\b(?:remov\w*|drop(?:s|ped|ping)?|without|disabl\w*|turn(?:s|ed|ing)? off|"
+    r"switch(?:es|ed|ing)? off|not using|skip(?:s|ped|ping)?|omit\w*|forgo\w*|"
+    r"leav(?:e|es|ing) out|no)\s+(?:the\s+|a\s+|an\s+|any\s+)?$"
+)
+
+# a removal word that names the level compared against ("better than no weight decay"):
+# there the factor off is the control, as the default already is
+_CONTRASTED_REMOVAL = re.compile(
+    r"\b(?:than|compared (?:with|to)|vs\.?|versus|instead of|rather than|relative to|"
+    r"against|over)\s+(?:\S+\s+)?$"
+)
+
+
+def takes_away(text: str, mentions: list[Mention]) -> bool:
+    """True when the question takes its factor away: "removing the KL penalty", "training
+    without weight decay", "turning off the KL penalty"."""
+    for m in mentions:
+        before = text[max(0, m.start - 30) : m.start]
+        removal = _REMOVAL.search(before)
+        if removal and not _CONTRASTED_REMOVAL.search(
+            text[max(0, m.start - 60) : m.start - len(before) + removal.start()]
+        ):
+            return True
+    return False

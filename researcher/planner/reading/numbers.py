@@ -1,0 +1,158 @@
+"""Numbers in a question: written plainly first ("1 x 10^-5", "1×10⁻⁵" and "10^-5" are 1e-5,
+"zero point one" is 0.1), then every number that is not part of a mention (a sign kept:
+"a KL penalty of -1"), whole numbers in words ("groups of eight"), what a question scales its
+setting by ("twice", "a 4x larger", "tenfold lower", "by a factor of 10", "dividing the lr by
+10") or adds to it ("increasing the group size by 4"), and a number as a factor's type (8.0
+is 8 for an int factor).
+
+Must not know which numbers are levels, held settings or effects (the modules that read
+them decide), nor arms, budgets, the gateway or the database.
+"""
+
+from __future__ import annotations
+
+import re
+
+from researcher.plan import Level
+from researcher.planner.catalogue import Factor
+from researcher.planner.reading.mentions import NUMBER_WORDS, SCALING_VERB, Mention
+
+NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?(?:e[-+]?\d+)?|\.\d+)(?!\w)(?!\.\d)(%?)")
+
+
+def written_numbers(text: str, mentions: list[Mention]) -> list[tuple[int, float, bool]]:
+    """(position, value, is_percent) of every number that is not part of a mention."""
+    taken = [(m.start, m.end) for m in mentions]
+    found = []
+    for match in NUMBER.finditer(text):
+        if any(start <= match.start() < end for start, end in taken):
+            continue
+        value = float(f"{float(match.group(1)):.12g}")
+        start = match.start()
+        if start and text[start - 1] == "-" and (start == 1 or text[start - 2] in " (=:,"):
+            value, start = -value, start - 1  # "a KL penalty of -1": a sign, not a dash
+        found.append((start, value, bool(match.group(2))))
+    return found
+
+
+_WORD_NUMBERS = {
+    word: value
+    for value, word in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+        "fifteen sixteen seventeen eighteen nineteen twenty".split()
+    )
+    if value >= 2  # "one" is too common a word ("one task", "one-step") to be a level
+} | {"thirty-two": 32, "sixty-four": 64}
+
+_WORD_NUMBER = re.compile(
+    rf"(?<![\w-])({'|'.join(sorted(_WORD_NUMBERS, key=len, reverse=True))})(?![\w-])"
+    r"(?! (?:seeds?|tasks?|models?|times|fold|arms?|runs?|of (?:them|these|those)))"
+)
+
+
+def word_numbers(text: str, mentions: list[Mention]) -> list[tuple[int, Level]]:
+    """Levels written as words ("groups of eight vs two"), for whole-number factors."""
+    taken = [(m.start, m.end) for m in mentions]
+    return [
+        (match.start(), float(_WORD_NUMBERS[match.group(1)]))
+        for match in _WORD_NUMBER.finditer(text)
+        if not any(start <= match.start() < end for start, end in taken)
+    ]
+
+
+def _times_count(count: str) -> float:
+    """ "ten", "10", "a hundred" as a number."""
+    return NUMBER_WORDS.get(count, None) or (100.0 if "hundred" in count else float(count))
+
+
+def multiplier_named(text: str, mentions: list[Mention]) -> float | None:
+    """The factor the question scales its setting by: "twice", "a 4x larger", "tenfold
+    lower", "by a factor of 10", "dividing the lr by 10" (0.1); None when it names none."""
+    for m in mentions:
+        if m.key == "times":
+            count, comparative = m.groups[0], m.groups[1] or ""
+            k = _times_count(count)
+            return 1 / k if comparative in ("smaller", "lower", "less", "fewer", "shorter") else k
+        if m.key == "factor_of":
+            return _times_count(m.groups[0])
+        if m.key == "divided_by":
+            k = _times_count(m.groups[0])
+            verb = SCALING_VERB.search(text[: m.start])
+            if verb and verb.group(0).startswith(("divid", "multipl")):
+                return 1 / k if verb.group(0).startswith("divid") else k
+        if m.key == "times_word":
+            word, magnitude = m.groups
+            if magnitude:
+                return 0.1 if magnitude in ("smaller", "lower", "less") else 10.0
+            return {"tw": 2.0, "do": 2.0, "ha": 0.5, "tr": 3.0, "qu": 4.0}[word[:2]]
+    return None
+
+
+def shift_named(text: str, mentions: list[Mention]) -> float | None:
+    """The amount an "increasing X by 4" adds or a "reducing X by 0.1" takes away; None when
+    the question scales (multiplies, divides) or names no such amount."""
+    for m in mentions:
+        if m.key == "divided_by":
+            verb = SCALING_VERB.search(text[: m.start])
+            if verb and not verb.group(0).startswith(("divid", "multipl")):
+                amount = _times_count(m.groups[0])
+                down = verb.group(0).startswith(("reduc", "decreas", "lower", "cut"))
+                return -amount if down else amount
+    return None
+
+
+def with_verb(multiplier: float | None, way: str | None) -> float | None:
+    """A multiplier read with the question's verb: "lowering the lr by 10x" divides by 10."""
+    if multiplier is not None and multiplier > 1 and way == "lower":
+        return 1 / multiplier
+    return multiplier
+
+
+_SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺−", "0123456789--" + "-")
+
+# "1 x 10^-5", "1×10^-5", "1·10⁻⁵", "10^-5": written as 1e-5
+_TIMES_POWER = re.compile(
+    r"(?<![\w.])(?:(\d+(?:\.\d+)?)\s*[x×*·]\s*)?10\s*(?:\^|\*\*)\s*([-+]?\d+)(?![\w.])"
+)
+
+_SUPERSCRIPT_POWER = re.compile(r"(?<![\w.])(?:(\d+(?:\.\d+)?)\s*[x×*·]\s*)?10([⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)")
+
+_DIGIT_WORDS = "zero one two three four five six seven eight nine".split()
+
+# "zero point one": 0.1
+_POINT_NUMBER = re.compile(
+    rf"\b({'|'.join(_DIGIT_WORDS)}) point((?: (?:{'|'.join(_DIGIT_WORDS)}))+)\b", re.IGNORECASE
+)
+
+
+def plain_numbers(text: str) -> str:
+    """`text` with powers of ten written as 1e-5 ("1 x 10^-5", "1×10⁻⁵", "10^-4"), a unicode
+    minus in an exponent ("1e−5") as a hyphen, and decimals in words ("zero point one") as
+    digits."""
+    text = _POINT_NUMBER.sub(
+        lambda m: (
+            str(_DIGIT_WORDS.index(m.group(1).lower()))
+            + "."
+            + "".join(str(_DIGIT_WORDS.index(w.lower())) for w in m.group(2).split())
+        ),
+        text,
+    )
+    text = re.sub(r"(?<=\de)−(?=\d)", "-", text)
+    text = _SUPERSCRIPT_POWER.sub(
+        lambda m: f"{m.group(1) or '1'}e{m.group(2).translate(_SUPERSCRIPTS)}", text
+    )
+    return _TIMES_POWER.sub(lambda m: f"{m.group(1) or '1'}e{m.group(2)}", text)
+
+
+def as_factor_type(spec: Factor, value: Level) -> Level:
+    """A written number as the factor's type: 8.0 → 8 for an int factor; 2e-05 × 0.1 is
+    2e-06, not 2.0000000000000003e-06."""
+    if isinstance(value, float):
+        value = float(f"{value:.12g}")
+    if isinstance(value, float) and spec.kind in ("int", "lora") and value.is_integer():
+        return int(value)
+    if isinstance(value, float) and spec.kind in ("int", "lora"):
+        return value  # check_reading says it is not a whole number
+    if isinstance(value, int) and not isinstance(value, bool) and spec.kind == "real":
+        return float(value)
+    return value

@@ -1,0 +1,211 @@
+"""The outcome and the direction. Outcome: cost for "cheaper", "wall time", "tokens",
+"faster to train"; learning speed (area under the training-reward curve) for "learn
+faster", "slow learning", "sample efficiency", "within N steps" (also fixes steps = N), and
+steps to reach a training reward of 0.8 (or the one named: "reach 0.9 sooner", "the time
+needed to hit 0.7") for "how many steps ... to learn"; final training reward for "training
+reward"; held-out accuracy otherwise (an outcome no study measures, "stability", is said).
+When the steps themselves are the factor ("how many training steps does it need?"),
+held-out accuracy after each number of steps, direction greater. Direction: equivalence
+(its margin is `effects.py`'s); greater for help/improve/better/faster; less for
+hurt/slow/worse/cheaper/cut; two-sided for matter/differ/affect/"what does", for both ways
+at once or "A or B", and when no way is said.
+
+Must not know the levels or the task, nor arms, budgets, the gateway or the database.
+"""
+
+from __future__ import annotations
+
+import re
+
+from researcher.planner.catalogue import GREATER_WORDS, LESS_WORDS, OUTCOME_WORDS, TWO_SIDED_WORDS
+from researcher.planner.reading.effects import equivalence_margin
+from researcher.planner.reading.question import Question
+
+DEFAULT_THRESHOLD = 0.8  # "how many steps to learn": steps to a training reward of 0.8
+
+_MOVES_FACTOR = re.compile(
+    r"\b(?:cut(?:s|ting)?|reduc\w*|lower(?:s|ed|ing)?|rais\w*|increas\w*|decreas\w*|"
+    r"halv\w*|doubl\w*|boost\w*|slash\w*)\s+(?:the\s+|a\s+|its\s+)?(?=#)"
+)
+
+# a budget the comparison is held to is no outcome: "at equal compute"
+_AT_EQUAL_COST = re.compile(
+    r"\b(?:at|with|under|for) (?:an? )?(?:equal|the same|matched|fixed|same) "
+    r"(?:compute|budget|cost|flops|wall[\s-]?time|time|tokens)\b"
+)
+
+# the time or steps it takes to reach a threshold is learning speed, not cost: "reduce the
+# training time needed to hit 0.7"; group 1: the verb that moves it, if any
+_TIME_TO_REACH = re.compile(
+    r"(?:\b(reduc\w*|cut\w*|shorten\w*|lower\w*|decreas\w*|sav\w*|fewer|less|increas\w*|"
+    r"rais\w*|lengthen\w*|doubl\w*|more|longer)\s+(?:the\s+)?(?:number\s+of\s+)?)?"
+    r"\b(?:(?:training|wall[\s-]?clock)\s+)?(?:time|steps|updates|iterations)\s+"
+    r"(?:(?:it\s+)?(?:needed|required|needs|takes|it\s+takes|necessary)\s+)?"
+    r"(?:to|until|before)\s+(?:reach|hit|get|achiev)"
+)
+
+_FEWER_STEPS = re.compile(r"\bfewer (?:training )?(?:steps|updates|iterations)\b")
+
+# outcomes people ask about that no study measures: said, then judged by held-out accuracy
+_UNMEASURED = re.compile(
+    r"\b(?:(?:more |less )?stab(?:le|ility|ili[sz]\w*)|unstable|instabilit\w*|collaps\w*|"
+    r"diverg\w*|reward hacking|entropy|diversity|calibrat\w*|robust\w*|"
+    r"overfit\w*|forget\w*|verbos\w*|response length|(?:gradient )?variance)\b"
+)
+
+# a direction word and the unmeasured outcome it is about, a few words on: "reduce reward
+# collapse", "less prone to overfitting", "help stability", "hurt robustness"
+_DIRECTED_UNMEASURED = re.compile(
+    rf"\b(?:{GREATER_WORDS}|{LESS_WORDS}|prevent\w*|avoid\w*|mitigat\w*|reduc\w*|lower\w*|"
+    r"less|fewer|more|increas\w*|caus\w*)(?:\s+[\w'’-]+){0,3}?\s+"
+    + _UNMEASURED.pattern.removeprefix(r"\b")
+)
+
+
+def _without_unmeasured_direction(text: str) -> tuple[str, str | None]:
+    """`text` without the direction words that are about an outcome no study measures
+    ("reduce reward collapse", "more stable"), and the first such phrase: that direction says
+    nothing about held-out accuracy, which judges the study, so it must not set the side."""
+    spans = [
+        (m.start(), m.end())
+        for m in _DIRECTED_UNMEASURED.finditer(text)
+        if _UNMEASURED.search(m.group(0))
+    ]
+    first = text[spans[0][0] : spans[0][1]].strip() if spans else None
+    for start, end in reversed(spans):
+        text = text[:start] + " " * (end - start) + text[end:]
+    return text, first
+
+
+def read_outcome(q: Question, factor: str) -> tuple[str, float | None]:
+    """The outcome and, for steps to a reward, its threshold; sets `q.steps` when the
+    question fixes them ("within 20 steps")."""
+    within = q.of("aside", "within_steps")
+    if within:
+        q.steps = int(within[0].groups[0])
+    for m in q.of("aside", "steps_n"):
+        if factor != "max_steps" and q.steps is None:
+            q.steps = int(m.groups[0])
+    outcome = "heldout_accuracy"
+    measured = _AT_EQUAL_COST.sub(" ", q.masked)
+    for name, words in OUTCOME_WORDS:
+        if re.search(rf"\b(?:{words})", measured):
+            outcome = name
+            break
+    how_many = re.search(r"how (?:many|much) (?:training )?steps|steps to ", q.text)
+    if how_many and factor != "max_steps" and outcome == "heldout_accuracy":
+        outcome = "learning_speed"
+    if factor == "max_steps" and outcome == "learning_speed" and how_many:
+        outcome = "heldout_accuracy"  # the steps are the factor: accuracy after each
+    if within and outcome == "heldout_accuracy":
+        outcome = "learning_speed"
+    fewer = _FEWER_STEPS.search(q.text)
+    if fewer and factor != "max_steps" and outcome == "heldout_accuracy":
+        outcome = "learning_speed"  # "learns chain_sum in fewer steps"
+    reach = q.of("aside", "threshold")
+    if reach and (
+        fewer
+        or re.search(r"\b(?:sooner|faster|quicker|first|earlier)\b", q.masked)
+        or re.search(r"\bhow (?:fast|quickly|soon|long)\b", q.text)
+        or _TIME_TO_REACH.search(q.text)
+    ):
+        # "reach a training reward of 0.9 sooner", "the training time needed to hit 0.7"
+        outcome = "learning_speed"
+    threshold = None
+    if outcome == "learning_speed":
+        if reach:
+            value, percent = reach[0].groups
+            threshold = float(value) / (100 if percent or float(value) > 1 else 1)
+        elif how_many and factor != "max_steps":
+            threshold = DEFAULT_THRESHOLD
+            q.assumptions.append(
+                f"learning speed as the steps to reach a training reward of "
+                f"{DEFAULT_THRESHOLD} (none named)"
+            )
+        else:
+            q.assumptions.append(
+                "learning speed as the area under the training-reward curve"
+                + (f" over the first {q.steps} steps" if q.steps else "")
+            )
+    elif outcome == "heldout_accuracy":
+        unmeasured = _UNMEASURED.search(q.masked)
+        pass_at = q.of("aside", "pass_at_k")
+        if pass_at and int(pass_at[0].groups[0]) == 1:
+            q.assumptions.append(
+                "pass@1 read as held-out accuracy (one greedy answer per held-out task)"
+            )
+        elif pass_at:
+            q.assumptions.append(
+                f"pass@{pass_at[0].groups[0]} is not measured (each held-out task gets one "
+                "greedy answer): judged by held-out accuracy, i.e. pass@1"
+            )
+        elif unmeasured:
+            q.assumptions.append(
+                f"{unmeasured.group(0)!r} is no outcome this researcher measures (it "
+                "measures held-out accuracy, learning speed, final training reward and "
+                "cost): judged by held-out accuracy; the report's per-seed curves show "
+                "how the runs behaved"
+            )
+        elif q.params is not None:
+            q.assumptions.append(
+                "judged by the held-out mean reward of your workflow's tasks('test') (no "
+                "other outcome named)"
+            )
+        else:
+            q.assumptions.append("judged by held-out accuracy (no other outcome named)")
+    return outcome, threshold
+
+
+def read_direction(q: Question, outcome: str, factor: str) -> tuple[str, float | None]:
+    """The direction and, for an equivalence question, its margin."""
+    text = q.masked
+    if factor == "max_steps" and re.search(r"how (?:many|much|long)", text):
+        q.assumptions.append("direction: more steps raise held-out accuracy (greater)")
+        return "greater", None
+    margin = equivalence_margin(q, outcome)
+    if margin is not None:
+        return "equivalent", margin
+    # a verb that moves the factor is no direction: "does cutting the lr in half help?"
+    text = re.sub(_MOVES_FACTOR, " ", text)
+    undirected = None  # a direction word about an outcome no study measures
+    if outcome == "heldout_accuracy":
+        text, undirected = _without_unmeasured_direction(text)
+    to_reach = _TIME_TO_REACH.search(q.text) if outcome == "learning_speed" else None
+    if to_reach and to_reach.group(1):
+        # "reduce the time needed to hit 0.7": fewer steps to it is faster (greater)
+        faster = not re.match(r"increas|rais|lengthen|doubl|more|longer", to_reach.group(1))
+        return ("greater" if faster else "less"), None
+    greater = re.search(rf"\b(?:{GREATER_WORDS})", text)
+    if outcome == "learning_speed" and not greater:
+        # fewer steps to learn is faster; "reach 0.9 earlier"
+        greater = _FEWER_STEPS.search(q.text) or re.search(r"\bearlier\b", text)
+    less = re.search(rf"\b(?:{LESS_WORDS})", text)
+    if outcome == "cost":  # costing less is the improvement: "faster" is less wall time
+        greater, less = (
+            re.search(
+                r"\b(?:more expensive|costl\w*|costs? more|slower|more tokens|"
+                r"slow(?:s|ed|ing)? (?:\w+ )?down)",
+                text,
+            ),
+            re.search(
+                r"\b(?:cheap\w*|cuts?|cutting|sav\w*|reduc\w*|faster|quicker|fewer|less|lower)",
+                text,
+            )
+            or (greater if not re.search(r"\bslow", text) else None),
+        )
+    if (greater and less) or (
+        (greater or less) and re.search(r"\bwhich\b|\bor\b", text)
+    ):  # "help or hurt", "RLOO or GRPO: which learns faster?"
+        return "two_sided", None
+    if greater:
+        return "greater", None
+    if less:
+        return "less", None
+    if undirected:
+        q.assumptions.append(
+            f"the direction named ({undirected!r}) is about an outcome not measured here, "
+            "not held-out accuracy: a two-sided test"
+        )
+    elif not re.search(rf"\b(?:{TWO_SIDED_WORDS})", text):
+        q.assumptions.append("no direction named: a two-sided test (any difference)")
+    return "two_sided", None

@@ -1,0 +1,213 @@
+"""The levels of a PARAM of the user's workflow, by its default's type: a flag (on against
+off; "turning off the hint", "does my agent need the hint?": on is the control), a number
+(as written, in digits or words; "removing retries": 0; "which few_shot count is best?" a
+sweep; else twice the default, or 1 for a count off by default), or text (quoted: "does
+system_prompt \"Think step by step.\" help?", 'from "search" to "calculator"'; `key=value`;
+a one-word default's values unquoted beside the key's name: "the search tool beat the
+calculator tool"; 'adding "X" to the prompt' appends it; none: "removing the system
+prompt").
+
+Must not know the outcome or the direction, nor arms, budgets, the gateway or the database.
+"""
+
+from __future__ import annotations
+
+import re
+
+from researcher.plan import Level
+from researcher.planner.catalogue import WORKFLOW_PREFIX, describe_level, distinct_levels
+from researcher.planner.reading.control import CONTRAST, choose_control, contrasted_index
+from researcher.planner.reading.moves import BEST, names_default, takes_away, way_asked
+from researcher.planner.reading.numbers import (
+    multiplier_named,
+    with_verb,
+    word_numbers,
+    written_numbers,
+)
+from researcher.planner.reading.question import Question
+
+
+def value_start(q: Question, value: str) -> int:
+    """Where a PARAM's text value is written: its opening quote, or its first letter
+    when it is unquoted ("the search tool")."""
+    at = q.question.find(value)
+    if at < 0:
+        at = q.text.find(value.lower())
+    return at - 1 if at > 0 and q.question[at - 1] in "\"'“" else max(at, 0)
+
+
+def param_levels(q: Question, key: str) -> tuple[list[Level], Level]:
+    """The levels of the workflow PARAM `key`, control first, and the control."""
+    assert q.params is not None
+    default = q.params[key]
+    factor = WORKFLOW_PREFIX + key
+    quoted = [
+        a or b or c
+        for a, b, c in re.findall(r"\"([^\"]+)\"|“([^”]+)”|(?<!\w)'([^']+)'(?!\w)", q.question)
+    ]
+    if isinstance(default, bool):
+        mentioned = q.of("param", factor)
+        if (
+            takes_away(q.text, mentioned)
+            or q.asks_if_needed()
+            or any(
+                re.match(r"\s+off\b", q.text[m.end :])
+                and re.search(r"\b(?:turn|switch)\w*\s+(?:the\s+|a\s+)?$", q.text[: m.start])
+                for m in mentioned
+            )
+        ):  # "turning off the hint", "turning the hint off": on is the control
+            q.taken_away = True
+            q.assumptions.append(f"{factor} taken away: True (control) vs False")
+            return [True, False], True
+        return [default, not default], default
+    if isinstance(default, int | float):
+        found = [(p, v) for p, v, _ in written_numbers(q.text, q.mentions)]
+        if isinstance(default, int) and not found:  # "five examples instead of two"
+            found = word_numbers(q.text, q.mentions)
+        found = [
+            (p, int(v) if isinstance(default, int) and v.is_integer() else v) for p, v in found
+        ]
+        mentioned = q.of("param", factor)
+        found += [(m.start, default) for m in mentioned if names_default(q.text, m)]
+        found.sort(key=lambda pair: pair[0])
+        numbers = [v for _, v in found]
+        named = distinct_levels(numbers)
+        others = [v for v in named if v != default]
+        if not others and default != 0 and takes_away(q.text, mentioned):
+            # "removing retries": the PARAM off (0) against its default
+            q.assumptions.append(f"{factor} taken away: {default} (control) vs 0")
+            return [default, 0 if isinstance(default, int) else 0.0], default
+        if len(others) >= 1 and len(named) >= 2:
+            # "few_shot=2 vs few_shot=4": the levels named; the control as for a setting
+            positions = [next(p for p, v in found if v == level) for level in named]
+            way = way_asked(q.text, q.of("param", factor))
+            control = choose_control(q, factor, named, positions, default, way)
+            return [control, *(v for v in named if v != control)], control
+        if not others and BEST.search(q.masked):
+            sweep = [0, 1, 3] if default == 0 else [default / 2, default, default * 2]
+            sweep = [int(v) if isinstance(default, int) and float(v).is_integer() else v
+                     for v in sweep]  # fmt: skip
+            sweep = distinct_levels(sweep)
+            q.assumptions.append(
+                f"no {factor} level named: a dose-response over {', '.join(map(str, sweep))} "
+                f"(the default {default} as control)"
+            )
+            return [default, *(v for v in sweep if v != default)], default
+        if not others:
+            way = way_asked(q.text, q.of("param", factor))
+            multiplier = with_verb(multiplier_named(q.text, q.mentions), way)
+            multiplier = multiplier or (0.5 if way == "lower" else 2.0)
+            if default == 0 and (isinstance(default, float) or way == "lower"):
+                raise q.unreadable(f"no level named for {factor} (default 0): give one")
+            if default == 0:  # a count that is off by default ("few_shot": 0): turn it on
+                others = [1]
+                q.assumptions.append(
+                    f"no {factor} level named: tried 1 against the default 0 (name another, "
+                    f"e.g. '{key} 3')"
+                )
+                return [default, *others], default
+            other = default * multiplier
+            others = [int(other) if isinstance(default, int) else other]
+            q.assumptions.append(f"no {factor} level named: tried {others[0]}")
+        return [default, *others], default
+    if isinstance(default, str) or default is None:
+        if not quoted:  # "tool=python", "tool: search": a bare word as the value
+            quoted = re.findall(
+                rf"\b{param_words(key)}\s*[=:]\s*([\w.+-]+)", q.question, flags=re.I
+            )
+        if not quoted and default and re.fullmatch(r"[\w.+-]+", default):
+            quoted = _bare_values(q.text, key)  # "the search tool beat the calculator tool"
+        others = [value for value in quoted if value != default]
+        base = f"{default} " if default else ""
+        if (
+            not others
+            and quoted
+            and default
+            and re.search(
+                r"\b(?:compared (?:to|with)|than|vs\.?|versus|over|against|instead of)\s+"
+                r"(?:none|nothing|no\s+\w+|an? empty\s+\w+|without\b)",
+                q.text,
+            )
+        ):  # 'does the prompt ("X", the default) help compared to none?': none the control
+            q.assumptions.append(f"control '': no {key}, as the question compares against")
+            return ["", default], ""
+        if (
+            len(others) == 1 and default and re.search(r"\b(?:add\w*|append\w*)\b", q.text)
+        ):  # 'adding "Think carefully." to the system prompt': the default plus it
+            others = [f"{default} {others[0].strip()}"]
+            q.assumptions.append(f"{factor}: the default with {quoted[0].strip()!r} added")
+        mentioned = q.of("param", factor)
+        if len(others) == 1 and any(names_default(q.text, m) for m in mentioned):
+            at = value_start(q, others[0])
+            if at > 0 and CONTRAST.search(q.text[max(0, at - 50) : at]):
+                # 'does the default prompt beat "X"?': "X" is what the default is set against
+                q.assumptions.append(f"control {others[0]!r}: the level compared against")
+                return [others[0], default], others[0]
+        if len(quoted) == 2 and quoted[0] != quoted[1]:
+            contrasted = contrasted_index(q.text, [value_start(q, value) for value in quoted])
+            if contrasted is not None:  # 'from "search" to "calculator"', '"A" instead of "B"'
+                control = quoted[contrasted]
+                q.assumptions.append(f"control {control!r}: the level compared against")
+                return [control, *(value for value in quoted if value != control)], control
+        if (
+            len(others) >= 2
+            and default not in quoted
+            and not re.search(r"\b(?:default|current|baseline)\b", q.text)
+        ):  # 'compare "A" and "B"': those two, the first named the control
+            q.assumptions.append(f"control {others[0]!r}: the first named")
+            return others, others[0]
+        if not others and re.search(
+            rf"\b(?:no|without|empty|remov\w*|drop\w*|delet\w*|omit\w*|skip\w*)\s+"
+            rf"(?:the\s+|a\s+|an\s+)?{param_words(key)}",
+            q.text,
+        ):
+            others = [""]
+        elif not others and re.search(
+            r"step[\s-]*by[\s-]*step|chain[\s-]of[\s-]thought|\bcot\b|reason", q.text
+        ):
+            others = [base + "Think step by step before you answer."]
+        elif not others and re.search(r"\b(?:concise|brief|terse|short)\b", q.text):
+            others = [base + "Answer concisely."]
+        if not others:
+            raise q.unreadable(
+                f"it varies your workflow's {key}, but names no value to try: put it in "
+                f"double quotes, e.g. 'does {key} \"Think step by step.\" help my agent?'"
+            )
+        if others != quoted:
+            q.assumptions.append(f"{factor}: tried {describe_level(factor, others[0])}")
+        return [default, *others], default
+    raise q.unreadable(
+        f"{factor} is a {type(default).__name__}: the template reader varies numbers, "
+        f"booleans and text only"
+    )
+
+
+# words before a PARAM's name that are no value of it ("the default tool", "a better tool")
+_NOT_A_VALUE = re.compile(
+    r"the|an?|my|your|our|its|their|this|that|these|those|same|default|current|usual|new|"
+    r"old|other|another|different|each|every|any|no|one|own|which|what|whose|\w+er|\w+est|"
+    r"good|bad|right|wrong|first|second|\d[\w.]*",
+)
+
+
+def _bare_values(text: str, key: str) -> list[str]:
+    """Unquoted values of a PARAM whose default is one word (tool="calculator"), written
+    before its name ("the search tool", "a python tool") or after "set to"/"to" ("switching
+    the tool to search"), in order."""
+    words = param_words(key)
+    found = [
+        (m.start(1), m.group(1))
+        for m in re.finditer(rf"\b([a-z][\w.+-]*)\s+{words}s?\b", text)
+        if not _NOT_A_VALUE.fullmatch(m.group(1))
+    ]
+    found += [
+        (m.start(1), m.group(1))
+        for m in re.finditer(rf"\b{words}s?\s+(?:set\s+)?to\s+([a-z][\w.+-]*)", text)
+        if not _NOT_A_VALUE.fullmatch(m.group(1))
+    ]
+    return list(dict.fromkeys(value for _, value in sorted(found)))
+
+
+def param_words(key: str) -> str:
+    """A PARAMS key as the question may write it: "system_prompt", "system prompt"."""
+    return r"[\s_-]?".join(re.escape(part) for part in key.split("_"))

@@ -1,0 +1,180 @@
+"""`read_question`: a research question in words → a `Reading`, each part read by its own
+module of this package (in this order: names spelled right, held settings taken out,
+mentions, the factor, the task and its level, the outcome, the direction, the levels, the
+smallest effect), checked with `check_reading` (bounds, types, at least two levels) and
+summarised. Every default filled in is said in `Reading.assumptions`. A question with no
+setting and no task gets `UnreadableQuestion` saying what is missing, with example
+questions; one that is not about training gets `NotAboutTraining`; an empty one
+`EmptyQuestion`.
+
+Must not know about arms, budgets, the gateway or the database.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from researcher.errors import EmptyQuestion, ResearcherError, UnreadableQuestion
+from researcher.plan import Reading
+from researcher.planner.catalogue import (
+    FACTORS,
+    check_reading,
+    describe_level,
+    distinct_levels,
+    tasks_in_words,
+)
+from researcher.planner.reading.effects import min_effect
+from researcher.planner.reading.factor import read_factor
+from researcher.planner.reading.held import AT_DEFAULT, checked_held, held_settings
+from researcher.planner.reading.levels import read_levels
+from researcher.planner.reading.mentions import blank_mentions, scan
+from researcher.planner.reading.numbers import plain_numbers
+from researcher.planner.reading.outcome import read_direction, read_outcome
+from researcher.planner.reading.question import EXAMPLE_QUESTIONS, Question
+from researcher.planner.reading.spelling import spelling_fixed
+from researcher.planner.reading.summary import summarise
+from researcher.planner.reading.tasks import read_task, read_task_levels
+
+
+def read_question(
+    question: str,
+    *,
+    served_models: list[str],
+    workflow_params: dict[str, Any] | None = None,
+    workflow_has_test: bool = True,
+) -> Reading:
+    """The reading of `question` (docs/reading.md gives every rule); raises
+    `UnreadableQuestion` or `NotAboutTraining` with what is missing and how to ask."""
+    original = plain_numbers(" ".join(question.split()))
+    if not re.search(r"[^\W\d_]{2}", original):
+        raise EmptyQuestion(
+            f"the research question is empty ({question!r}); ask e.g. {EXAMPLE_QUESTIONS[0]!r}"
+        )
+    if workflow_params is not None and not workflow_has_test:
+        raise UnreadableQuestion(
+            "your workflow has no test split: the held-out evaluation runs its rollout on "
+            "tasks('test'), so `tasks(split)` must yield tasks for split='test' (and keep them "
+            "apart from split='train')"
+        )
+    return _read(_question(original, list(served_models), workflow_params))
+
+
+def _question(question: str, served: list[str], params: dict[str, Any] | None) -> Question:
+    """The question ready to read: a misspelt setting's name spelled right, the held
+    settings taken out of its text (each said), its mentions found."""
+    question, misspelt = spelling_fixed(question, params)
+    text, held, held_words = held_settings(question.lower(), params)
+    mentions = scan(text, params)
+    assumptions = [
+        f"{words!r}: {key} "
+        + ("at its default" if held[key] == AT_DEFAULT else describe_level(key, held[key]))
+        + " for every arm (held, not varied)"
+        for key, words in zip(held, held_words, strict=True)
+    ]
+    if misspelt:
+        assumptions.append(f"{misspelt!r} read as a misspelt setting's name")
+    return Question(
+        question=question,
+        text=text,
+        mentions=mentions,
+        masked=blank_mentions(text, mentions),
+        params=params,
+        served=served,
+        held=held,
+        assumptions=assumptions,
+    )
+
+
+# what to ask instead about an unshipped benchmark that has an offline procedural relative
+_OFFLINE_TWINS = {
+    "gsm8k": "reasoning-gym's gsm_symbolic (GSM8K's problems as templates) is its offline "
+    "twin: ask about gsm_symbolic",
+}
+
+_TRANSFER = re.compile(r"\btransfer\w*|\bgenerali[sz]\w* (?:to|onto)\b")
+
+
+def _read(q: Question) -> Reading:
+    """The reading of a question made ready by `_question`, checked and summarised."""
+    for m in q.of("unshipped"):
+        if q.params is None:
+            twin = _OFFLINE_TWINS.get(m.key)
+            raise q.unreadable(
+                f"{m.key!r} is not a task this planner ships (it ships "
+                f"{tasks_in_words()}); "
+                + (f"{twin}; " if twin else "")
+                + "study your own agent on it with --workflow FILE"
+            )
+    for m in q.of("unsupported"):
+        named = q.text[m.start : m.end]
+        raise q.unreadable(
+            f"{named!r} is not a setting a study can vary here; it varies "
+            f"{', '.join(FACTORS)} (or your workflow's PARAMS with --workflow FILE)"
+        )
+    factor = read_factor(q)
+    if factor == "batch_groups" and re.search(r"\bbatch(?:es)?\b(?! of \d+ groups)", q.text):
+        q.assumptions.append(
+            "batch size read as groups per step (batch_groups): each group is one prompt "
+            "sampled group_size times, so a step trains on batch_groups x group_size episodes"
+        )
+    if factor == "clip_eps" and re.search(r"clip[- ]higher", q.text):
+        q.assumptions.append(
+            "clip-higher (DAPO) raises only the upper clip bound; clip_eps here clips both "
+            "sides, so the levels apply to both"
+        )
+    if factor == "task_mix" and _TRANSFER.search(q.masked):
+        raise q.unreadable(
+            "it asks whether training on one task transfers to another; that compares a "
+            "policy trained only on one task with the untrained model on the other, and "
+            "this planner designs comparisons between trained arms only (every study "
+            "reports the untrained baseline beside them). Ask about a task mix instead "
+            "('does mixing chain_sum into basic_arithmetic training help on "
+            "basic_arithmetic?'), or study it with --workflow FILE"
+        )
+    task, tasks = read_task(q, factor)
+    task_levels = read_task_levels(q, task, tasks)
+    outcome, threshold = read_outcome(q, factor)
+    direction, margin = read_direction(q, outcome, factor)
+    q.direction = direction
+    levels, control = read_levels(q, factor, task, tasks)
+    if q.taken_away and q.asks_if_needed() and len(levels) == 2:
+        # "is a KL penalty necessary?": does taking it away hurt? (on is the control)
+        direction = "less"
+        stale = "no direction named: a two-sided test (any difference)"
+        q.assumptions = [a for a in q.assumptions if a != stale]
+        q.assumptions.append(
+            "'necessary' read as: does taking it away lower the outcome (one-sided, less)"
+        )
+    if len(distinct_levels(levels)) < 2:
+        shown = ", ".join(describe_level(factor, level) for level in levels)
+        raise q.unreadable(f"{factor} needs two different levels to compare (read: {shown})")
+    if factor == "task_mix":
+        tasks = list(dict.fromkeys([task, *(t for level in levels for t in level)]))
+    if factor == "scale_rewards" and re.search(r"\bdr\.? ?grpo\b", q.text):
+        q.assumptions.append(
+            "Dr. GRPO read as its advantage (no division by the group's std: "
+            "scale_rewards none); its other change, a loss not normalised by sequence "
+            "length, is not a run setting here and stays as in GRPO"
+        )
+    reading = Reading(
+        factor=factor,
+        levels=levels,
+        control=control,
+        task=task,
+        tasks=tasks,
+        outcome=outcome,
+        direction=direction,
+        margin=margin,
+        steps=q.steps,
+        threshold=threshold,
+        min_effect=min_effect(q, outcome, threshold),
+        held=checked_held(q, factor, task),
+        task_levels=task_levels,
+        assumptions=q.assumptions,
+    )
+    try:
+        reading = check_reading(reading, served_models=q.served, workflow_params=q.params)
+    except ResearcherError as error:
+        raise q.unreadable(str(error)) from None
+    return reading.model_copy(update={"summary": summarise(reading)})

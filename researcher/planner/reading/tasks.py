@@ -1,0 +1,205 @@
+"""The task: the one after "held-out", "into", then "on", "for", "at", "of" or a verb ("help
+arithmetic"; not "a mix of"), not after "training on" nor what is mixed in ("mixing in X",
+"adding X"); other tasks named go to `tasks`, each at a difficulty level named beside it
+("tiny countdown", "countdown tiny", "countdown at level easy": `task_levels`; a level the
+task lacks, or two levels of one task, are refused). A misspelt task name is the closest
+shipped one, said. None named: arithmetic (max_turns: guess_number; a task mix: chain_sum
+with basic_arithmetic mixed in). Your own workflow: "workflow".
+
+Must not know the factor's levels or the outcome, nor arms, budgets, the gateway or the
+database.
+"""
+
+from __future__ import annotations
+
+import re
+
+from researcher.planner.catalogue import DEFAULT_TASK, WORKFLOW_TASK, TaskInfo, task_info
+from researcher.planner.reading.mentions import Mention
+from researcher.planner.reading.question import Question
+from researcher.planner.reading.spelling import near_task
+
+# a mixing question that names no task at all ("does multi-task mixing help?") is studied on
+# two tasks bench/learnability.py measured the bundled model learning in 20 steps (chain_sum
+# 0.27 -> 0.68, basic_arithmetic 0.47 -> 0.73, both easy): a mix of tasks it cannot learn
+# answers nothing
+MIX_DEFAULT_TASK = "chain_sum"
+
+# difficulty words beside a task: a level the task has is read as its level; one it lacks
+# is refused (names its levels), except for a task with one difficulty (said, not refused)
+_DIFFICULTY_WORDS = r"tiny|easy|medium|standard|hard"
+
+_LEVEL_SUFFIX = r"(?:[\s-]+(?:level|difficulty|setting|mode|version|category|split))"
+
+
+def level_pattern(level: str, info: TaskInfo | None = None) -> str:
+    """A level's words: "parallel_multiple" is also "parallel multiple", and the task's
+    other words for it ("3-number" for countdown's easy)."""
+    words = [re.escape(w) for w in level.split("_")]
+    aliases = [words for words, named in (info.level_words if info else ()) if named == level]
+    return "|".join([*aliases, r"[\s_-]?".join(words)])
+
+
+def level_beside(text: str, start: int, end: int, words: str) -> str | None:
+    """The level word (one of `words`, a regex alternation) written beside the task mention
+    text[start:end]: before it ("tiny countdown", "the easy level of countdown") or after it
+    ("countdown (tiny)", "countdown at level tiny", "countdown at the tiny level", "countdown
+    tiny")."""
+    before = re.search(
+        rf"(?<![\w-])({words}){_LEVEL_SUFFIX}?(?:\s+of)?\s+(?:the\s+)?$", text[:start]
+    )
+    if before:
+        return before.group(1)
+    after = text[end:]
+    for pattern in (
+        rf"^\s*\(\s*(?:level\s+|category\s+)?({words})\s*\)",
+        rf"^\s*,?\s*(?:(?:at|on|with|in)\s+)?(?:the\s+|its\s+)?(?:level|difficulty|category)"
+        rf"\s*[:=]?\s*[\"']?({words})(?![\w-])",
+        rf"^\s*,?\s*(?:at|on|with|in)\s+(?:the\s+|its\s+|an?\s+)?[\"']?({words})[\"']?"
+        rf"{_LEVEL_SUFFIX}",
+        rf"^\s*,?\s*(?:with|using|of)\s+(?:the\s+)?({words})(?![\w-])",
+        rf"^\s*,?\s*at\s+(?:the\s+)?({words})(?![\w-])",  # "chain_sum at medium"
+        # straight after: "countdown tiny", "countdown, tiny level", "bfcl's parallel category"
+        rf"^(?:'s)?\s*,?\s*[\"']?({words})[\"']?{_LEVEL_SUFFIX}?(?![\w-])",
+    ):
+        found = re.match(pattern, after)
+        if found:
+            return found.group(1)
+    return None
+
+
+def spelled_level(word: str, info: TaskInfo) -> str:
+    """The level a matched word spells ("parallel multiple" → parallel_multiple)."""
+    for level in info.levels:
+        if re.fullmatch(level_pattern(level, info), word):
+            return level
+    raise AssertionError(f"{word!r} matched none of {info.levels}")  # the pattern came from them
+
+
+def read_task(q: Question, factor: str) -> tuple[str, list[str]]:
+    """(the judged task, every task named) — "workflow" for the user's own workflow."""
+    if q.params is not None:
+        if q.of("task"):
+            q.assumptions.append(
+                "the tasks the question names are read as your workflow's own tasks"
+            )
+        return WORKFLOW_TASK, [WORKFLOW_TASK]
+    named = q.of("task")
+    partners = {m.key for m in named if factor == "task_mix" and _mixed_in(q, m)}
+    ranked = sorted(
+        (-_judged_strength(q, m), order, m.key)
+        for order, m in enumerate(named)
+        if m.key not in partners
+    )
+    families = list(dict.fromkeys(m.key for m in named))
+    judged = [key for _, _, key in ranked]
+    if judged:
+        task = judged[0]
+    elif factor == "max_turns":
+        task = "guess_number"
+        q.assumptions.append("max_turns is the guessing game's setting: task guess_number")
+    elif factor == "task_mix" and not partners:
+        task = MIX_DEFAULT_TASK
+        q.assumptions.append(
+            f"no task named to judge on: {task} (a mixing question with no task named is "
+            "studied on two tasks the bundled model learns, bench/learnability.py)"
+        )
+    elif (near := near_task(q.masked)) is not None:
+        task, written = near
+        q.assumptions.append(
+            f"{written!r} read as the task {task} (the shipped task closest to it)"
+        )
+    else:
+        task = DEFAULT_TASK if DEFAULT_TASK not in partners else "calculator"
+        q.assumptions.append(f"no task named to judge on: {task} (the default task)")
+    return task, list(dict.fromkeys([task, *families]))
+
+
+def read_task_levels(q: Question, task: str, tasks: list[str]) -> dict[str, str]:
+    """The difficulty level named beside each task that has levels ("tiny countdown",
+    "countdown at level easy", "parallel function calling"); the judged task's default
+    is said when none is named. Two levels of one task, or one it lacks, are refused."""
+    if q.params is not None:
+        return {}
+    found: dict[str, str] = {}
+    for m in q.of("task"):
+        info = task_info(m.key)
+        if info is None:
+            continue
+        longest_first = sorted(info.levels, key=len, reverse=True)
+        own = "|".join(level_pattern(level, info) for level in longest_first)
+        word = level_beside(q.text, m.start, m.end, own) if own else None
+        if word is not None:
+            level = spelled_level(word, info)
+        else:
+            other = level_beside(q.text, m.start, m.end, _DIFFICULTY_WORDS)
+            if other is None:
+                continue
+            if not info.levels:
+                q.assumptions.append(
+                    f"{m.key} is served at one difficulty here: {other!r} changes nothing"
+                )
+                continue
+            raise q.unreadable(
+                f"{m.key} has no {info.level_knob} {other!r}; its {info.level_knob}s are "
+                f"{', '.join(info.levels)}, easiest first (default {info.default_level})"
+            )
+        if found.get(m.key, level) != level:
+            raise q.unreadable(
+                f"it names two {info.level_knob}s of {m.key} ({found[m.key]} and {level}); "
+                f"a study trains and judges a task at one {info.level_knob}: comparing "
+                "levels is no run setting. Ask about one"
+            )
+        found[m.key] = level
+    for family in tasks:
+        info = task_info(family)
+        if info is None or not info.levels:
+            continue
+        if family in found:
+            q.assumptions.append(f"{family} at {info.level_knob} {found[family]} (as named)")
+        elif family == task:
+            others = ", ".join(level for level in info.levels if level != info.default_level)
+            q.assumptions.append(
+                f"{family} at its default {info.level_knob}, {info.default_level} (name "
+                f"another to choose it: {others})"
+            )
+    return found
+
+
+def _mixed_in(q: Question, mention: Mention) -> bool:
+    """Whether a task is what is mixed in ("mixing in X", "adding X", "mixing X into")."""
+    before = q.text[: mention.start]
+    after = q.text[mention.end :]
+    lead = r"(?:the\s+|some\s+|a\s+bit\s+of\s+|\d+%\s+(?:of\s+)?)?$"
+    return bool(
+        re.search(
+            rf"\b(?:mix\w*\s+in|add\w*|includ\w*|throw\w*\s+in|(?:train\w*|together) with|"
+            rf"alongside)\s+{lead}",
+            before,
+        )
+        or (
+            re.search(rf"\bmix\w*\s+{lead}", before)
+            and re.match(r"\s*(?:tasks?\s+)?(?:into|in with|with)\b", after)
+        )
+    )
+
+
+def _judged_strength(q: Question, mention: Mention) -> int:
+    """How strongly the words around a task mention say it is the judged one (3: held-out,
+    0: trained on or mixed in)."""
+    before = q.masked[: mention.start]
+    after = q.masked[mention.end :]
+    if re.search(r"\b(?:held[\s-]?out|test|into|onto)\s+(?:the\s+)?(?:held[\s-]?out\s+)?$", before):
+        return 3
+    if re.search(
+        r"\b(?:train\w*|mix\w*|add\w*)\s+(?:only\s+)?(?:on|in|with)\s+(?:the\s+)?$", before
+    ):
+        return 0
+    if re.search(r"\b(?:mix\w*|blend\w*|combination|ratio|split)\s+of\s+(?:the\s+)?$", before):
+        return 1  # "a 50/50 mix of A and B": A is no more judged than B
+    verb = r"help\w*|hurt\w*|improv\w*|boost\w*|harm\w*|degrad\w*|benefit\w*"
+    if re.search(rf"\b(?:on|for|at|in|of|{verb})\s+(?:the\s+)?$", before) or re.match(
+        r"\s*(?:accuracy|performance|scores?|results?)\b", after
+    ):
+        return 2
+    return 1
