@@ -87,10 +87,11 @@ postgres:
 test: install
 	$(BIN)/python -m pytest -q
 
-# The inner loop: the unit and security tests without the `slow` ones (no end-to-end runs).
+# The inner loop, under 5 minutes: the unit tests without the `slow` ones (no real model,
+# no started gateway, no DeepSpeed, no simulations of thousands of studies).
 # `make test` stays the whole suite, the one CI runs (.ci/run).
 test-fast: install
-	$(BIN)/python -m pytest -q -m "not slow" tests/unit tests/security
+	$(BIN)/python -m pytest -q -m "not slow" tests/unit
 
 demo: install
 	$(BIN)/researcher start "$(QUESTION)" --budget $(BUDGET)

@@ -118,6 +118,7 @@ print("ok")
 """
 
 
+@pytest.mark.slow
 def test_gateway_app_and_swarm_import_with_torch_blocked():
     result = subprocess.run(
         [sys.executable, "-c", BLOCK_TORCH], cwd=REPO, capture_output=True, text=True, timeout=120

@@ -211,6 +211,7 @@ def third_party_imports(package: Path) -> set[str]:
     return found - set(sys.stdlib_module_names) - {"__future__", package.name}
 
 
+@pytest.mark.slow
 def test_the_client_requirements_cover_every_third_party_import_of_swarm():
     imports = third_party_imports(ROOT / "swarm")
     assert imports >= {"httpx", "pydantic"}  # the walk sees the SDK's imports

@@ -13,6 +13,7 @@ from tests.unit.gateway.conftest import (
     finish,
     open_episode,
 )
+import pytest
 
 
 def register(client, **fields) -> dict:
@@ -45,6 +46,7 @@ def test_a_client_name_is_required(client):
     assert_openai_error(client.post("/swarm/clients", json={}), 422)
 
 
+@pytest.mark.slow
 def test_heartbeats_keep_a_client_alive_past_its_lease(short_lease_client):
     client = short_lease_client
     client_id = register(client)["client_id"]
@@ -96,6 +98,7 @@ def test_an_unknown_client_cannot_heartbeat_or_open_episodes(trainer_client):
     assert_openai_error(trainer_client.post("/swarm/episodes", json=body), 404)
 
 
+@pytest.mark.slow
 def test_a_client_whose_lease_lapses_is_deleted_with_its_open_episodes_aborted(
     short_lease_client,
 ):

@@ -78,6 +78,7 @@ def test_a_client_disconnect_over_real_http_cancels_generation(slow_server):
         assert reply.json()["choices"][0]["message"]["content"] == "echo: hi"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/completions"])
 def test_a_client_leaving_a_non_streamed_call_cancels_its_generation(slow_server, path):
     base_url, engine = slow_server

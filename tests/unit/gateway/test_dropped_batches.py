@@ -18,6 +18,7 @@ from tests.unit.gateway.conftest import (
     open_episode,
     run_state,
 )
+import pytest
 
 
 def play_group(client: TestClient, group_id: str, rewards: list, model: str | None = None) -> None:
@@ -128,6 +129,7 @@ def test_a_batch_neither_policy_trained_is_counted_once_by_its_main_reason(train
     assert run_state(trainer_client)["step"] == 0
 
 
+@pytest.mark.slow
 def test_dropped_batch_counters_and_the_streak_survive_a_restart(start: Start):
     before = start(FakePolicyFactory())
     create_run(before, group_size=2, batch_groups=1, max_dropped_batches=3)
@@ -161,6 +163,7 @@ def test_max_dropped_batches_defaults_to_50_and_is_bounded_on_create_and_patch(t
     assert response.json()["settings"]["max_dropped_batches"] is None  # never stops for it
 
 
+@pytest.mark.slow
 def test_a_patched_max_dropped_batches_applies_at_the_next_batch(trainer_client):
     create_run(trainer_client, group_size=2, batch_groups=1)
     play_group(trainer_client, "flat-1", [1.0, 1.0])
@@ -175,6 +178,7 @@ def test_a_patched_max_dropped_batches_applies_at_the_next_batch(trainer_client)
 # -- the real trainer on a tiny random model ----------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_two_policy_tiny_run_with_equal_rewards_stays_at_step_0_and_stops(
     make_client, tiny_factory
 ):

@@ -60,6 +60,7 @@ async def ask(engine: ReloadingEngine) -> str:
     return completion.text
 
 
+@pytest.mark.slow
 def test_the_pool_keeps_the_most_recently_used_engines_and_unloads_the_rest():
     async def scenario():
         loads = Loads()
@@ -81,6 +82,7 @@ def test_the_pool_keeps_the_most_recently_used_engines_and_unloads_the_rest():
     asyncio.run(scenario())
 
 
+@pytest.mark.slow
 def test_an_evaluations_concurrent_requests_share_one_load():
     """Held-out evaluation sends 8 requests at once to a policy that is not resident: one
     load from disk serves them all (issue 19: no reload per request)."""
@@ -98,6 +100,7 @@ def test_an_evaluations_concurrent_requests_share_one_load():
     asyncio.run(scenario())
 
 
+@pytest.mark.slow
 def test_an_engine_in_use_is_not_unloaded_until_its_request_ends():
     async def scenario():
         loads = Loads()
@@ -193,6 +196,7 @@ def parked(client, model: str) -> bool:
     return isinstance(client.app.state.gateway.models.get(model).engine, ReloadingEngine)
 
 
+@pytest.mark.slow
 def test_an_ended_run_frees_its_engine_and_still_answers_with_its_trained_weights(
     make_client, tiny_factory
 ):
@@ -237,6 +241,7 @@ def test_an_ended_run_frees_its_engine_and_still_answers_with_its_trained_weight
     assert client.get("/runs/trained/metrics").status_code == 200
 
 
+@pytest.mark.slow
 def test_one_ended_engine_stays_resident_the_most_recently_used(make_client, tiny_factory):
     client = make_client(policy_factory=tiny_factory)  # ended_policies_resident: 1
     for name in ("a", "b"):
@@ -259,6 +264,7 @@ def test_one_ended_engine_stays_resident_the_most_recently_used(make_client, tin
     assert pool.resident_names() == ["a/policy"] and pool.loads == 1
 
 
+@pytest.mark.slow
 def test_a_restarted_gateway_serves_its_ended_runs_policies_from_their_final_weights(
     settings, tiny_factory
 ):
@@ -312,6 +318,7 @@ def test_a_restarted_gateway_serves_its_ended_runs_policies_from_their_final_wei
         base_engine.shutdown()
 
 
+@pytest.mark.slow
 def test_deleting_an_ended_runs_final_weights_frees_the_disk_and_stops_serving_it(
     make_client, tiny_factory
 ):

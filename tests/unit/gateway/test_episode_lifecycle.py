@@ -15,6 +15,7 @@ from tests.unit.gateway.conftest import (
     finish,
     open_episode,
 )
+import pytest
 
 
 def abort(client, episode: dict, reason: str = "gave up"):
@@ -40,6 +41,7 @@ def test_an_episode_of_an_unknown_run_is_a_404(trainer_client):
     assert_openai_error(response, 404, "run_not_found")
 
 
+@pytest.mark.slow
 def test_an_episode_of_a_stopped_run_is_a_409(trainer_client):
     create_run(trainer_client)
     trainer_client.post("/runs/r/stop")
@@ -283,6 +285,7 @@ def _finish_between_listing_and_aborting(client, monkeypatch, episodes: list[dic
     monkeypatch.setattr(recorder, "open_episode_ids", open_ids_then_finish)
 
 
+@pytest.mark.slow
 def test_an_episode_finished_while_the_run_finishes_leaves_the_run_finished(
     trainer_client, monkeypatch
 ):
@@ -299,6 +302,7 @@ def test_an_episode_finished_while_the_run_finishes_leaves_the_run_finished(
     assert (state["episodes_finished"], state["episodes_aborted"]) == (1, 1)
 
 
+@pytest.mark.slow
 def test_an_episode_finished_while_the_run_stops_leaves_the_stop_a_200(trainer_client, monkeypatch):
     create_run(trainer_client)
     racing = open_episode(trainer_client)
@@ -308,6 +312,7 @@ def test_an_episode_finished_while_the_run_stops_leaves_the_stop_a_200(trainer_c
     assert response.json()["status"] == "stopped"
 
 
+@pytest.mark.slow
 def test_many_finishes_racing_the_end_of_a_run_each_land_or_get_a_409(trainer_client):
     race_finishes_against_the_end_of_a_run(trainer_client)  # and on PostgreSQL: test_postgres
 

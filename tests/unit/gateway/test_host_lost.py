@@ -34,6 +34,7 @@ from tests.unit.gateway.test_restart import (
 )
 from trainer.errors import PolicyHostLost
 from trainer.types import Policy
+import pytest
 
 
 class LosableTrainer(FakePolicyTrainer):
@@ -73,6 +74,7 @@ class LosableFactory(FakePolicyFactory):
         return Policy(served=policy.served, trainer=trainer)
 
 
+@pytest.mark.slow
 def test_a_lost_policy_host_restores_the_run_from_its_checkpoint_in_the_same_gateway(
     start: Start, settings: GatewaySettings
 ):
@@ -112,6 +114,7 @@ def test_a_lost_policy_host_restores_the_run_from_its_checkpoint_in_the_same_gat
     assert trained_episode_ids(factory)[-1] != [played[2]["episode_id"]]
 
 
+@pytest.mark.slow
 def test_a_lost_host_of_a_stopped_run_frees_its_policies_and_trains_nothing(start: Start):
     client: TestClient = start(factory := LosableFactory())
     create_run(client, **STEP_BY_STEP)

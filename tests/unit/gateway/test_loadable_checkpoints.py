@@ -68,6 +68,7 @@ def directory_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
 
 
+@pytest.mark.slow
 def test_a_single_policy_runs_checkpoint_path_loads_with_from_pretrained_and_answers_as_served(
     make_client, tiny_factory
 ):
@@ -88,6 +89,7 @@ def test_a_single_policy_runs_checkpoint_path_loads_with_from_pretrained_and_ans
     assert client.get("/runs/r/checkpoints").json() == [saved]
 
 
+@pytest.mark.slow
 def test_optimizer_false_writes_weights_only_and_a_resumable_request_writes_them_again(
     make_client, tiny_factory
 ):
@@ -123,6 +125,7 @@ def test_the_checkpoint_request_body_is_validated(trainer_client):
     assert saved["optimizer"] is True
 
 
+@pytest.mark.slow
 def test_checkpoint_files_are_readable_by_the_group(make_client, tiny_factory, usual_umask):
     client = make_client(policy_factory=tiny_factory)
     create_run(client, "r", **RUN)
@@ -138,6 +141,7 @@ def test_checkpoint_files_are_readable_by_the_group(make_client, tiny_factory, u
         assert mode == (0o755 if is_dir else 0o644), (relative, oct(mode))
 
 
+@pytest.mark.slow
 def test_a_team_runs_checkpoint_names_each_policys_loadable_directory(make_client, tiny_factory):
     client = make_client(policy_factory=tiny_factory)
     create_run(client, "team", **TEAM_RUN)
@@ -150,6 +154,7 @@ def test_a_team_runs_checkpoint_names_each_policys_loadable_directory(make_clien
         assert plain_greedy(directory, prompt) == served_greedy(client, f"team/{name}", prompt)
 
 
+@pytest.mark.slow
 def test_a_checkpoint_written_before_the_links_still_restores_and_lists(start, tiny_factory):
     before = start(tiny_factory)
     create_run(before, "r", **RUN)

@@ -244,6 +244,7 @@ def test_the_stop_sequence_that_ended_the_text_is_named():
 # -- the real tiny model -------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_tiny_model_exchange_is_recorded_with_logprobs_as_one_timeline(make_client, tiny_factory):
     client = make_client(policy_factory=tiny_factory)
     create_run(client, policies={"policy": {"base_model": "tiny"}}, group_size=1, max_steps=1)

@@ -63,6 +63,7 @@ def gateway(old_settings: GatewaySettings, tiny_factory) -> Iterator[TestClient]
         engine.shutdown()
 
 
+@pytest.mark.slow
 def test_a_run_of_a_database_written_by_cf4dd29_resumes_and_trains(gateway, old_settings):
     url = old_settings.resolved_database_url
     assert migrate.current(url, migrate.GATEWAY) == migrate.head(migrate.GATEWAY)

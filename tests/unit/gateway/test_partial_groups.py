@@ -17,6 +17,7 @@ from tests.unit.gateway.conftest import (
     open_episode,
     run_state,
 )
+import pytest
 
 TIMEOUT_S = 1.0  # two plays in a row must fit well inside it, also on a loaded CI box
 
@@ -81,6 +82,7 @@ def test_the_buffer_hands_back_every_expired_group_when_none_may_train():
 # -- the training loop ---------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_group_whose_third_member_never_comes_trains_after_the_timeout(trainer_client, factory):
     create_run(trainer_client, group_size=3, batch_groups=1, group_timeout_s=TIMEOUT_S)
     # taken before the first play: the gateway opens the group when that episode finishes,
@@ -109,6 +111,7 @@ def test_complete_groups_are_not_counted_as_partial(trainer_client):
     assert metric(trainer_client, "groups/partial") == 0.0
 
 
+@pytest.mark.slow
 def test_with_drop_a_partial_group_is_dropped_counted_and_its_rows_marked(trainer_client, factory):
     create_run(
         trainer_client,
@@ -140,6 +143,7 @@ def test_with_drop_a_partial_group_is_dropped_counted_and_its_rows_marked(traine
     assert metric(trainer_client, "groups/partial_dropped") == 1.0
 
 
+@pytest.mark.slow
 def test_a_partial_group_below_min_group_size_is_dropped(trainer_client, factory):
     create_run(
         trainer_client, group_size=4, batch_groups=1, min_group_size=3, group_timeout_s=TIMEOUT_S
@@ -151,6 +155,7 @@ def test_a_partial_group_below_min_group_size_is_dropped(trainer_client, factory
     assert {r.drop_reason for r in sample_rows(trainer_client)} == {"partial_group"}
 
 
+@pytest.mark.slow
 def test_a_late_member_of_a_closed_group_starts_a_new_group(trainer_client, factory):
     create_run(trainer_client, group_size=3, batch_groups=1, group_timeout_s=TIMEOUT_S)
     play(trainer_client, "g", 1.0)
@@ -161,6 +166,7 @@ def test_a_late_member_of_a_closed_group_starts_a_new_group(trainer_client, fact
     assert len(factory.trainers["r/policy"].steps) == 1
 
 
+@pytest.mark.slow
 def test_the_loop_sleeps_until_the_timeout_instead_of_polling(trainer_client):
     create_run(trainer_client, group_size=3, batch_groups=1, group_timeout_s=TIMEOUT_S)
     run = trainer_client.app.state.gateway.runs.get("r")
@@ -180,6 +186,7 @@ def test_the_loop_sleeps_until_the_timeout_instead_of_polling(trainer_client):
     assert looks <= 4, looks
 
 
+@pytest.mark.slow
 def test_patch_changes_partial_groups_live(trainer_client, factory):
     create_run(
         trainer_client, group_size=3, batch_groups=1, partial_groups="drop", group_timeout_s=60
@@ -203,6 +210,7 @@ def test_patch_changes_partial_groups_live(trainer_client, factory):
     assert run_state(trainer_client)["step"] == 1
 
 
+@pytest.mark.slow
 def test_a_paused_run_closes_no_groups_until_resumed(trainer_client):
     create_run(
         trainer_client, group_size=3, batch_groups=1, partial_groups="drop",

@@ -37,6 +37,7 @@ def foreign_server():
     thread.join(timeout=5)
 
 
+@pytest.mark.slow
 def test_serve_on_a_port_in_use_exits_2_in_one_line_before_loading_a_model(
     tmp_path, foreign_server
 ):
@@ -55,6 +56,7 @@ def test_serve_on_a_port_in_use_exits_2_in_one_line_before_loading_a_model(
     assert not (tmp_path / "state" / "serve-config.json").exists()  # nothing loaded
 
 
+@pytest.mark.slow
 def test_another_servers_200_is_not_taken_for_the_gateways_health(tmp_path, foreign_server):
     started = time.monotonic()
     with pytest.raises(PortTaken, match=f"cannot bind 127.0.0.1:{foreign_server}"):

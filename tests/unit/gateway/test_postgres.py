@@ -28,6 +28,7 @@ def settings(tmp_path: Path, pg_database: str) -> GatewaySettings:
     )
 
 
+@pytest.mark.slow
 def test_many_finishes_racing_the_end_of_a_run_each_land_or_get_a_409_on_postgresql(
     trainer_client,
 ):
@@ -64,6 +65,7 @@ def test_a_run_and_a_finished_episode_are_stored_in_postgresql(trainer_client, s
     fresh.db.dispose()
 
 
+@pytest.mark.slow
 def test_serve_with_a_postgresql_url_that_refuses_fails_in_one_line_before_loading(tmp_path):
     url = f"postgresql://swarm:secret@127.0.0.1:{_free_port()}/swarmrl"  # nothing listens
     env = os.environ | {"SWARMRL_HOME": str(tmp_path)}

@@ -23,6 +23,7 @@ from tests.unit.gateway.conftest import (
     open_episode,
     run_state,
 )
+import pytest
 
 STEP_BY_STEP = {
     "group_size": 1,
@@ -149,6 +150,7 @@ def test_each_policy_of_a_team_resumes_from_its_own_checkpoint_directory(
     assert (state["status"], state["step"]) == ("running", 1)
 
 
+@pytest.mark.slow
 def test_ended_runs_are_listed_but_not_loaded(start: Start):
     before = start(FakePolicyFactory())
     create_run(before, "stopped-run", **STEP_BY_STEP)

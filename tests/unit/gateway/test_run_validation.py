@@ -62,6 +62,7 @@ def test_a_task_mix_of_any_families_with_some_zero_weights_is_accepted(trainer_c
     assert patched.json()["settings"]["task_mix"] == {"code": 1.0}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "fields, param",
     [

@@ -89,6 +89,7 @@ def step_reached(client, step: int):
     return lambda: run_state(client)["step"] >= step
 
 
+@pytest.mark.slow
 def test_a_batch_takes_each_familys_share_and_waits_for_a_short_family(trainer_client, factory):
     create_run(
         trainer_client,
@@ -114,6 +115,7 @@ def test_a_batch_takes_each_familys_share_and_waits_for_a_short_family(trainer_c
     assert values["task_mix/a"] == 0.75 and values["task_mix/b"] == 0.25
 
 
+@pytest.mark.slow
 def test_a_short_family_is_waited_for_at_most_group_timeout_s(trainer_client, factory):
     create_run(
         trainer_client,

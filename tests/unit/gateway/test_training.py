@@ -17,6 +17,7 @@ from tests.unit.gateway.conftest import (
     open_episode,
     run_state,
 )
+import pytest
 
 
 def play(client, group_id: str | None, reward, model: str | None = None, calls: int = 1):
@@ -131,6 +132,7 @@ def test_a_patch_applies_from_the_next_step(trainer_client, factory):
     assert (first.lr, second.lr, len(groups)) == (1e-5, 5e-5, 2)
 
 
+@pytest.mark.slow
 def test_max_steps_finishes_the_run_with_a_final_checkpoint(trainer_client, factory, settings):
     create_run(
         trainer_client, group_size=1, zero_variance_groups="keep", batch_groups=1, max_steps=2
@@ -189,6 +191,7 @@ def test_the_checkpoint_endpoint_saves_every_policy_under_the_documented_path(
     assert trainer_client.get("/runs/r/checkpoints").json() == [checkpoint]
 
 
+@pytest.mark.slow
 def test_a_trainer_exception_fails_the_run_and_the_gateway_keeps_serving(trainer_client, factory):
     create_run(trainer_client, group_size=1, zero_variance_groups="keep", batch_groups=1)
     factory.trainers["r/policy"].explode = True

@@ -236,6 +236,7 @@ def test_without_a_true_effect_accuracy_is_rarely_supported(direction, seeds, ta
     assert rate <= NOMINAL + SLACK
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("direction", ["greater", "less", "two_sided"])
 def test_without_a_true_effect_learning_speed_is_rarely_supported(direction):
     def run_of(rng, arm, seed, rate):
@@ -247,6 +248,7 @@ def test_without_a_true_effect_learning_speed_is_rarely_supported(direction):
     assert rate <= NOMINAL + SLACK
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("direction", ["greater", "less"])
 def test_without_a_true_effect_steps_to_threshold_is_rarely_supported(direction):
     def run_of(rng, arm, seed, rate):  # some runs never reach the threshold: censored
@@ -288,6 +290,7 @@ def test_three_treatments_without_effect_keep_the_family_rate():
     assert rate <= NOMINAL + SLACK
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("direction", ["greater", "less"])
 def test_a_flat_dose_response_is_rarely_supported(direction):
     levels = (1e-6, 1e-5, 1e-4, 1e-3)

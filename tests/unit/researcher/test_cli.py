@@ -62,6 +62,7 @@ def test_a_budget_that_is_no_positive_duration_exits_2_naming_the_format(home, b
     assert studies() == []
 
 
+@pytest.mark.slow
 def test_a_question_the_template_planner_cannot_read_exits_2_saying_why(home):
     result = invoke("start", "what is the meaning of life", "--gateway", UNREACHABLE)
 
@@ -78,6 +79,7 @@ def test_a_study_id_that_does_not_exist_exits_2_saying_no_study(home, command):
     assert "no study 'st-00000000'" in said(result)
 
 
+@pytest.mark.slow
 def test_an_unreachable_gateway_fails_the_study_quickly_with_the_url_and_an_event(
     home, monkeypatch
 ):
@@ -104,6 +106,7 @@ def test_list_with_no_studies_says_so(home):
     assert "no studies yet" in said(result)
 
 
+@pytest.mark.slow
 def test_a_failed_study_can_be_listed_and_its_status_shown_but_not_resumed(home, monkeypatch):
     monkeypatch.setattr(GatewayAPI._send.retry, "stop", stop_after_attempt(1))
     invoke("start", "does multi-task mixing help?", "--gateway", UNREACHABLE)

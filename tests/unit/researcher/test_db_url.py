@@ -33,6 +33,7 @@ def test_list_on_a_postgresql_url_migrates_it_and_exits_0(home, pg_database):
     assert not (home / "researcher.db").exists()  # the SQLite default was not touched
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [["list"], ["start", "does multi-task mixing help?"]])
 def test_a_postgresql_url_that_refuses_is_one_line_naming_the_fix(tmp_path, command):
     url = f"postgresql://swarm:secret@127.0.0.1:{_free_port()}/swarmrl"  # nothing listens

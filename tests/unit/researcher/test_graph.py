@@ -161,6 +161,7 @@ def harness(tmp_path, monkeypatch, request) -> Harness:
 # -- a clean study ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_clean_study_runs_every_node_in_order_and_finishes_with_a_report(harness, real_figures):
     ctx = harness.create()
 
@@ -444,6 +445,7 @@ def test_a_workflow_whose_episodes_keep_aborting_is_rewritten_live_and_its_clien
     assert harness.experiments()["mixed"].attempt == 0  # the healthy arm was left alone
 
 
+@pytest.mark.slow
 def test_a_workflow_that_keeps_failing_after_max_repairs_live_edits_fails_its_run(harness):
     harness.planner.plan = small_design(steps=60)
     harness.create(max_repairs=1)
@@ -550,6 +552,7 @@ def test_with_ask_a_rejected_design_ends_with_a_report_and_no_runs(harness):
     assert harness.study().status == "finished"
 
 
+@pytest.mark.slow
 def test_a_paused_study_pauses_its_live_runs_and_resumes_them_when_set_running(harness):
     import threading
     import time as clock

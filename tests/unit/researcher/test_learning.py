@@ -110,6 +110,7 @@ def test_the_trend_is_within_seeds_so_seeds_at_different_levels_do_not_make_a_sl
     assert slope == pytest.approx(0.0) and lo == hi == pytest.approx(0.0) and steps == 12
 
 
+@pytest.mark.slow
 def test_arms_at_the_baseline_are_rarely_called_learned_and_real_gains_mostly_are():
     """By simulation: 2 seeds × 40 items, noisy flat curves. An arm whose true accuracy is the
     baseline's is "learned" in at most 5% of 1,000 studies; one 0.3 above it in most."""

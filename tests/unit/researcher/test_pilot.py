@@ -143,6 +143,7 @@ def _supported_rate(effect: float, sd: float, seeds: int, looks: int, direction:
     return hits / studies
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("seeds", "looks"), [(4, 1), (4, 3), (3, 2), (2, 1)])
 def test_the_minimum_detectable_effect_is_detected_with_the_stated_power(seeds, looks):
     sd = 0.1

@@ -42,6 +42,7 @@ def _events(harness: Harness, phase: str) -> list[str]:
     return [e.message for e in harness.events() if e.phase == phase]
 
 
+@pytest.mark.slow
 def test_a_control_that_learns_in_the_pilot_becomes_the_comparisons_control(harness):
     _scores(harness, trained=[1.0, 1.0, 1.0, 0.0] * 4, untrained=[0.0] * 16)
     harness.create(pilot=True, seeds=2)
@@ -71,6 +72,7 @@ def test_a_control_that_learns_in_the_pilot_becomes_the_comparisons_control(harn
     ]
 
 
+@pytest.mark.slow
 def test_a_control_that_does_not_learn_is_retuned_and_trains_again(harness):
     _scores(harness, trained=[0.0] * 16, untrained=[1.0] * 16)  # worse than untrained
     harness.create(pilot=True, seeds=2)
@@ -88,6 +90,7 @@ def test_a_control_that_does_not_learn_is_retuned_and_trains_again(harness):
     assert "Pilot: the control did not learn (retuned: lr 1e-05 → 3e-05)" in designs[1]
 
 
+@pytest.mark.slow
 def test_without_a_pilot_the_planners_design_runs_as_it_is(harness):
     _scores(harness, trained=[1.0] * 16, untrained=[0.0] * 16)
     harness.create(pilot=False, seeds=2)
@@ -96,6 +99,7 @@ def test_without_a_pilot_the_planners_design_runs_as_it_is(harness):
     assert "(look 1 of" in _events(harness, "design")[0]
 
 
+@pytest.mark.slow
 def test_rewards_beyond_0_to_1_in_the_pilot_set_the_comparisons_smallest_effect(harness):
     # a workflow scoring 0-100: trained policies around 60, the untrained model around 20
     _scores(harness, trained=[60.0, 70.0, 50.0, 65.0] * 4, untrained=[20.0, 10.0, 30.0, 0.0] * 4)

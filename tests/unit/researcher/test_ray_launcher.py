@@ -58,6 +58,7 @@ def name_for(tmp_path: Path, what: str) -> str:
     return f"{tmp_path.name}-{what}"  # unique per test: the cluster lives for the session
 
 
+@pytest.mark.slow
 def test_a_job_that_prints_and_exits_3_leaves_its_log_and_status_3(launcher, tmp_path):
     log_path = tmp_path / "logs" / "exp-a0.log"
     info = launcher.start(python("print('hello from ray', flush=True); raise SystemExit(3)"),
@@ -70,6 +71,7 @@ def test_a_job_that_prints_and_exits_3_leaves_its_log_and_status_3(launcher, tmp
     assert not launcher.client_alive(info)
 
 
+@pytest.mark.slow
 def test_the_job_runs_in_the_given_folder_and_a_clean_exit_is_0(launcher, tmp_path):
     log_path = tmp_path / "ok.log"
     info = launcher.start(python("import os; print('cwd', os.getcwd())"), log_path=log_path,
@@ -78,6 +80,7 @@ def test_the_job_runs_in_the_given_folder_and_a_clean_exit_is_0(launcher, tmp_pa
     assert f"cwd {tmp_path}" in log_path.read_text()
 
 
+@pytest.mark.slow
 def test_a_stopped_job_reads_as_stopped_and_is_not_alive(launcher, tmp_path):
     info = launcher.start(python("import time; print('up', flush=True); time.sleep(600)"),
                           log_path=tmp_path / "long.log", cwd=tmp_path,
@@ -95,6 +98,7 @@ def test_a_stopped_job_reads_as_stopped_and_is_not_alive(launcher, tmp_path):
     assert info.exit_path.read_text().strip() == str(STOPPED_STATUS)
 
 
+@pytest.mark.slow
 def test_starting_the_same_launch_again_adopts_the_job_instead_of_submitting_twice(
     launcher, ray_cluster, tmp_path
 ):
@@ -118,6 +122,7 @@ def test_a_job_the_cluster_does_not_know_reads_as_vanished(launcher, tmp_path):
     assert not launcher.client_alive(record)
 
 
+@pytest.mark.slow
 def test_the_researchers_credentials_do_not_travel_with_the_job(launcher, tmp_path, monkeypatch):
     for key, value in SECRETS.items():
         monkeypatch.setenv(key, value)
@@ -144,6 +149,7 @@ def test_the_entrypoint_unsets_what_the_ray_node_itself_would_pass_on(tmp_path):
     assert "SWARMRL_GATEWAY" in names and "PATH" in names
 
 
+@pytest.mark.slow
 def test_a_cluster_elsewhere_gets_the_workflow_folder_as_the_jobs_working_dir(
     ray_cluster, tmp_path
 ):
@@ -188,6 +194,7 @@ def start_with_ray(*args: str):
     return result, " ".join(result.output.split())
 
 
+@pytest.mark.slow
 def test_launcher_ray_with_no_job_server_exits_2_naming_the_fix_before_any_study(home):
     result, said = start_with_ray("--ray-address", "http://127.0.0.1:9")
     assert result.exit_code == 2, said
@@ -195,6 +202,7 @@ def test_launcher_ray_with_no_job_server_exits_2_naming_the_fix_before_any_study
     assert not (home / "studies").exists()
 
 
+@pytest.mark.slow
 def test_launcher_ray_without_ray_installed_exits_2_naming_the_extra(home, monkeypatch):
     monkeypatch.setitem(sys.modules, "ray.job_submission", None)  # import fails as if absent
     result, said = start_with_ray()

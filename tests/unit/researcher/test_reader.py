@@ -341,6 +341,7 @@ def test_a_workflow_sampling_setting_without_a_default_needs_both_levels() -> No
     assert (got.factor, got.levels, got.task) == ("max_tokens", [64, 256], "workflow")
 
 
+@pytest.mark.slow
 def test_any_jumble_of_catalogue_words_reads_or_is_refused_never_crashes() -> None:
     import random
 

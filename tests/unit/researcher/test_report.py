@@ -327,6 +327,7 @@ def test_a_fence_outgrows_backticks_in_the_code():
     assert fence('s = """x"""\n# ````') == "`````"
 
 
+@pytest.mark.slow
 def test_two_designs_get_a_panel_each_and_a_section_each(tmp_path):
     ctx = full_context()
     follow_up = make_design().model_copy(
@@ -381,6 +382,7 @@ def kl_arm(name: str, role: str, kl: float) -> Arm:
                run={"kl_coef": kl}, level=kl)  # fmt: skip
 
 
+@pytest.mark.slow
 def test_a_learning_speed_study_shows_the_reading_the_outcome_and_the_auc(tmp_path):
     question = "does a KL penalty of 0.5 slow learning on the easy single-turn task?"
     reading = Reading(
@@ -477,6 +479,7 @@ def sure_context() -> ReportContext:
                                   "analyses": [analysis, analysis]})  # fmt: skip
 
 
+@pytest.mark.slow
 def test_the_answer_opens_the_report_and_a_stored_answer_wins(tmp_path):
     ctx = sure_context()
     md = write_report(ctx, tmp_path / "a").markdown.read_text()
@@ -505,6 +508,7 @@ def test_the_report_states_the_mde_pilot_stopping_rule_looks_and_seeds(tmp_path)
     assert "- **Runs trained at once:** 2" in md
 
 
+@pytest.mark.slow
 def test_the_report_lists_dropped_batches_and_a_reproducibility_table(tmp_path):
     out = tmp_path / "report"
     files = write_report(sure_context(), out)
@@ -530,6 +534,7 @@ def test_the_seed_curves_figure_has_one_line_per_run(tmp_path):
     assert matplotlib.image.imread(path).shape[0] > 100
 
 
+@pytest.mark.slow
 def test_a_replayed_study_links_its_original(tmp_path):
     ctx = sure_context().model_copy(
         update={"replays": "st-0", "replays_report": "/studies/st-0/report/report.html"}
@@ -538,6 +543,7 @@ def test_a_replayed_study_links_its_original(tmp_path):
     assert "This study replays study `st-0`'s final design ([its report](" in md
 
 
+@pytest.mark.slow
 def test_old_studies_without_the_new_fields_render_without_them(tmp_path):
     md = write_report(full_context(), tmp_path).markdown.read_text()
     assert "Minimum detectable effect" not in md and "**Pilot**" not in md

@@ -66,6 +66,7 @@ def finished_original(harness: Harness) -> str:
     return ctx.study_id
 
 
+@pytest.mark.slow
 def test_a_rerun_replays_the_final_design_with_every_seed_judged_once(harness):
     original = finished_original(harness)
     first = harness.graph_state(harness.ctx).values["designs"][-1]
@@ -148,6 +149,7 @@ def test_rerun_help_explains_the_replay():
     assert "every seed the original used over its looks" in text and "--budget" in text
 
 
+@pytest.mark.slow
 def test_a_rerun_of_an_embedded_gateway_study_gets_its_own_embedded_gateway(harness):
     original = finished_original(harness)
     row = study_module.get_study(harness.engine, original)

@@ -101,6 +101,7 @@ def test_the_looks_spend_exactly_the_single_look_error():
 # The null checks use no minimum effect: requiring one only makes "supported" rarer.
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("direction", ["greater", "two_sided"])
 def test_no_true_effect_is_rarely_supported(direction):
     rate = supported_rate(direction, 0.0, min_effect=0.0)
@@ -109,22 +110,26 @@ def test_no_true_effect_is_rarely_supported(direction):
         assert rate <= NOMINAL / 2 + SLACK, rate
 
 
+@pytest.mark.slow
 def test_fresh_looks_keep_the_rate_too():
     rate = supported_rate("two_sided", 0.0, fresh=True, min_effect=0.0, seed=1)
     assert rate <= NOMINAL + SLACK, rate
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("direction", ["greater", "two_sided"])
 def test_twice_the_minimum_effect_is_mostly_supported(direction):
     rate = supported_rate(direction, 2 * MIN_EFFECT, seed=2)
     assert rate > 0.5, rate
 
 
+@pytest.mark.slow
 def test_a_difference_at_the_margin_is_rarely_called_equivalent():
     rate = supported_rate("equivalent", MARGIN, seed=3)
     assert rate <= NOMINAL + SLACK, rate
 
 
+@pytest.mark.slow
 def test_unadjusted_looks_exceed_the_promised_rate():
     """Without spending, stopping at the first of three 95% looks breaks the 5% promise:
     the checks above would fail on the plain rule."""
@@ -144,6 +149,7 @@ def _design(direction: str = "greater", *, look: int = 1, max_looks: int = 1) ->
         eval_episodes=16, decision_rule="", min_effect=MIN_EFFECT, outcome="final_train_reward",
         direction=direction, margin=MARGIN if direction == "equivalent" else None,
         look=look, max_looks=max_looks,
+        reward_scale=1.0,  # the simulated scores' own units: MIN_EFFECT is already in them
     )  # fmt: skip
 
 

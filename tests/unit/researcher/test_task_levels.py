@@ -121,6 +121,7 @@ def test_every_arm_trains_on_the_named_level_and_the_design_says_so(tmp_path):
         assert {len(_numbers(task)) for task in drawn} == {2}  # tiny: 2 numbers
 
 
+@pytest.mark.slow
 def test_without_a_level_the_arms_train_on_the_default_level(tmp_path):
     planner, framing, design = designed("does a larger group help on countdown?")
     assert design.task_params == {}
@@ -192,6 +193,7 @@ def test_the_rendered_llm_prompts_name_each_tasks_levels():
     assert '"task_levels"' in text
 
 
+@pytest.mark.slow
 def test_the_decision_rule_and_the_reports_design_section_name_the_level(tmp_path):
     """The pre-registered rule's "answers N held-out … tasks", the report's "Held-out
     evaluation" line and its arms' tasks name the level the runs were drawn at."""

@@ -292,6 +292,7 @@ def test_pause_then_resume_change_the_status_and_are_recorded(client, engine):
     assert len(interventions(engine, "resume")) == 1
 
 
+@pytest.mark.slow
 def test_a_note_is_a_pending_intervention_the_planner_reads(client, engine):
     page = client.post(f"/studies/{STUDY}/note", data={"text": "try a lower lr"})
     assert page.status_code == 200 and "try a lower lr" in page.text

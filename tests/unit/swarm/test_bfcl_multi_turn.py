@@ -68,6 +68,7 @@ def test_multi_turn_tasks_carry_turns_backends_and_their_functions_as_tools():
     assert json.loads(json.dumps(task)) == task
 
 
+@pytest.mark.slow
 def test_the_ground_truth_played_back_scores_1_and_leaves_no_backend_behind():
     scored = [asyncio.run(bfcl.rollout(t, ScriptedEpisode(ground_truth_replies(t)))) for t in all_tasks()]  # fmt: skip
     assert len(scored) == 200 and sum(scored) == 200, sum(scored)
@@ -96,6 +97,7 @@ def test_a_wrong_or_missing_call_scores_0():
     assert bfcl.multi_turn_reward([], task) == 0.0  # fewer turns than the task: force-terminated
 
 
+@pytest.mark.slow
 def test_calls_past_the_step_limit_are_force_terminated():
     task = next(t for t in all_tasks() if t["bfcl_id"] == "multi_turn_base_0")
     looping = [{"content": None, "tool_calls": [tool_call("pwd", {})]}] * bfcl_multi_turn.MAX_STEPS_PER_TURN  # fmt: skip
@@ -104,6 +106,7 @@ def test_calls_past_the_step_limit_are_force_terminated():
     assert len(episode.llm.requests) == bfcl_multi_turn.MAX_STEPS_PER_TURN
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "call",
     [
@@ -154,6 +157,7 @@ def test_concurrent_episodes_of_one_task_keep_their_own_backends():
         assert results and not [r for r in results if "rror" in r], results
 
 
+@pytest.mark.slow
 def test_the_single_turn_reward_refuses_a_multi_turn_task():
     task = all_tasks()[0]
     with pytest.raises(ValueError, match="multi_turn_reward"):
@@ -171,6 +175,7 @@ def test_the_example_workflow_runs_a_multi_turn_task_like_the_reference_rollout(
     assert ours == 0.0
 
 
+@pytest.mark.slow
 def test_the_checker_never_evals_a_call_string_that_is_not_a_literal_call(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     task = next(t for t in all_tasks() if t["bfcl_id"] == "multi_turn_base_0")

@@ -56,6 +56,7 @@ def wait_for(condition: Callable[[], bool], timeout_s: float = 30) -> None:
         time.sleep(0.02)
 
 
+@pytest.mark.slow
 def test_the_learnable_example_runs_max_episodes_through_the_openai_sdk_and_exits_0(served):
     fake, url = served  # the fake model echoes the prompt, so it always says the word
     example = REPO / "examples" / "learnable.py"
@@ -73,6 +74,7 @@ def test_the_learnable_example_runs_max_episodes_through_the_openai_sdk_and_exit
     assert "completed — 8 finished, 0 aborted, mean reward (last 8) 1.000" in stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("sig", "exit_code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_signal_aborts_the_open_episodes_deregisters_and_exits(served, tmp_path, sig, exit_code):
     fake, url = served
@@ -88,6 +90,7 @@ def test_a_signal_aborts_the_open_episodes_deregisters_and_exits(served, tmp_pat
     assert f"received {sig.name}" in stderr
 
 
+@pytest.mark.slow
 def test_a_run_that_stops_taking_episodes_ends_the_client_with_exit_0(served):
     fake, url = served
     fake.accept_episodes = 6
@@ -119,6 +122,7 @@ async def rollout(task, episode):
 """
 
 
+@pytest.mark.slow
 def test_a_client_told_the_run_finished_exits_0_with_one_line_and_no_traceback(served, tmp_path):
     fake, url = served
     go = tmp_path / "go"
@@ -136,6 +140,7 @@ def test_a_client_told_the_run_finished_exits_0_with_one_line_and_no_traceback(s
     assert [client.status for client in fake.clients.values()] == ["gone"]
 
 
+@pytest.mark.slow
 def test_a_client_told_the_run_failed_exits_1_with_the_runs_error(served):
     fake, url = served
     fake.end_run_after = 4
@@ -148,6 +153,7 @@ def test_a_client_told_the_run_failed_exits_1_with_the_runs_error(served):
     assert "Traceback" not in stderr
 
 
+@pytest.mark.slow
 def test_a_client_told_the_run_was_stopped_exits_0_naming_its_step(served):
     fake, url = served
     fake.end_run_after = 4
@@ -171,6 +177,7 @@ async def rollout(task, episode):
 """
 
 
+@pytest.mark.slow
 def test_episode_timeout_aborts_a_rollout_that_blocks_the_event_loop(served, tmp_path):
     fake, url = served
     workflow = tmp_path / "blocking.py"
@@ -184,6 +191,7 @@ def test_episode_timeout_aborts_a_rollout_that_blocks_the_event_loop(served, tmp
     assert "--episode-timeout 1 s" in episode.reason and "blocked the event loop" in episode.reason
 
 
+@pytest.mark.slow
 def test_a_rollout_that_blocks_the_event_loop_for_good_ends_the_client_with_exit_3(
     served, tmp_path
 ):

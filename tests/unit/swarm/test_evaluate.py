@@ -168,6 +168,7 @@ def swarm_eval(workflow: Path, *args: str) -> subprocess.CompletedProcess:
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_swarm_eval_prints_one_json_object_with_each_reward_and_the_failures(served, tmp_path):
     workflow = tmp_path / "echo.py"
     workflow.write_text(ECHO_WORKFLOW)
@@ -187,6 +188,7 @@ def test_swarm_eval_prints_one_json_object_with_each_reward_and_the_failures(ser
     assert "mean reward 0.500" in text.stdout and "2 tasks" in text.stdout
 
 
+@pytest.mark.slow
 def test_swarm_eval_refuses_a_missing_split_and_a_model_the_gateway_does_not_serve(
     served, tmp_path
 ):

@@ -222,6 +222,7 @@ def test_a_rollout_that_never_cracks_the_code_ends_when_textarena_ends_it():
     assert len(episode.llm.requests) == task["max_turns"] + 1 < mastermind.max_calls(task)
 
 
+@pytest.mark.slow
 def test_the_example_is_a_loadable_workflow_over_the_family():
     workflow = load_workflow(REPO / "examples" / "mastermind.py")
     assert workflow.rollout is mastermind.rollout
@@ -276,6 +277,7 @@ print("ok")
 """
 
 
+@pytest.mark.slow
 @needs_textarena
 def test_games_are_played_and_scored_with_the_network_blocked():
     result = subprocess.run(

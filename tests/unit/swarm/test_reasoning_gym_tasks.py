@@ -55,6 +55,7 @@ def test_generation_is_deterministic_per_seed(name):
     assert sample(module, "train", seed=1) != sample(module, "train", seed=2)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(FAMILIES))
 def test_train_and_test_are_disjoint_across_seeds(name):
     module = FAMILIES[name]
@@ -72,6 +73,7 @@ def test_tasks_have_unique_ids_their_family_and_survive_json(name):
     assert json.loads(json.dumps(tasks)) == tasks
 
 
+@pytest.mark.slow
 def test_levels_and_knobs_change_the_problems():
     easy = sample(countdown, "train", level="easy")
     assert all(len(t["metadata"]["numbers"]) == 3 for t in easy)
@@ -228,6 +230,7 @@ print("ok")
 """
 
 
+@pytest.mark.slow
 def test_generation_and_scoring_need_no_network():
     result = subprocess.run(
         [sys.executable, "-c", OFFLINE], cwd=REPO, capture_output=True, text=True, timeout=120

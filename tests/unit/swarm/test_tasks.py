@@ -322,6 +322,7 @@ def test_the_guessing_rollout_plays_until_the_hit():
     ] == ["Higher.", "Lower."]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(MODULES))
 def test_each_example_is_a_loadable_workflow_over_its_task(name):
     workflow = load_workflow(EXAMPLES / f"{name}.py")

@@ -15,6 +15,7 @@ from swarm.tasks import arithmetic
 from swarm.workflow import TaskCycle, load_workflow
 from tests.unit.swarm.conftest import run_inline
 from tests.unit.swarm.fake_gateway import FakeGateway, Reply
+import pytest
 
 TEAM = Path(__file__).resolve().parents[3] / "examples" / "team.py"
 team = load_workflow(TEAM).module
@@ -79,6 +80,7 @@ def test_naming_an_operand_that_equals_the_answer_is_not_giving_it_away():
     assert team.rewards("Subtract 5 from 10.", "5", task) == {"executor": 1.0, "planner": 1.0}
 
 
+@pytest.mark.slow
 def test_the_team_example_is_a_loadable_workflow_over_arithmetic():
     first = next(TaskCycle(load_workflow(TEAM).tasks))
     assert first == next(arithmetic.tasks("train", seed=0))

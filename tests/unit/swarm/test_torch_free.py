@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+import pytest
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -46,6 +47,7 @@ print("ok")
 """
 
 
+@pytest.mark.slow
 def test_the_swarm_client_and_its_tasks_import_with_torch_blocked():
     result = subprocess.run(
         [sys.executable, "-c", BLOCKED_IMPORTS],

@@ -76,6 +76,7 @@ async def watch(
     return await asyncio.wait_for(both(), timeout=10)
 
 
+@pytest.mark.slow
 def test_an_edit_restarts_with_a_new_client_and_aborts_the_old_episodes(tmp_path, captured):
     fake = FakeGateway()
     path = tmp_path / "flow.py"
@@ -102,6 +103,7 @@ def test_an_edit_restarts_with_a_new_client_and_aborts_the_old_episodes(tmp_path
     assert "1 reload" in summary.describe()
 
 
+@pytest.mark.slow
 def test_a_broken_edit_keeps_the_old_code_running_and_a_fix_then_reloads(tmp_path, captured):
     fake = FakeGateway()
     path = tmp_path / "flow.py"
@@ -132,6 +134,7 @@ def test_a_broken_edit_keeps_the_old_code_running_and_a_fix_then_reloads(tmp_pat
     assert fake.open_now == 0 and all(c.status == "gone" for c in fake.clients.values())
 
 
+@pytest.mark.slow
 def test_an_edit_to_a_module_beside_the_workflow_reloads_it(tmp_path, captured):
     fake = FakeGateway()
     helper = f"rewards_{uuid.uuid4().hex[:8]}"  # sys.modules is shared by every test
@@ -163,6 +166,7 @@ def test_an_edit_to_a_module_beside_the_workflow_reloads_it(tmp_path, captured):
     assert "reloaded workflow" in captured.text
 
 
+@pytest.mark.slow
 def test_a_touch_or_a_new_unrelated_file_does_not_restart(tmp_path, captured):
     fake = FakeGateway()
     path = tmp_path / "flow.py"
@@ -184,6 +188,7 @@ def test_a_touch_or_a_new_unrelated_file_does_not_restart(tmp_path, captured):
     assert summary.outcome is Outcome.INTERRUPTED
 
 
+@pytest.mark.slow
 def test_a_workflow_error_at_run_time_waits_for_the_fix(tmp_path, captured):
     fake = FakeGateway()
     path = tmp_path / "flow.py"
@@ -218,6 +223,7 @@ def served():
         yield fake, url
 
 
+@pytest.mark.slow
 def test_swarm_run_watch_restarts_on_an_edit_and_leaves_on_ctrl_c(served, tmp_path):
     fake, url = served
     path = tmp_path / "sleepy.py"

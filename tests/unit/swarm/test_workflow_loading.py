@@ -64,6 +64,7 @@ def test_a_good_workflow_loads_with_the_hash_of_its_bytes_as_code_version(tmp_pa
     assert list(workflow.tasks("train")) == [{"id": "a"}]
 
 
+@pytest.mark.slow
 def test_a_workflow_may_import_a_module_beside_it(tmp_path):
     write(tmp_path, "my_rewards", "def score(text):\n    return 1.0\n")
     path = write(tmp_path, "uses_sibling", "from my_rewards import score\n" + GOOD)

@@ -128,6 +128,7 @@ def test_a_group_of_rewards_1e160_and_0_gets_finite_advantages_of_opposite_signs
     assert grpo_advantages([1e160, 0.0]) == pytest.approx([1 / math.sqrt(2), -1 / math.sqrt(2)])
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     rewards=FINITE_REWARDS,
@@ -147,6 +148,7 @@ def test_advantages_of_any_finite_rewards_are_finite_and_keep_the_rewards_order(
         assert advantages[rewards.index(min(rewards))] <= 0
 
 
+@pytest.mark.slow
 @given(rewards=FINITE_REWARDS)
 def test_sample_std_never_overflows_below_the_float_range(rewards):
     assume(max(abs(r) for r in rewards) <= 1e300)

@@ -32,6 +32,7 @@ from trainer.types import MASTER_WEIGHTS_FILE, OPTIMIZER_FILE, SamplingParams
 GOOD, BAD = [1000, 2000, 3000], [5000, 6000, 7000]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lora", [None, LORA], ids=["full", "lora"])
 def test_a_checkpoint_loads_in_transformers_and_resumes_version_and_optimizer(lora, tmp_path):
     policy = make_policy(lora)
@@ -80,6 +81,7 @@ def _trained_policy(factory=None):
     return policy
 
 
+@pytest.mark.slow
 def test_a_checkpoint_that_would_not_fit_writes_nothing_and_says_how_much_it_needs(
     tmp_path, monkeypatch
 ):
@@ -97,6 +99,7 @@ def test_a_checkpoint_that_would_not_fit_writes_nothing_and_says_how_much_it_nee
         policy.trainer.close()
 
 
+@pytest.mark.slow
 def test_a_failed_write_removes_its_staging_directory(tmp_path, monkeypatch):
     policy = _trained_policy()
     try:
@@ -112,6 +115,7 @@ def test_a_failed_write_removes_its_staging_directory(tmp_path, monkeypatch):
         policy.trainer.close()
 
 
+@pytest.mark.slow
 def test_a_checkpoint_path_that_climbs_out_is_refused_before_any_write(tmp_path):
     policy = _trained_policy()
     try:
@@ -123,6 +127,7 @@ def test_a_checkpoint_path_that_climbs_out_is_refused_before_any_write(tmp_path)
         policy.trainer.close()
 
 
+@pytest.mark.slow
 def test_weights_are_saved_in_the_training_dtype_and_a_resumable_one_keeps_the_masters(tmp_path):
     factory = TorchPolicyFactory(
         EngineConfig(max_batch=8, initial_cache_tokens=64),
@@ -168,6 +173,7 @@ def test_weights_are_saved_in_the_training_dtype_and_a_resumable_one_keeps_the_m
         fresh.trainer.close()
 
 
+@pytest.mark.slow
 def test_a_checkpoint_written_with_float32_weights_and_no_masters_file_resumes_from_them(
     tmp_path,
 ):
@@ -198,6 +204,7 @@ def test_a_checkpoint_written_with_float32_weights_and_no_masters_file_resumes_f
         resumed.trainer.close()
 
 
+@pytest.mark.slow
 def test_checkpoint_files_get_the_usual_modes_not_safetensors_0600(tmp_path):
     policy = _trained_policy()
     before = os.umask(0o022)
@@ -212,6 +219,7 @@ def test_checkpoint_files_get_the_usual_modes_not_safetensors_0600(tmp_path):
     assert "model.safetensors" in modes and set(modes.values()) == {0o644}
 
 
+@pytest.mark.slow
 def test_releasing_the_training_state_drops_the_masters_and_keeps_the_engine_serving():
     policy = _trained_policy()
     master_model = weakref.ref(policy.trainer.master.model)

@@ -101,6 +101,7 @@ def test_no_compute_copy_when_the_compute_dtype_is_the_masters(tiny_loaded):
     assert same.compute_model is same.model and same.compute_pairs() == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2])
 def test_compute_copy_logprobs_and_gradients_match_float32_within_bf16_noise(master, seed):
     batches = micro_batches(seed)
@@ -122,6 +123,7 @@ def test_compute_copy_logprobs_and_gradients_match_float32_within_bf16_noise(mas
         assert error < 0.05 and error < 3 * auto + 0.01, (name, error, auto)
 
 
+@pytest.mark.slow
 def test_gradients_of_micro_batches_accumulate_in_float32_on_the_masters(master):
     """Each backward's bf16 gradients are added into the masters' float32 `.grad` and the
     copy's are cleared: the sum is exactly the float32 sum of the per-batch bf16 grads."""
@@ -144,6 +146,7 @@ def test_gradients_of_micro_batches_accumulate_in_float32_on_the_masters(master)
         assert torch.equal(m.grad, expected[i]), i
 
 
+@pytest.mark.slow
 def test_a_bf16_step_moves_the_float32_masters_and_refreshes_copy_and_served_weights():
     factory = TorchPolicyFactory(
         EngineConfig(max_batch=8, initial_cache_tokens=64),
@@ -170,6 +173,7 @@ def test_a_bf16_step_moves_the_float32_masters_and_refreshes_copy_and_served_wei
         policy.trainer.close()
 
 
+@pytest.mark.slow
 def test_compute_copy_false_keeps_autocast_over_the_masters():
     factory = TorchPolicyFactory(
         EngineConfig(max_batch=8, initial_cache_tokens=64),

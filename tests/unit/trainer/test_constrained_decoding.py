@@ -72,6 +72,7 @@ def prompt_of(tokenizer, text="answer in JSON", prefix=""):
     return rendered.token_ids + tokenizer.encode(prefix)
 
 
+@pytest.mark.slow
 def test_json_schema_outputs_parse_and_validate_for_every_seed(engine, tiny_tokenizer):
     built = grammar.json_value(SCHEMA)
     prompt = prompt_of(tiny_tokenizer)
@@ -130,6 +131,7 @@ def replay_logprobs(model, tokenizer, vocab_size, prompt, completion, built, tem
     return torch.stack(masked), torch.stack(free)
 
 
+@pytest.mark.slow
 def test_recorded_logprobs_equal_a_recomputation_under_the_same_mask(
     engine, tiny_loaded, tiny_tokenizer
 ):

@@ -244,6 +244,7 @@ def check_layouts_agree(model, batch: Batch, noise_seed: int) -> None:
             )
 
 
+@pytest.mark.slow
 @settings(
     max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -274,6 +275,7 @@ def fixed_batch(seed: int) -> Batch:
     return Batch(calls, advantages, 64)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [7, 8])
 def test_the_tiny_model_gives_the_same_logprobs_loss_and_gradients_in_every_layout(
     tiny_model, seed

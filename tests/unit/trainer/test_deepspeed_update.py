@@ -134,6 +134,7 @@ def assert_same_state(a: dict, b: dict, rtol: float = MOMENT_RTOL) -> None:
     assert gap <= rtol, f"Adam moments differ by {gap:.3g} of their scale (tolerance {rtol:g})"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("zero", STAGES)
 def test_a_zero_step_changes_the_master_and_the_engine_serves_it(policies, zero):
     policy = policies(zero=zero)
@@ -154,6 +155,7 @@ def test_a_zero_step_changes_the_master_and_the_engine_serves_it(policies, zero)
     assert after == pytest.approx(master, abs=1e-5)  # the engine serves the master's weights
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("zero", STAGES)
 def test_the_deepspeed_update_is_torch_adamws_update(policies, zero):
     torch_policy, ds_policy = policies("torch"), policies(zero=zero)
@@ -168,6 +170,7 @@ def test_the_deepspeed_update_is_torch_adamws_update(policies, zero):
     )
 
 
+@pytest.mark.slow
 def test_the_moment_tolerance_catches_a_one_percent_lr_error(policies):
     """MOMENT_RTOL is loose enough for summation order and still fails on real differences."""
     right, wrong = policies("torch"), policies("torch")
@@ -188,6 +191,7 @@ def test_the_moment_tolerance_catches_a_one_percent_lr_error(policies):
         assert_same_state(right_state, wrong.trainer.backend.state_dict())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("zero", STAGES)
 def test_several_micro_batches_give_the_update_of_one_batch(policies, zero):
     whole, split = policies(zero=zero), policies(zero=zero)
@@ -199,6 +203,7 @@ def test_several_micro_batches_give_the_update_of_one_batch(policies, zero):
     assert_same_weights(whole, split)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("zero", STAGES)
 def test_an_update_that_fails_midway_leaves_no_gradient_behind(policies, zero, monkeypatch):
     failed, clean = policies(zero=zero), policies(zero=zero)
@@ -215,6 +220,7 @@ def test_an_update_that_fails_midway_leaves_no_gradient_behind(policies, zero, m
     assert_same_weights(failed, clean, atol=1e-7)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("zero", [0, 2])
 def test_live_lr_and_clipping_changes_apply_at_the_next_step(policies, zero):
     torch_policy, ds_policy = policies("torch"), policies(zero=zero)
@@ -229,6 +235,7 @@ def test_live_lr_and_clipping_changes_apply_at_the_next_step(policies, zero):
     assert_same_weights(torch_policy, ds_policy)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("zero", STAGES)
 def test_a_checkpoint_resumes_weights_steps_and_optimizer_state(policies, zero, tmp_path):
     uninterrupted = policies(zero=zero)
@@ -252,6 +259,7 @@ def test_a_checkpoint_resumes_weights_steps_and_optimizer_state(policies, zero, 
     assert_same_weights(uninterrupted, resumed, atol=1e-7)
 
 
+@pytest.mark.slow
 def test_two_deepspeed_policies_in_one_process_train_at_the_same_time(policies):
     """Both share the process group; each engine thread updates its own policy."""
     a, b, alone = policies(zero=1), policies(zero=3), policies(zero=1)
@@ -269,6 +277,7 @@ def test_two_deepspeed_policies_in_one_process_train_at_the_same_time(policies):
     assert_same_weights(b, alone)
 
 
+@pytest.mark.slow
 def test_optimizer_state_moves_between_backends_and_stages(policies, tmp_path):
     """optimizer.pt has one format: a torch checkpoint resumes under ZeRO-1, and a ZeRO-3
     checkpoint under torch, each continuing exactly."""
@@ -288,6 +297,7 @@ def test_optimizer_state_moves_between_backends_and_stages(policies, tmp_path):
     assert_same_weights(on_zero1, back_on_torch)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("zero", [1, 3])
 def test_lora_trains_under_zero_and_its_checkpoint_resumes(policies, zero, tmp_path):
     policy = policies(zero=zero, lora=LORA)

@@ -428,6 +428,7 @@ GRAMMAR_SCHEMA = {
 }
 
 
+@pytest.mark.slow
 def test_a_grammar_constrains_the_completion_and_marks_its_tokens(harness, engine):
     pytest.importorskip("llguidance", reason="constrained decoding needs llguidance")
     from trainer import grammar
@@ -661,6 +662,7 @@ def test_vllm_errors_become_trainer_errors(adapter):
     assert isinstance(engine._as_trainer_error(RuntimeError("cuda")), EngineFailure)
 
 
+@pytest.mark.slow
 def test_the_served_module_saves_to_a_directory_vllm_can_load(tiny_loaded, tmp_path):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -686,6 +688,7 @@ def test_vllm_settings_come_from_the_environment():
         VllmSettings.from_env({"SWARMRL_VLLM_GPU_MEMORY_UTILIZATION": "1.5"})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lora", [None, {"r": 4, "alpha": 8}], ids=["full", "lora"])
 def test_a_policy_served_by_the_vllm_adapter_trains_and_serves_the_new_weights(monkeypatch, lora):
     """`TorchPolicyFactory(engine="vllm")` with the stand-in behind `build_vllm_engine`: a

@@ -64,6 +64,7 @@ def test_bad_schemas_and_unsupported_features_are_refused_with_the_librarys_reas
     assert "\n" not in str(refused.value)  # one line, without the echoed grammar source
 
 
+@pytest.mark.slow
 def test_json_is_laid_out_as_json_dumps_writes_it(tiny_tokenizer):
     m = matcher(
         tiny_tokenizer,
@@ -92,6 +93,7 @@ def test_json_is_laid_out_as_json_dumps_writes_it(tiny_tokenizer):
     assert m.is_accepting()
 
 
+@pytest.mark.slow
 def test_a_forced_call_accepts_only_declared_tools_with_valid_arguments(tiny_tokenizer):
     prefix = chat_format.forced_prefix("required")
     built = grammar.forced_call(TOOLS, prefix)
@@ -107,6 +109,7 @@ def test_a_forced_call_accepts_only_declared_tools_with_valid_arguments(tiny_tok
         assert not m.consume_tokens(tiny_tokenizer.encode(bad)), bad
 
 
+@pytest.mark.slow
 def test_with_auto_text_is_free_until_the_model_opens_a_call_which_must_then_be_well_formed(
     tiny_tokenizer,
 ):
@@ -124,6 +127,7 @@ def test_with_auto_text_is_free_until_the_model_opens_a_call_which_must_then_be_
     )
 
 
+@pytest.mark.slow
 def test_a_json_answer_or_a_call(tiny_tokenizer):
     built = grammar.json_or_call(
         {"type": "object", "properties": {"n": {"type": "integer"}}}, TOOLS

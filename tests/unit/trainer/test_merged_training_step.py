@@ -68,6 +68,7 @@ def multi_turn_groups(policy) -> list[Group]:
     return groups
 
 
+@pytest.mark.slow
 def test_a_tree_step_is_the_unmerged_step_with_fewer_tokens(policies):
     tree, none = policies
     before = master_state(tree)
@@ -135,6 +136,7 @@ def test_a_batch_whose_every_call_is_too_long_trains_nothing(policies):
     assert all(torch.equal(before[n], p) for n, p in master_state(tree).items())
 
 
+@pytest.mark.slow
 def test_a_window_that_fits_only_the_first_calls_trains_just_those(policies):
     tree, _ = policies
     groups = multi_turn_groups(tree)

@@ -46,6 +46,7 @@ def test_dtype_auto_resolves_to_a_real_dtype():
     assert resolve_dtype("float32", "cpu") is torch.float32
 
 
+@pytest.mark.slow
 def test_models_loaded_from_several_threads_at_once_all_get_their_weights(tiny_loaded, tmp_path):
     # a gateway reloads two ended runs' policies at once when both are evaluated together;
     # transformers' loading state is process-wide, and unserialised loads left "meta" weights

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from trainer.openmp import SPIN_COUNT, bound_openmp_spinning
+import pytest
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -37,6 +38,7 @@ def test_a_users_spin_or_wait_policy_is_kept():
         assert env == chosen
 
 
+@pytest.mark.slow
 def test_it_says_whether_torch_will_see_it():
     before = _python("from trainer.openmp import bound_openmp_spinning as b; print(b())")
     after = _python(
@@ -45,6 +47,7 @@ def test_it_says_whether_torch_will_see_it():
     assert (before, after) == ("True", "False")
 
 
+@pytest.mark.slow
 def test_gateway_serve_bounds_the_spin_before_torch_loads(tmp_path):
     """What the environment holds at the moment `gateway serve` first imports torch (the
     import is stopped there: nothing loads)."""

@@ -11,6 +11,7 @@ from tests.unit.trainer.policy_helpers import LORA, make_factory
 from trainer.types import PolicyTrainer, SamplingParams
 
 
+@pytest.mark.slow
 def test_create_returns_a_served_trainable_lora_policy_while_the_loop_keeps_running():
     async def go():
         ticks = 0
@@ -46,6 +47,7 @@ def test_create_returns_a_served_trainable_lora_policy_while_the_loop_keeps_runn
         policy.trainer.close()
 
 
+@pytest.mark.slow
 def test_load_engine_serves_an_export_as_the_trained_policy_served_it(tmp_path):
     """An ended run's policy is served again from its export checkpoint: the same tokens
     and logprobs at the same version, with no master or optimizer built."""

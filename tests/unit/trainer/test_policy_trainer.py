@@ -38,6 +38,7 @@ def greedy_first_token(policy, prompt):
     return c.token_ids[0], c.logprobs[0]
 
 
+@pytest.mark.slow
 def test_a_step_changes_master_and_served_weights_and_bumps_the_version(policy):
     prompt = prompt_ids(policy)
     token, logprob_before = greedy_first_token(policy, prompt)
@@ -72,6 +73,7 @@ def _master_logprobs(policy, prompt, completion):
     return lp.gather(1, torch.tensor(completion)[:, None])[:, 0].tolist()
 
 
+@pytest.mark.slow
 def test_stale_malformed_and_zero_variance_samples_are_dropped_and_counted(policy):
     prompt = prompt_ids(policy)
     live = contrast_group(policy, prompt, GOOD, BAD)
@@ -93,6 +95,7 @@ def test_stale_malformed_and_zero_variance_samples_are_dropped_and_counted(polic
     assert result.version == 1
 
 
+@pytest.mark.slow
 def test_an_all_dropped_batch_is_a_no_op(policy):
     prompt = prompt_ids(policy)
     flat = Group(
@@ -112,6 +115,7 @@ def test_an_all_dropped_batch_is_a_no_op(policy):
     assert served_logprobs(policy, prompt, GOOD) == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("lora", "lr"), [(None, 2e-3), (LORA, 2e-2)], ids=["full", "lora"])
 def test_training_raises_the_served_probability_of_the_rewarded_completion(lora, lr):
     policy = make_policy(lora)
@@ -130,6 +134,7 @@ def test_training_raises_the_served_probability_of_the_rewarded_completion(lora,
         policy.trainer.close()
 
 
+@pytest.mark.slow
 def test_a_nan_loss_skips_the_update_and_leaves_the_weights_finite_and_unchanged(policy):
     prompt = prompt_ids(policy)
     group = contrast_group(policy, prompt, GOOD, BAD)

@@ -156,6 +156,7 @@ def test_merging_names_the_calls_it_leaves_out(policy):
     assert (result.counts["empty"], result.counts["too_long"]) == (1, 1)
 
 
+@pytest.mark.slow
 def test_scale_rewards_of_the_settings_reaches_the_steps_advantages(policy):
     """rewards 0, 1, 1, 1 (sample std 0.5): "none" trains on r - 0.75, "group" on twice that."""
     prompt = prompt_ids(policy)
