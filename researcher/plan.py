@@ -46,6 +46,15 @@ class Reading(BaseModel):
     # the smallest difference that counts when the question names one ("improve accuracy
     # by at least 5 points": 0.05); None: the planner's default
     min_effect: float | None = None
+    # how the smallest effect or margin the question named was written (docs/reading.md,
+    # "Points, percents and the reward's units"): "points" ("by at least 1 point": N/100 of
+    # a 0-1 reward, N in a workflow's own units once its rewards go beyond [0, 1]), "percent"
+    # ("by 10%", "5 percentage points": a share of a 0-1 reward, or of the rewards' range
+    # beyond it); None: a bare number in the outcome's units as written, or none named
+    effect_units: Literal["points", "percent"] | None = None
+    # the question asks the negation of its test ("does RLOO not beat GRPO?"): the test is
+    # the positive one, and the summary says what "supported" and "refuted" answer
+    negated: bool = False
     # run settings the question fixes for every arm ("does group size 8 help at lr 1e-5?":
     # {"lr": 1e-05}); never the factor
     held: dict[str, Level] = Field(default_factory=dict)
@@ -118,6 +127,8 @@ class Design(BaseModel):
     # the question named it ("by at least 0.5"): in the outcome's own units as written, so
     # never restated in a workflow's reward units (`researcher.reward_units`)
     min_effect_named: bool = False
+    # how the named smallest effect (or equivalence margin) was written: `Reading.effect_units`
+    effect_units: Literal["points", "percent"] | None = None
     outcome: Outcome = "heldout_accuracy"  # what each run is scored on (Reading.outcome)
     direction: Direction = "greater"  # which way the hypothesis says it moves
     margin: float | None = None  # the equivalence margin when direction is "equivalent"

@@ -11,7 +11,11 @@ The pilot applies it before the comparison is sized (`researcher.pilot`); a stud
 a pilot (`--no-pilot`, one seed) gets it from its own results when they are analysed
 (`researcher.analysis`), and the summary says so. Before either, `units_words` is the rule's
 promise that it will be (a study of the user's workflow, whose plan would otherwise show a
-bare 0.05 for a reward scored 0-10). A smallest effect the question named is never rescaled.
+bare 0.05 for a reward scored 0-10). A smallest effect the question named as a bare number
+("by at least 0.5") is in the workflow's units already and never rescaled; one named in
+points ("by at least 1 point": 0.01 of a 0-1 reward) is that many of the workflow's own
+units (1), and one named as a percent ("by 10%") that share of the rewards' range
+(`Design.effect_units`; docs/reading.md, "Points, percents and the reward's units").
 
 Pure arithmetic over plan records: knows nothing of the graph, the gateway or the database.
 """
@@ -47,10 +51,13 @@ def in_reward_units(design: Design, rewards: tuple[float, float] | None) -> Desi
     if rewards is None or design.reward_scale is not None or not _scored_in_rewards(design):
         return design
     scale = max(1.0, rewards[1] - rewards[0])
+    named_as = {"points": 100.0, "percent": scale}.get(design.effect_units or "", 1.0)
     margin = design.margin
-    if margin is not None and math.isclose(margin, DEFAULT_MARGIN):
+    if margin is not None and design.direction == "equivalent" and design.effect_units:
+        margin = margin * named_as  # "within 0.5 points": 0.5 of the workflow's units
+    elif margin is not None and math.isclose(margin, DEFAULT_MARGIN):
         margin = margin * scale
-    min_effect = design.min_effect if design.min_effect_named else design.min_effect * scale
+    min_effect = design.min_effect * (named_as if design.min_effect_named else scale)
     return design.model_copy(
         update={"min_effect": min_effect, "margin": margin, "reward_scale": scale}
     )
@@ -64,6 +71,18 @@ def reward_scale_words(
     if design.reward_scale is None or rewards is None:
         return ""
     seen = f" {seen_by} ran from {rewards[0]:g} to {rewards[1]:g}, beyond 0-1: the "
+    if design.effect_units and (design.min_effect_named or design.direction == "equivalent"):
+        what = "margin" if design.direction == "equivalent" else "smallest difference"
+        value = design.margin if design.direction == "equivalent" else design.min_effect
+        if design.effect_units == "points":
+            return (
+                f"{seen}{what} the question named in points is read in the workflow's own "
+                f"units: {value:g} point{'s' if value != 1 else ''} is {value:g}."
+            )
+        return (
+            f"{seen}{what} the question named as a percent is that share of the rewards' "
+            f"range: {value:g} in the workflow's own units."
+        )
     if design.min_effect_named:
         return (
             f"{seen}smallest difference the question named, {design.min_effect:g}, is read in "
@@ -86,6 +105,22 @@ def units_words(design: Design) -> str:
         or not _scored_in_rewards(design)
     ):
         return ""
+    if design.effect_units and (design.min_effect_named or design.direction == "equivalent"):
+        named = design.margin if design.direction == "equivalent" else design.min_effect
+        what = "equivalence margin" if design.direction == "equivalent" else "smallest difference"
+        if design.effect_units == "points":
+            points = named * 100
+            return (
+                f" The {what} the question named in points, {points:g}, is {named:g} on a "
+                "reward of 0 to 1 (percentage points); when the rewards seen (the pilot's, or "
+                "without one the study's own) go beyond [0, 1] it is read in their own units: "
+                f"{points:g}."
+            )
+        return (
+            f" The {what} the question named as a percent, {named:g} of a reward of 0 to 1, "
+            "is that share of the rewards' range when the rewards seen (the pilot's, or without "
+            f"one the study's own) go beyond [0, 1] (on a reward of 0 to 10: {named * 10:g})."
+        )
     if design.direction == "equivalent":  # the margin decides; a named one is the question's
         if design.margin is None or not math.isclose(design.margin, DEFAULT_MARGIN):
             return ""

@@ -395,6 +395,9 @@ FactorKind = Literal["real", "int", "choice", "lora", "task_mix", "base_model", 
 TASK_DEFAULT = "<the task's own>"  # a default that depends on the task (max_tokens)
 
 
+LORA_LR = 1e-4  # LoRA adapters train with a higher lr than full fine-tuning, as usual
+
+
 @dataclass(frozen=True)
 class Factor:
     """One thing a study can vary. `default` is the control when a question names one
@@ -1020,13 +1023,14 @@ EQUIVALENT_WORDS = (
     r"keeps? (?:the )?(?:accuracy|results?|performance|rewards?|scores?) (?:the same|unchanged)|no worse|not worse|comparabl\w*|on par|equivalent\w*|just as|"
     r"indistinguishable|keeps? up with|as well\b|loses? (?:nothing|no accuracy)|suffic\w*|"
     r"without (?:hurting|harming|losing|degrading|costing)|get away with|safe to (?:use|cut|drop)|"
-    r"(?:good )?enough|no difference|irrelevant|(?:does ?n[o']?t|doesn't|not) matter"
+    r"(?:good )?enough|no difference|irrelevant|(?:does ?n[o']?t|doesn't|not) matter|"
+    r"(?:doesn't|don't|didn't|not|never) (?:hurt|harm|degrad|worsen|slow)\w*"
 )
 GREATER_WORDS = (
     r"help\w*|improv\w*|better|boost\w*|speeds? up|faster|quicker|sooner|outperform\w*|"
     r"beats?|benefit\w*|gains?|higher (?:\w+ )?(?:accuracy|rewards?|scores?)|more accurate|"
     r"(?:increas|rais)\w* (?:the )?(?:[\w'’]+ ){0,2}(?:accuracy|rewards?|scores?)|"
-    r"stronger|superior|worth it|more (?:[\w-]+[ -])?efficient|"
+    r"stronger|superior|worth it|more (?:[\w-]+[ -])?efficient|easier to (?:learn|train)|"
     r"(?:accuracy|rewards?|scores?) (?:is |are |gets? )?(?:higher|better)"
 )
 LESS_WORDS = (
@@ -1036,6 +1040,7 @@ LESS_WORDS = (
     r"cheaper|cuts?|cutting|sav(?:e|es|ing)|"
     r"less (?:[\w-]+[ -])?(?:accurate|efficient)|destabili[sz]\w*|break\w*|weaker|inferior|"
     r"underperform\w*|fall\w* behind|lag\w* behind|"
+    r"(?:harder|more difficult|tougher) to (?:learn|train)|"
     r"(?:accuracy|rewards?|scores?) (?:is |are |gets? )?(?:lower|worse)|"
     r"too (?:high|low|large|small|big|strong|weak|much|little|long|short)"
 )

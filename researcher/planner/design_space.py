@@ -17,7 +17,7 @@ import re
 from typing import Any, Literal
 
 from researcher.plan import Arm, Level, Reading
-from researcher.planner.catalogue import WORKFLOW_PREFIX, WORKFLOW_TASK
+from researcher.planner.catalogue import LORA_LR, WORKFLOW_PREFIX, WORKFLOW_TASK
 
 # what the demo trains SmolLM2-135M with on CPU: small groups, short completions
 BASE_RUN: dict[str, Any] = {
@@ -28,7 +28,6 @@ BASE_RUN: dict[str, Any] = {
     "kl_coef": 0.0,
 }
 LEARNABLE_RUN: dict[str, Any] = {**BASE_RUN, "group_size": 8}
-LORA_LR = 1e-4  # LoRA adapters train with a higher lr than full fine-tuning, as usual
 MIN_EFFECT = 0.05  # in the outcome's units (accuracy, reward); relative for cost
 SAMPLING = ("temperature", "max_tokens")  # sent with every chat call of an episode
 WORKFLOW_SETTINGS = (*SAMPLING, "max_turns")  # given to the workflow, not to the run
@@ -187,16 +186,22 @@ def _arm(reading: Reading, level: Level, name: str, role: str) -> Arm:
             description = _group_size(run, base_run(task), level)
     elif kind == "lora":
         rank = lora_rank(level)
+        held_lr = reading.held.get("lr")  # "at lr 1e-4": one lr for both methods
         if rank is None:
-            description = f"full fine-tuning (all parameters, lr {format_number(run['lr'])})"
+            lr = format_number(held_lr if held_lr is not None else run["lr"])
+            description = f"full fine-tuning (all parameters, lr {lr})"
         else:
             run["lora"] = dict(level) if isinstance(level, dict) else {"r": rank, "alpha": 2 * rank}
-            run["lr"] = LORA_LR  # (a note "lr X" still sets every arm's lr)
-            description = (
-                f"LoRA adapters r={rank}, alpha={run['lora'].get('alpha', 2 * rank)}, lr "
-                f"{format_number(run['lr'])} (the usual higher LoRA learning rate; full "
-                f"fine-tuning keeps {format_number(base_run(task)['lr'])})"
-            )
+            alpha = run["lora"].get("alpha", 2 * rank)
+            if held_lr is not None:
+                description = f"LoRA adapters r={rank}, alpha={alpha}, lr {format_number(held_lr)}"
+            else:
+                run["lr"] = LORA_LR  # (a note "lr X" still sets every arm's lr)
+                description = (
+                    f"LoRA adapters r={rank}, alpha={alpha}, lr {format_number(run['lr'])} (the "
+                    f"usual higher LoRA learning rate; full fine-tuning keeps "
+                    f"{format_number(base_run(task)['lr'])})"
+                )
     elif kind == "workflow":
         if level is not None:
             workflow_params[factor.removeprefix(WORKFLOW_PREFIX)] = level

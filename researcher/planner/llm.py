@@ -404,6 +404,7 @@ def with_reading(design: Design, reading: Reading) -> Design:
             "direction": reading.direction,
             "margin": reading.margin,
             "threshold": reading.threshold,
+            "effect_units": reading.effect_units if reading.outcome != "cost" else None,
         }
     )
     # the rule the analysis applies, whatever words the model chose

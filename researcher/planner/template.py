@@ -219,6 +219,7 @@ class TemplatePlanner:
             metric="mean reward" if reading.task == WORKFLOW_TASK else "accuracy",
             min_effect=min_effect,
             min_effect_named=reading.min_effect is not None,
+            effect_units=reading.effect_units if reading.outcome != "cost" else None,
             outcome=reading.outcome,
             direction=reading.direction,
             margin=margin,

@@ -5,6 +5,13 @@ beside a difference test ("margin 2 points"). An equivalence question ("as good 
 0.05, or "within 3 points" → 0.03, "within 0.02" → 0.02, or 10% of the control's cost for
 cost.
 
+A number of points or a percent is recorded with its unit (`Reading.effect_units`): the
+reader cannot know a workflow's reward range, so "1 point" is 0.01 of a 0-1 reward until
+the rewards seen (the pilot's, or the study's own) go beyond [0, 1], where it is 1 in the
+workflow's own units (`researcher.reward_units`); "10%" is a share (of the rewards' range
+beyond 0-1). A scale the question states ("on the 0-10 rubric", "out of 10") fixes the units
+at once: "1 point" is then 1, as written.
+
 Must not know the levels or the task, nor arms, budgets, the gateway or the database.
 """
 
@@ -43,9 +50,15 @@ def min_effect(q: Question, outcome: str, threshold: float | None) -> float | No
     absolute = effect.key in ("effect_abs", "margin_abs")
     value = float(number) if absolute else float(number) / 100
     unit = "of the control's cost" if outcome == "cost" else "absolute, not relative"
-    q.assumptions.append(
-        f"{named!r} is the smallest difference that counts: {value:g} ({unit}), not a level"
-    )
+    if absolute or outcome == "cost":
+        q.assumptions.append(
+            f"{named!r} is the smallest difference that counts: {value:g} ({unit}), not a level"
+        )
+        return value
+    value, words = _in_units(q, named, float(number))
+    if q.params is None:
+        words += f" ({unit})"
+    q.assumptions.append(f"{named!r} is the smallest difference that counts, not a level: {words}")
     return value
 
 
@@ -60,10 +73,54 @@ def equivalence_margin(q: Question, outcome: str) -> float | None:
     if not (re.search(rf"\b(?:{EQUIVALENT_WORDS})\b", q.masked) or within):
         return None
     if margins:
-        return float(margins[0].groups[0]) / 100
+        m = margins[0]
+        value, words = _in_units(q, q.text[m.start : m.end], float(m.groups[0]))
+        if q.params is not None:
+            q.assumptions.append(f"{q.text[m.start : m.end]!r} is the equivalence margin: {words}")
+        return value
     if absolute:
         return float(absolute[0].groups[0])
     margin = COST_MARGIN if outcome == "cost" else DEFAULT_MARGIN
     unit = "of the control's cost" if outcome == "cost" else "(absolute)"
     q.assumptions.append(f"equivalence margin {margin:g} {unit}: none named")
     return margin
+
+
+# a scale the question states for its reward: "on the 0-10 rubric", "out of 10", "a 10-point
+# scale"; group 1, 2 or 3: its top
+_STATED_SCALE = re.compile(
+    r"\b(?:0|zero) ?(?:-|–|to) ?(\d+(?:\.\d+)?)(?= (?:rubric|scale|score|reward|points?)\b)|"
+    r"\bout of (\d+(?:\.\d+)?)\b|\b(\d+)[- ]point (?:rubric|scale)\b"
+)
+
+_PERCENT = re.compile(r"%|percent|\bpp\b")
+
+
+def _in_units(q: Question, named: str, number: float) -> tuple[float, str]:
+    """A number of points or a percent named as an effect or margin: its value and, in
+    words, the reading used; sets `q.effect_units` when the value waits on the rewards'
+    range (docs/reading.md, "Points, percents and the reward's units")."""
+    share = number / 100
+    if _PERCENT.search(named):
+        q.effect_units = "percent"
+        if q.params is None:
+            return share, f"{share:g}"
+        return share, (
+            f"{share:g} of a reward of 0 to 1 ({number:g}% is a share: of the rewards' range "
+            "when your workflow's rewards go beyond 0-1)"
+        )
+    scale = _STATED_SCALE.search(q.text)
+    top = float(next(g for g in scale.groups() if g is not None)) if scale else None
+    if q.params is not None and top is not None and top > 1:
+        return number, (
+            f"{number:g} in your workflow's own units, as written ({scale.group(0)!r}: the "
+            "question states the scale)"
+        )
+    q.effect_units = "points"
+    if q.params is None:
+        return share, f"{share:g}"
+    return share, (
+        f"{share:g} (points of a reward of 0 to 1) until the rewards are seen: when your "
+        f"workflow's rewards go beyond 0-1 (the pilot's, or the study's own), "
+        f"{number:g} point{'s' if number != 1 else ''} is {number:g} in its own units"
+    )

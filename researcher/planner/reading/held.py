@@ -24,6 +24,7 @@ from researcher.planner.catalogue import (
     LESS_WORDS,
     TWO_SIDED_WORDS,
     WORKFLOW_PREFIX,
+    describe_level,
 )
 from researcher.planner.reading.mentions import scan
 from researcher.planner.reading.numbers import NUMBER, as_factor_type
@@ -155,6 +156,7 @@ def checked_held(q: Question, factor: str, task: str) -> dict[str, Level]:
         if key.startswith(WORKFLOW_PREFIX):
             if key != factor:
                 held[key] = _held_param(q, key, value)
+                _say_as_held(q, key, value, held[key])
             continue
         spec = FACTORS[key]
         if value == AT_DEFAULT:
@@ -174,6 +176,16 @@ def checked_held(q: Question, factor: str, task: str) -> dict[str, Level]:
         if key != factor:
             held[key] = typed
     return held
+
+
+def _say_as_held(q: Question, key: str, written: Level, typed: Level) -> None:
+    """The held setting's assumption with the value the arms get ("with the hint on":
+    use_hint True), not the word the question wrote."""
+    if written == AT_DEFAULT or typed == written:
+        return
+    was = f"{key} {describe_level(key, written)} for every arm"
+    now = f"{key} {describe_level(key, typed)} for every arm"
+    q.assumptions = [a.replace(was, now) for a in q.assumptions]
 
 
 def _held_param(q: Question, key: str, value: Level) -> Level:

@@ -161,6 +161,13 @@ def _param_patterns(params: dict[str, Any]) -> list[tuple[re.Pattern[str], str, 
             patterns.append((_compile(words[-1] + "s?"), "param", WORKFLOW_PREFIX + key, None))
         for alias in _param_aliases(words):
             patterns.append((_compile(alias), "param", WORKFLOW_PREFIX + key, None))
+        default = params[key]
+        if isinstance(default, str) and re.fullmatch(r"[a-z][\w.+-]{2,}", default.lower()):
+            # a one-word default written bare names its PARAM: "is search better than
+            # calculator?" (tool="search")
+            patterns.append(
+                (_compile(re.escape(default.lower())), "param", WORKFLOW_PREFIX + key, None)
+            )
     return patterns
 
 

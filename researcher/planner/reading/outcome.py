@@ -8,7 +8,10 @@ When the steps themselves are the factor ("how many training steps does it need?
 held-out accuracy after each number of steps, direction greater. Direction: equivalence
 (its margin is `effects.py`'s); greater for help/improve/better/faster; less for
 hurt/slow/worse/cheaper/cut; two-sided for matter/differ/affect/"what does", for both ways
-at once or "A or B", and when no way is said.
+at once or "A or B", and when no way is said; "need more", "harder to learn", and ">"/"<"
+between two names are directions too. A negated direction word ("does RLOO not beat
+GRPO?") keeps the positive test and is said (`Reading.negated`); "not hurt" is an
+equivalence. A threshold above 1 on the user's workflow is in its own units.
 
 Must not know the levels or the task, nor arms, budgets, the gateway or the database.
 """
@@ -19,6 +22,7 @@ import re
 
 from researcher.planner.catalogue import GREATER_WORDS, LESS_WORDS, OUTCOME_WORDS, TWO_SIDED_WORDS
 from researcher.planner.reading.effects import equivalence_margin
+from researcher.planner.reading.mentions import Mention
 from researcher.planner.reading.question import Question
 
 DEFAULT_THRESHOLD = 0.8  # "how many steps to learn": steps to a training reward of 0.8
@@ -44,6 +48,9 @@ _TIME_TO_REACH = re.compile(
     r"(?:to|until|before)\s+(?:reach|hit|get|achiev)"
 )
 
+# "does my agent need more than 4 turns?", "does it need a larger group?"
+_NEEDS_MORE = re.compile(r"\bneeds? (?:more|a (?:larger|higher|longer|bigger))\b")
+
 _FEWER_STEPS = re.compile(r"\bfewer (?:training )?(?:steps|updates|iterations)\b")
 
 # outcomes people ask about that no study measures: said, then judged by held-out accuracy
@@ -60,6 +67,25 @@ _DIRECTED_UNMEASURED = re.compile(
     r"less|fewer|more|increas\w*|caus\w*)(?:\s+[\w'’-]+){0,3}?\s+"
     + _UNMEASURED.pattern.removeprefix(r"\b")
 )
+
+
+# a comparison written as a symbol between two names: "does rloo > grpo on chain_sum?"; a
+# number on the right ("lr > 1e-4") or a symbol inside a quoted prompt is left alone
+_SYMBOL = re.compile(r"(?<=[^\W\d])\s+(>=|≥|>|<)\s+(?=[^\W\d])")
+_SYMBOL_WORDS = {">=": "no worse than", "≥": "no worse than", ">": "better than", "<": "worse than"}
+
+
+def comparisons_in_words(question: str) -> str:
+    """`question` with a comparison symbol between two names in words: ">" is "better
+    than", "<" "worse than", ">=" and "≥" "no worse than" (read as "no worse than" is)."""
+    if '"' in question:  # a quoted prompt may hold any symbol
+        return question
+    return _SYMBOL.sub(lambda m: f" {_SYMBOL_WORDS[m.group(1)]} ", question)
+
+
+# a negation of the direction word that follows: "does RLOO not beat GRPO?"; not "not only",
+# "or not", "whether or not", nor a factor taken away ("not using LoRA")
+_NOT = r"not|never|doesn't|don't|didn't|does ?n[o']?t"
 
 
 def _without_unmeasured_direction(text: str) -> tuple[str, str | None]:
@@ -114,8 +140,7 @@ def read_outcome(q: Question, factor: str) -> tuple[str, float | None]:
     threshold = None
     if outcome == "learning_speed":
         if reach:
-            value, percent = reach[0].groups
-            threshold = float(value) / (100 if percent or float(value) > 1 else 1)
+            threshold = _threshold(q, reach[0])
         elif how_many and factor != "max_steps":
             threshold = DEFAULT_THRESHOLD
             q.assumptions.append(
@@ -156,6 +181,25 @@ def read_outcome(q: Question, factor: str) -> tuple[str, float | None]:
     return outcome, threshold
 
 
+def _threshold(q: Question, reach: Mention) -> float:
+    """The training reward to reach: "80%" is 0.8; a bare number above 1 is a percent on a
+    shipped task (accuracy runs 0 to 1: "reach 80" is 0.8) but on the user's workflow is
+    in its own units as written ("a score of 7" on a rubric of 0-10: a reward of 0 to 1
+    could never reach 7)."""
+    value, percent = reach.groups
+    number = float(value)
+    if percent:
+        return number / 100
+    if number > 1 and q.params is not None:
+        q.assumptions.append(
+            f"the training reward to reach, {number:g}, is in your workflow's own units, as "
+            "written (a reward of 0 to 1 could not reach it; write a percent, "
+            f"'{number:g}%', for a share of 0-1)"
+        )
+        return number
+    return number / 100 if number > 1 else number
+
+
 def read_direction(q: Question, outcome: str, factor: str) -> tuple[str, float | None]:
     """The direction and, for an equivalence question, its margin."""
     text = q.masked
@@ -164,6 +208,13 @@ def read_direction(q: Question, outcome: str, factor: str) -> tuple[str, float |
         return "greater", None
     margin = equivalence_margin(q, outcome)
     if margin is not None:
+        negated = re.search(rf"\b(?:{_NOT})\s+(?:{LESS_WORDS})", text)
+        if negated:
+            q.assumptions.append(
+                f"{negated.group(0)!r} read as an equivalence test: the treatment keeps the "
+                f"outcome within ±{margin:g} of the control (this reader has no one-sided "
+                "non-inferiority test)"
+            )
         return "equivalent", margin
     # a verb that moves the factor is no direction: "does cutting the lr in half help?"
     text = re.sub(_MOVES_FACTOR, " ", text)
@@ -197,15 +248,39 @@ def read_direction(q: Question, outcome: str, factor: str) -> tuple[str, float |
         (greater or less) and re.search(r"\bwhich\b|\bor\b", text)
     ):  # "help or hurt", "RLOO or GRPO: which learns faster?"
         return "two_sided", None
+    negated = re.search(rf"\b(?:{_NOT})\s+(?:{GREATER_WORDS})", text)
+    if greater and negated:
+        # "does RLOO not beat GRPO?": the test of "does RLOO beat GRPO?", answered negated
+        q.negated = True
+        q.assumptions.append(
+            f"the question is negated ({negated.group(0)!r}): tested as whether the treatment "
+            "raises the outcome; 'supported' answers it no, 'refuted' yes"
+        )
     if greater:
         return "greater", None
     if less:
         return "less", None
+    two_sided = re.search(rf"\b(?:{TWO_SIDED_WORDS})", text)
+    if _NEEDS_MORE.search(text) and not two_sided:
+        # "does my agent need more than 4 turns?": does more (than the control) help
+        q.assumptions.append(
+            "'need more' read as: does more raise the outcome (one-sided, greater)"
+        )
+        return "greater", None
+    reaches = outcome == "learning_speed" and q.of("aside", "threshold")
+    if reaches and not two_sided and not re.search(r"\bhow\b", q.text):
+        # "does my agent reach a score of 7 within 20 steps with lr 5e-5?": does it get
+        # there (sooner) with the treatment
+        q.assumptions.append(
+            "reaching the training reward named read as: does the treatment reach it in "
+            "fewer steps (one-sided, greater)"
+        )
+        return "greater", None
     if undirected:
         q.assumptions.append(
             f"the direction named ({undirected!r}) is about an outcome not measured here, "
             "not held-out accuracy: a two-sided test"
         )
-    elif not re.search(rf"\b(?:{TWO_SIDED_WORDS})", text):
+    elif not two_sided:
         q.assumptions.append("no direction named: a two-sided test (any difference)")
     return "two_sided", None

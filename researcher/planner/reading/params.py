@@ -116,7 +116,9 @@ def param_levels(q: Question, key: str) -> tuple[list[Level], Level]:
                 rf"\b{param_words(key)}\s*[=:]\s*([\w.+-]+)", q.question, flags=re.I
             )
         if not quoted and default and re.fullmatch(r"[\w.+-]+", default):
-            quoted = _bare_values(q.text, key)  # "the search tool beat the calculator tool"
+            quoted = _bare_values(
+                q.text, key, default
+            )  # "the search tool beat the calculator tool"
         others = [value for value in quoted if value != default]
         base = f"{default} " if default else ""
         if (
@@ -169,16 +171,28 @@ def param_levels(q: Question, key: str) -> tuple[list[Level], Level]:
         elif not others and re.search(r"\b(?:concise|brief|terse|short)\b", q.text):
             others = [base + "Answer concisely."]
         if not others:
-            raise q.unreadable(
-                f"it varies your workflow's {key}, but names no value to try: put it in "
-                f"double quotes, e.g. 'does {key} \"Think step by step.\" help my agent?'"
-            )
+            raise q.unreadable(_no_value_named(key, default), how=False)
         if others != quoted:
             q.assumptions.append(f"{factor}: tried {describe_level(factor, others[0])}")
         return [default, *others], default
     raise q.unreadable(
         f"{factor} is a {type(default).__name__}: the template reader varies numbers, "
         f"booleans and text only"
+    )
+
+
+def _no_value_named(key: str, default: str | None) -> str:
+    """The refusal of a text PARAM with no value to try, with an example of its own kind: a
+    prompt's sentence in quotes, a one-word value ("search") as a word beside the key."""
+    if default and re.fullmatch(r"[\w.+-]+", default):
+        return (
+            f"it varies your workflow's {key} (default {default!r}), but names no other value "
+            f"to try: name it beside the {key}, e.g. 'does the <value> {key} beat the "
+            f"{default} {key} for my agent?', or as {key}=<value>"
+        )
+    return (
+        f"it varies your workflow's {key}, but names no value to try: put it in double "
+        f"quotes, e.g. 'does {key} \"Think step by step.\" help my agent?'"
     )
 
 
@@ -190,10 +204,12 @@ _NOT_A_VALUE = re.compile(
 )
 
 
-def _bare_values(text: str, key: str) -> list[str]:
+def _bare_values(text: str, key: str, default: str) -> list[str]:
     """Unquoted values of a PARAM whose default is one word (tool="calculator"), written
-    before its name ("the search tool", "a python tool") or after "set to"/"to" ("switching
-    the tool to search"), in order."""
+    before its name ("the search tool", "a python tool"), after "set to"/"to" ("switching
+    the tool to search"), or, where the default itself is written bare, the words set
+    against each other around it ("the calculator tool instead of search", "is search
+    better than calculator?", "from search to calculator"), in order."""
     words = param_words(key)
     found = [
         (m.start(1), m.group(1))
@@ -205,6 +221,18 @@ def _bare_values(text: str, key: str) -> list[str]:
         for m in re.finditer(rf"\b{words}s?\s+(?:set\s+)?to\s+([a-z][\w.+-]*)", text)
         if not _NOT_A_VALUE.fullmatch(m.group(1))
     ]
+    contrast = r"than|instead of|rather than|vs\.?|versus|over|against|from|to"
+    set_against = [
+        (m.start(1), m.group(1))
+        for pattern in (
+            rf"\b(?:{contrast})\s+(?:the\s+|a\s+|an\s+|using\s+)?([a-z][\w.+-]*)",
+            rf"\b([a-z][\w.+-]*)(?:\s+{words}s?)?\s+(?:[a-z]+\s+)?(?:{contrast})\b",
+        )
+        for m in re.finditer(pattern, text)
+        if not _NOT_A_VALUE.fullmatch(m.group(1)) and not re.fullmatch(words, m.group(1))
+    ]
+    if default in {value for _, value in set_against}:
+        found += set_against
     return list(dict.fromkeys(value for _, value in sorted(found)))
 
 

@@ -60,15 +60,19 @@ class Question:
     steps: int | None = None  # training steps the question fixes ("within 20 steps")
     direction: str | None = None
     taken_away: bool = False  # the treatment is the factor off, the control it on
+    # how the named smallest effect or margin was written: `Reading.effect_units`
+    effect_units: str | None = None
+    negated: bool = False  # "does RLOO not beat GRPO?": the positive test, said negated
 
     def of(self, kind: str, key: str | None = None) -> list[Mention]:
         """The mentions of one kind (and key)."""
         return [m for m in self.mentions if m.kind == kind and (key is None or m.key == key)]
 
-    def unreadable(self, why: str) -> UnreadableQuestion:
-        """The refusal: what cannot be read, and how to ask."""
-        how = how_to_ask(self.params)
-        return UnreadableQuestion(f"cannot read {self.question!r}: {why}. {how}")
+    def unreadable(self, why: str, *, how: bool = True) -> UnreadableQuestion:
+        """The refusal: what cannot be read, and how to ask (`how=False` when `why` already
+        says how, for the setting it is about)."""
+        said = f" {how_to_ask(self.params)}" if how else ""
+        return UnreadableQuestion(f"cannot read {self.question!r}: {why}.{said}")
 
     def asks_if_needed(self) -> bool:
         """Whether the question asks if a setting is needed ("is a KL penalty necessary?",

@@ -19,6 +19,7 @@ from researcher.errors import EmptyQuestion, ResearcherError, UnreadableQuestion
 from researcher.plan import Reading
 from researcher.planner.catalogue import (
     FACTORS,
+    LORA_LR,
     check_reading,
     describe_level,
     distinct_levels,
@@ -30,7 +31,7 @@ from researcher.planner.reading.held import AT_DEFAULT, checked_held, held_setti
 from researcher.planner.reading.levels import read_levels
 from researcher.planner.reading.mentions import blank_mentions, scan
 from researcher.planner.reading.numbers import plain_numbers
-from researcher.planner.reading.outcome import read_direction, read_outcome
+from researcher.planner.reading.outcome import comparisons_in_words, read_direction, read_outcome
 from researcher.planner.reading.question import EXAMPLE_QUESTIONS, Question
 from researcher.planner.reading.spelling import spelling_fixed
 from researcher.planner.reading.summary import summarise
@@ -46,7 +47,7 @@ def read_question(
 ) -> Reading:
     """The reading of `question` (docs/reading.md gives every rule); raises
     `UnreadableQuestion` or `NotAboutTraining` with what is missing and how to ask."""
-    original = plain_numbers(" ".join(question.split()))
+    original = comparisons_in_words(plain_numbers(" ".join(question.split())))
     if not re.search(r"[^\W\d_]{2}", original):
         raise EmptyQuestion(
             f"the research question is empty ({question!r}); ask e.g. {EXAMPLE_QUESTIONS[0]!r}"
@@ -157,6 +158,13 @@ def _read(q: Question) -> Reading:
             "scale_rewards none); its other change, a loss not normalised by sequence "
             "length, is not a run setting here and stays as in GRPO"
         )
+    held = checked_held(q, factor, task)
+    if factor == "lora" and "lr" not in held and "full" in levels and len(levels) > 1:
+        full_lr = FACTORS["lr"].default
+        q.assumptions.append(
+            f"each arm at its usual lr: LoRA {LORA_LR:g}, full {full_lr:g} — the comparison is "
+            "of the methods as usually run, not at one lr (name one to hold it: 'at lr 1e-4')"
+        )
     reading = Reading(
         factor=factor,
         levels=levels,
@@ -169,7 +177,9 @@ def _read(q: Question) -> Reading:
         steps=q.steps,
         threshold=threshold,
         min_effect=min_effect(q, outcome, threshold),
-        held=checked_held(q, factor, task),
+        effect_units=q.effect_units,
+        negated=q.negated,
+        held=held,
         task_levels=task_levels,
         assumptions=q.assumptions,
     )

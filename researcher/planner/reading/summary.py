@@ -72,8 +72,15 @@ def summarise(reading: Reading) -> str:
         if reading.direction == "two_sided":
             way += " either way"
     held = " and ".join(f"{k} {describe_level(k, v)}" for k, v in reading.held.items())
+    negated = (
+        f" The question is negated: 'supported' means {treatment} does raise {noun} (the "
+        "answer to it is no), 'refuted' that it does not (yes)."
+        if reading.negated
+        else ""
+    )
     return (
         f"Compares {what} {treatment} against the control {control} on {on}"
         + (f" (every arm at {held})" if held else "")
         + f", judged by {judged}; asks whether {way}."
+        + negated
     )

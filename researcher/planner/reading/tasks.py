@@ -14,7 +14,13 @@ from __future__ import annotations
 
 import re
 
-from researcher.planner.catalogue import DEFAULT_TASK, WORKFLOW_TASK, TaskInfo, task_info
+from researcher.planner.catalogue import (
+    DEFAULT_TASK,
+    WORKFLOW_PREFIX,
+    WORKFLOW_TASK,
+    TaskInfo,
+    task_info,
+)
 from researcher.planner.reading.mentions import Mention
 from researcher.planner.reading.question import Question
 from researcher.planner.reading.spelling import near_task
@@ -79,7 +85,12 @@ def spelled_level(word: str, info: TaskInfo) -> str:
 def read_task(q: Question, factor: str) -> tuple[str, list[str]]:
     """(the judged task, every task named) — "workflow" for the user's own workflow."""
     if q.params is not None:
-        if q.of("task"):
+        # a text PARAM varied: a task's name is likely one of its values ("the calculator
+        # tool instead of search"), not a task
+        text_param = factor.startswith(WORKFLOW_PREFIX) and isinstance(
+            q.params.get(factor.removeprefix(WORKFLOW_PREFIX)), str
+        )
+        if q.of("task") and not text_param:
             q.assumptions.append(
                 "the tasks the question names are read as your workflow's own tasks"
             )

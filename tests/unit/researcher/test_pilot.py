@@ -235,9 +235,8 @@ def test_only_scores_in_reward_units_are_rescaled_and_only_a_default_margin():
     assert in_reward_units(twice, rewards).min_effect == twice.min_effect  # applied once
 
 
-def test_a_smallest_effect_the_question_named_is_in_the_rewards_units_already(tmp_path):
-    # a rubric scored 0-10: "by at least 0.5" means 0.5 of the rubric, not 0.5 of its range
-    # (5 points, half the scale: an effect no study would ever support)
+def _rubric_planner(tmp_path):
+    """The template planner's design for a question on a rubric workflow (scored 0-10)."""
     from researcher.planning import make_plan
 
     rubric = {"workflow": str(tmp_path / "rubric.py"), "workflow_params": {"prompt": "Be brief."},
@@ -246,6 +245,14 @@ def test_a_smallest_effect_the_question_named_is_in_the_rewards_units_already(tm
     def planned(question: str) -> Design:
         return make_plan(question, planner="template", served=["smollm2-135m"], budget_s=1200,
                          seeds=2, workflow_args=rubric).design  # fmt: skip
+
+    return planned
+
+
+def test_a_smallest_effect_the_question_named_is_in_the_rewards_units_already(tmp_path):
+    # a rubric scored 0-10: "by at least 0.5" means 0.5 of the rubric, not 0.5 of its range
+    # (5 points, half the scale: an effect no study would ever support)
+    planned = _rubric_planner(tmp_path)
 
     named = planned("does lr 5e-5 improve my agent's score by at least 0.5?")
     assert named.min_effect == 0.5 and named.min_effect_named
@@ -260,6 +267,30 @@ def test_a_smallest_effect_the_question_named_is_in_the_rewards_units_already(tm
     # the learned-or-not gain on a training-reward outcome still reads the rewards' range
     speed = planned("does lr 5e-5 make my agent learn faster by at least 0.5?")
     assert in_reward_units(speed, (0.0, 10.0)).reward_scale == 10.0
+
+
+def test_points_the_question_named_are_the_workflows_own_units_once_its_rewards_go_beyond_0_to_1(
+    tmp_path,
+):
+    # a rubric scored 0-10: "by at least 1 point" is 1 of the rubric, "within 0.5 points"
+    # 0.5, "by 10%" a tenth of the rewards' range; on rewards of 0-1 they stay 0.01, 0.005, 0.1
+    planned = _rubric_planner(tmp_path)
+
+    point = planned("does lr 5e-5 improve my agent's score by at least 1 point?")
+    assert (point.min_effect, point.effect_units) == (0.01, "points")
+    assert "named in points, 1, is 0.01 on a reward of 0 to 1" in point.decision_rule
+    assert in_reward_units(point, None) is point
+    scaled = in_reward_units(point, (0.0, 10.0))
+    assert scaled.min_effect == pytest.approx(1.0)
+    assert "1 point is 1." in reward_scale_words(scaled, (0.0, 10.0))
+    within = planned("is lr 5e-5 within 0.5 points of the default for my agent?")
+    assert within.margin == pytest.approx(0.005)
+    assert in_reward_units(within, (0.0, 10.0)).margin == pytest.approx(0.5)
+    share = planned("does lr 5e-5 improve my agent's score by 10%?")
+    assert in_reward_units(share, (0.0, 10.0)).min_effect == pytest.approx(1.0)
+    stated = planned("is lr 5e-5 within 1 point on the 0-10 rubric of the default for my agent?")
+    assert stated.margin == 1.0 and stated.effect_units is None
+    assert in_reward_units(stated, (0.0, 10.0)).margin == 1.0  # units fixed by the question
 
 
 def test_a_workflow_plan_says_its_default_effect_is_for_rewards_of_0_to_1_until_the_pilot(

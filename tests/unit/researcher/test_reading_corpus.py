@@ -45,6 +45,9 @@ class Q(NamedTuple):
 H, LS, TR, COST = "heldout_accuracy", "learning_speed", "final_train_reward", "cost"
 # a user's workflow with a tool to choose, a few-shot count and its own temperature
 AGENT = {"few_shot": 0, "temperature": 1.0, "tool": "calculator", "retries": 1, "use_hint": False}
+# a rubric scored 0 to 10 (/tmp-style rubric.py): its rewards go beyond 0-1
+RUBRIC = {"system_prompt": "You are a helpful writing assistant.", "max_tokens": 256}
+TOOL_AGENT = {"tool": "search", "max_turns": 4}  # a tool-using agent that searches by default
 G, L, TWO_SIDED, EQ = "greater", "less", "two_sided", "equivalent"
 
 # fmt: off
@@ -800,6 +803,37 @@ CORPUS: list[Q] = [
     Q('does the lr not matter on chain_sum?', 'lr', [2e-5, 1e-4], 'chain_sum', H, EQ, 0.05),
     Q('does a KL penalty keep accuracy the same on chain_sum?', 'kl_coef', [0.0, 0.05], 'chain_sum', H, EQ, 0.05),
     Q('does lr 1e-4 hit 0.9 training reward earlier on chain_sum?', 'lr', [2e-5, 1e-4], 'chain_sum', LS, G, extra={'threshold': 0.9}),
+    # points, margins and thresholds on a workflow scored beyond 0-1 (a rubric of 0-10):
+    # points wait on the rewards' range, a scale the question states fixes it, a threshold
+    # above 1 is in the workflow's own units
+    Q('does the system prompt "You are an expert science teacher." improve my agent\'s score by at least 1 point?', 'workflow:system_prompt', ['You are a helpful writing assistant.', 'You are an expert science teacher.'], 'workflow', H, G, extra={'min_effect': 0.01, 'effect_units': 'points'}, params=RUBRIC),
+    Q('is the system prompt "You are an expert science teacher." within 0.5 points of the default for my agent?', 'workflow:system_prompt', ['You are a helpful writing assistant.', 'You are an expert science teacher.'], 'workflow', H, EQ, 0.005, extra={'effect_units': 'points'}, params=RUBRIC),
+    Q('is the system prompt "You are an expert science teacher." within 1 point on the 0-10 rubric of the default for my agent?', 'workflow:system_prompt', ['You are a helpful writing assistant.', 'You are an expert science teacher.'], 'workflow', H, EQ, 1.0, extra={'effect_units': None}, params=RUBRIC),
+    Q('does lr 5e-5 improve my agent\'s score by 10%?', 'lr', [2e-5, 5e-5], 'workflow', H, G, extra={'min_effect': 0.1, 'effect_units': 'percent'}, params=RUBRIC),
+    Q('does my agent reach a training reward of 8 faster with lr 1e-4?', 'lr', [2e-5, 1e-4], 'workflow', LS, G, extra={'threshold': 8.0}, params=RUBRIC),
+    Q('does my agent reach a score of 7 within 20 steps with lr 5e-5?', 'lr', [2e-5, 5e-5], 'workflow', LS, G, extra={'threshold': 7.0, 'steps': 20}, params=RUBRIC),
+    Q('does my agent reach a score of 80% within 20 steps with lr 5e-5?', 'lr', [2e-5, 5e-5], 'workflow', LS, G, extra={'threshold': 0.8}, params=RUBRIC),
+    Q('does lr 1e-4 reach 80 faster on chain_sum?', 'lr', [2e-5, 1e-4], 'chain_sum', LS, G, extra={'threshold': 0.8}),
+    # "need more than" the default is greater; "harder to learn" is less; symbols compare
+    Q('does my agent need more than 4 turns?', 'workflow:max_turns', [4, 8], 'workflow', H, G, params=TOOL_AGENT),
+    Q('does min_word_len 5 make my agent\'s task harder to learn?', 'workflow:min_word_len', [3, 5], 'workflow', H, L, params={'min_word_len': 3}),
+    Q('does min_word_len 2 make my agent\'s task easier to learn?', 'workflow:min_word_len', [3, 2], 'workflow', H, G, params={'min_word_len': 3}),
+    Q('does rloo > grpo on chain_sum?', 'algorithm', ['grpo', 'rloo'], 'chain_sum', H, G),
+    Q('is rloo < grpo on chain_sum?', 'algorithm', ['grpo', 'rloo'], 'chain_sum', H, L),
+    Q('does rloo >= grpo on chain_sum?', 'algorithm', ['grpo', 'rloo'], 'chain_sum', H, EQ, 0.05),
+    Q('is rloo ≥ grpo on chain_sum?', 'algorithm', ['grpo', 'rloo'], 'chain_sum', H, EQ, 0.05),
+    Q('does lr > 1e-4 hurt chain_sum?', 'lr', [2e-5, 1e-4], 'chain_sum', H, L),
+    # a tool's one-word values unquoted, the default among them: set against each other
+    Q('does using the calculator tool instead of search improve my agent\'s accuracy?', 'workflow:tool', ['search', 'calculator'], 'workflow', H, G, params=TOOL_AGENT),
+    Q('is search better than calculator for my agent?', 'workflow:tool', ['calculator', 'search'], 'workflow', H, G, params=TOOL_AGENT),
+    Q('does switching the tool from search to calculator help?', 'workflow:tool', ['search', 'calculator'], 'workflow', H, G, params=TOOL_AGENT),
+    # negations: "not hurt" is an equivalence test; "not beat" the positive test, said negated
+    Q('does a smaller lr not hurt chain_sum?', 'lr', [2e-5, 5e-6], 'chain_sum', H, EQ, 0.05),
+    Q('does RLOO not beat GRPO on chain_sum?', 'algorithm', ['grpo', 'rloo'], 'chain_sum', H, G, extra={'negated': True}),
+    Q('does the clip range not help?', 'clip_eps', [0.2, 0.1], 'arithmetic', H, G, extra={'negated': True}),
+    Q('does a KL penalty hurt or not on chain_sum?', 'kl_coef', [0.0, 0.05], 'chain_sum', H, TWO_SIDED, extra={'negated': False}),
+    Q('whether or not a KL penalty helps chain_sum', 'kl_coef', [0.0, 0.05], 'chain_sum', H, TWO_SIDED, extra={'negated': False}),
+    Q('does not using a KL penalty hurt chain_sum?', 'kl_coef', [0.05, 0.0], 'chain_sum', H, L, extra={'negated': False}),
 ]
 # fmt: on
 
@@ -1271,3 +1305,42 @@ def test_a_param_held_at_a_value_not_of_its_type_is_refused_saying_so() -> None:
     with pytest.raises(UnreadableQuestion, match="holds and varies numbers, flags and text"):
         read_question("does lr 1e-4 help with stops=3?", served_models=ONE,
                       workflow_params={"stops": ["a"]})  # fmt: skip
+
+
+def test_a_held_flag_is_said_as_the_value_the_arms_get_not_the_word_written() -> None:
+    reading = read_question("is RLOO as good as GRPO for my agent with the hint on?",
+                            served_models=ONE, workflow_params=AGENT)  # fmt: skip
+    assert reading.held == {"workflow:use_hint": True}
+    assert any("use_hint True for every arm" in a for a in reading.assumptions)
+    assert not any("'on' for every arm" in a for a in reading.assumptions)
+
+
+def test_a_negated_question_says_what_supported_and_refuted_answer() -> None:
+    reading = read_question("does RLOO not beat GRPO on chain_sum?", served_models=ONE)
+    assert "The question is negated: 'supported' means rloo does raise" in reading.summary
+    hurt = read_question("does a smaller lr not hurt chain_sum?", served_models=ONE)
+    assert any("'not hurt' read as an equivalence test" in a for a in hurt.assumptions)
+
+
+def test_lora_against_full_says_each_arm_trains_at_its_usual_lr_unless_one_is_held() -> None:
+    from researcher.planner.design_space import build_arms
+
+    usual = read_question("is LoRA rank 16 as good as full fine-tuning on chain_sum?",
+                          served_models=ONE)  # fmt: skip
+    assert any("each arm at its usual lr: LoRA 0.0001, full 2e-05" in a for a in usual.assumptions)
+    assert [arm.run["lr"] for arm in build_arms(usual)] == [2e-5, 1e-4]
+    held = read_question("is LoRA rank 16 as good as full fine-tuning at lr 1e-4 on chain_sum?",
+                         served_models=ONE)  # fmt: skip
+    assert not any("usual lr" in a for a in held.assumptions)
+    arms = build_arms(held)
+    assert [arm.run["lr"] for arm in arms] == [1e-4, 1e-4]
+    assert "usual higher" not in arms[1].description and "lr 0.0001" in arms[0].description
+
+
+def test_a_tool_with_no_value_named_is_refused_with_an_example_of_a_tool() -> None:
+    with pytest.raises(UnreadableQuestion) as refused:
+        read_question("does the tool matter for my agent?", served_models=ONE,
+                      workflow_params={"tool": "search", "max_turns": 4})  # fmt: skip
+    message = str(refused.value)
+    assert "does the <value> tool beat the search tool" in message
+    assert "Think step by step" not in message and "lr 1e-4" not in message
