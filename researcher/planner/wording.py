@@ -14,6 +14,8 @@ from researcher.analysis import describe_rule
 from researcher.plan import Design, Reading
 from researcher.planner.budget import MIN_EVAL_EPISODES
 from researcher.planner.catalogue import (
+    FACTORS,
+    LORA_LR,
     WORKFLOW_PREFIX,
     WORKFLOW_TASK,
     describe_level,
@@ -80,7 +82,21 @@ def hypothesis_text(reading: Reading) -> tuple[str, str, str]:
     statement, prediction, refuted_if = _hypothesis_text(reading)
     if reading.held:
         statement = f"{statement.rstrip('.')}, {held_words(reading)}."
+    usual = usual_lr_words(reading)
+    if usual:
+        statement = f"{statement.rstrip('.')} ({usual})."
+    if reading.negated:
+        statement += " (The question asks the negation: 'supported' answers it no.)"
     return statement, prediction, refuted_if
+
+
+def usual_lr_words(reading: Reading) -> str:
+    """LoRA against full fine-tuning with no lr held: each arm trains at its method's usual
+    lr, so the comparison is of the methods as usually run ("" otherwise)."""
+    if reading.factor != "lora" or "lr" in reading.held or "full" not in reading.levels:
+        return ""
+    full = format_number(FACTORS["lr"].default)
+    return f"each arm at its usual lr: LoRA {format_number(LORA_LR)}, full {full}"
 
 
 def held_words(reading: Reading) -> str:

@@ -1317,18 +1317,23 @@ def test_a_held_flag_is_said_as_the_value_the_arms_get_not_the_word_written() ->
 
 def test_a_negated_question_says_what_supported_and_refuted_answer() -> None:
     reading = read_question("does RLOO not beat GRPO on chain_sum?", served_models=ONE)
+    from researcher.planner.wording import hypothesis_text
+
     assert "The question is negated: 'supported' means rloo does raise" in reading.summary
+    assert "asks the negation: 'supported' answers it no" in hypothesis_text(reading)[0]
     hurt = read_question("does a smaller lr not hurt chain_sum?", served_models=ONE)
     assert any("'not hurt' read as an equivalence test" in a for a in hurt.assumptions)
 
 
 def test_lora_against_full_says_each_arm_trains_at_its_usual_lr_unless_one_is_held() -> None:
     from researcher.planner.design_space import build_arms
+    from researcher.planner.wording import hypothesis_text
 
     usual = read_question("is LoRA rank 16 as good as full fine-tuning on chain_sum?",
                           served_models=ONE)  # fmt: skip
     assert any("each arm at its usual lr: LoRA 0.0001, full 2e-05" in a for a in usual.assumptions)
     assert [arm.run["lr"] for arm in build_arms(usual)] == [2e-5, 1e-4]
+    assert "(each arm at its usual lr: LoRA 0.0001, full 2e-5)" in hypothesis_text(usual)[0]
     held = read_question("is LoRA rank 16 as good as full fine-tuning at lr 1e-4 on chain_sum?",
                          served_models=ONE)  # fmt: skip
     assert not any("usual lr" in a for a in held.assumptions)
