@@ -94,7 +94,8 @@ def plan_record(plan: Plan) -> dict[str, Any]:
         "task_params": design.task_params,
         "eval_episodes": design.eval_episodes, "outcome": design.outcome,
         "direction": design.direction, "margin": design.margin, "threshold": design.threshold,
-        "min_effect": design.min_effect, "decision_rule": design.decision_rule,
+        "min_effect": design.min_effect, "effect_units": design.effect_units,
+        "decision_rule": design.decision_rule,
         "budget_s": plan.budget_s, "max_looks": design.max_looks,
         "pilot": pilot_record(design),
     }  # fmt: skip
