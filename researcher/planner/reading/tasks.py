@@ -121,7 +121,7 @@ def read_task(q: Question, factor: str) -> tuple[str, list[str]]:
             f"{written!r} read as the task {task} (the shipped task closest to it)"
         )
     else:
-        task = DEFAULT_TASK if DEFAULT_TASK not in partners else "calculator"
+        task = DEFAULT_TASK if DEFAULT_TASK not in partners else "basic_arithmetic"
         q.assumptions.append(f"no task named to judge on: {task} (the default task)")
     return task, list(dict.fromkeys([task, *families]))
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from researcher.planner import learnability
+from researcher.planner.catalogue import task_info
 from researcher.planner.learnability import Measured, Record, with_prior
 from researcher.planner.reader import UnreadableQuestion, read_question
 from researcher.planner.template import TemplatePlanner
@@ -96,3 +97,24 @@ def test_the_shipped_record_is_for_the_bundled_model_and_well_formed():
     for row in shipped.rows:
         assert len(row.untrained) == len(row.trained) == len(row.n) >= 1
         assert all(0 <= k <= n for k, n in zip(row.trained, row.n, strict=True))
+
+
+def test_a_question_naming_no_task_is_judged_on_the_task_that_learned_most_clearly():
+    # the default study must compare arms that learn: of the shipped record's families
+    # without a level to name, the default task's trained interval clears its untrained one
+    # by the widest margin among the tasks that learned
+    learnability.measurements.cache_clear()
+    shipped = learnability.measurements()
+    reading = read_question("does a higher learning rate help?", served_models=[shipped.model])
+    level = reading.task_levels.get(reading.task) or task_info(reading.task).default_level
+    row = learnability.measured(reading.task, level, shipped.model)
+    assert row is not None, f"the default task {reading.task} at {level} was never measured"
+    _, untrained_low, untrained_high = row.rate(row.untrained)
+    _, trained_low, _ = row.rate(row.trained)
+    assert trained_low > untrained_high, f"{reading.task}: {learnability.describe(row)}"
+    gains = {
+        (r.family, r.level): r.rate(r.trained)[1] - r.rate(r.untrained)[2]
+        for r in shipped.rows
+        if r.family not in ("learnable",)  # the demo's toy task is chosen by name, not by default
+    }
+    assert gains[(reading.task, level)] == max(gains.values()), gains
