@@ -41,6 +41,9 @@ class Reading(BaseModel):
     outcome: Outcome = "heldout_accuracy"
     direction: Direction = "greater"
     margin: float | None = None  # the equivalence margin; set when direction is "equivalent"
+    # the question named the margin ("within 0.05"): in the outcome's units as written, never
+    # restated in a workflow's reward units even when it equals the default
+    margin_named: bool = False
     steps: int | None = None  # training steps the question fixes ("within 20 steps")
     threshold: float | None = None  # learning_speed as steps to reach this training reward
     # the smallest difference that counts when the question names one ("improve accuracy
@@ -132,6 +135,8 @@ class Design(BaseModel):
     outcome: Outcome = "heldout_accuracy"  # what each run is scored on (Reading.outcome)
     direction: Direction = "greater"  # which way the hypothesis says it moves
     margin: float | None = None  # the equivalence margin when direction is "equivalent"
+    # the question named it (`Reading.margin_named`): kept as written, like a named min_effect
+    margin_named: bool = False
     threshold: float | None = None  # learning_speed: steps to reach this training reward
     budget_split: dict[str, float] = Field(default_factory=dict)  # phase -> share of budget
     # sequential seeds (`researcher.sequential`): this design is look `look` of up to

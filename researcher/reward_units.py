@@ -45,7 +45,8 @@ def in_reward_units(design: Design, rewards: tuple[float, float] | None) -> Desi
     """`design` with its default smallest effect — and its equivalence margin, when that is
     the default — in the workflow's own reward units: multiplied by the width of the rewards'
     range when they went beyond [0, 1] (0.05 on a 0-100 reward is no effect; 5 is). A
-    smallest effect the question named ("by at least 0.5") is in those units already and
+    smallest effect or a margin the question named as a bare number ("by at least 0.5",
+    "within 0.05", even where that equals the default) is in those units already and
     stays; scores in steps or seconds are not rewards and stay as they are; a design
     already scaled is returned as it is."""
     if rewards is None or design.reward_scale is not None or not _scored_in_rewards(design):
@@ -55,7 +56,7 @@ def in_reward_units(design: Design, rewards: tuple[float, float] | None) -> Desi
     margin = design.margin
     if margin is not None and design.direction == "equivalent" and design.effect_units:
         margin = margin * named_as  # "within 0.5 points": 0.5 of the workflow's units
-    elif margin is not None and math.isclose(margin, DEFAULT_MARGIN):
+    elif margin is not None and not design.margin_named and math.isclose(margin, DEFAULT_MARGIN):
         margin = margin * scale
     min_effect = design.min_effect * (named_as if design.min_effect_named else scale)
     return design.model_copy(
@@ -82,6 +83,11 @@ def reward_scale_words(
         return (
             f"{seen}{what} the question named as a percent is that share of the rewards' "
             f"range: {value:g} in the workflow's own units."
+        )
+    if design.direction == "equivalent" and design.margin_named:
+        return (
+            f"{seen}equivalence margin the question named, {design.margin:g}, is read in the "
+            "workflow's own units, as written."
         )
     if design.min_effect_named:
         return (
@@ -122,7 +128,11 @@ def units_words(design: Design) -> str:
             f"one the study's own) go beyond [0, 1] (on a reward of 0 to 10: {named * 10:g})."
         )
     if design.direction == "equivalent":  # the margin decides; a named one is the question's
-        if design.margin is None or not math.isclose(design.margin, DEFAULT_MARGIN):
+        if (
+            design.margin is None
+            or design.margin_named
+            or not math.isclose(design.margin, DEFAULT_MARGIN)
+        ):
             return ""
         number = ("the equivalence margin", design.margin)
     elif design.min_effect_named:

@@ -350,6 +350,7 @@ UNSUPPORTED_SETTINGS = (
     "entropy (?:bonus|coefficient|regulari[sz]ation)",
     "dropout",
     "reward shaping",
+    r"format(?:ting)? rewards?",  # a task's reward is its own
     "value (?:function|head|model)",
     "critic",
     # one optimizer update per batch: no PPO epochs / GRPO's μ inner iterations to vary
@@ -357,6 +358,7 @@ UNSUPPORTED_SETTINGS = (
     r"epochs? per (?:batch|step|rollout)",
     r"(?:inner|ppo|policy) (?:updates|iterations|steps) per (?:batch|step|rollout)",
     r"updates? per batch",
+    r"(?:ppo |number of )?mini ?batch(?:es| size)?(?: per (?:batch|step|rollout|update))?",
     r"num(?:ber of)? (?:ppo |inner )?iterations",
     # sampling settings the rollouts do not vary (temperature and max_tokens are factors)
     r"top ?[pk]",
@@ -543,6 +545,7 @@ _FACTOR_LIST = (
         (
             "clip(?:ping)? eps(?:ilon)?",
             "clip(?:ping)? ranges?",
+            "clip(?:ping)? ratios?",  # verl's clip_ratio
             "clip_eps",
             "ppo clip(?:ping)?",
             "clip higher",
@@ -656,7 +659,12 @@ _FACTOR_LIST = (
         "choice",
         "what happens to groups whose rewards are all equal",
         "drop",
-        ("zero variance groups?", "zero_variance_groups", "all equal groups?"),
+        (
+            "zero variance groups?",
+            "zero_variance_groups",
+            "all equal groups?",
+            "zero (?:advantage|reward variance|std) groups?",  # every advantage is 0
+        ),
         choices=_choices("zero_variance_groups"),
         values={"keep(?:ing|s)?": "keep", "drop(?:ping|s)?": "drop"},
         alternative="keep",

@@ -403,6 +403,7 @@ def with_reading(design: Design, reading: Reading) -> Design:
             "outcome": reading.outcome,
             "direction": reading.direction,
             "margin": reading.margin,
+            "margin_named": reading.margin_named,
             "threshold": reading.threshold,
             "effect_units": reading.effect_units if reading.outcome != "cost" else None,
         }

@@ -223,6 +223,7 @@ class TemplatePlanner:
             outcome=reading.outcome,
             direction=reading.direction,
             margin=margin,
+            margin_named=reading.margin_named,
             threshold=reading.threshold,
             budget_split=dict(budget.BUDGET_SPLIT),
             look=look,

@@ -18,11 +18,16 @@ from researcher.plan import Level
 from researcher.planner.catalogue import describe_level
 from researcher.planner.reading.question import Question
 
-CONTRAST = re.compile(
-    r"(?:\binstead of|\brather than|\bthan|\bcompared (?:with|to)|\brelative to|\bagainst|"
+_CONTRAST_WORDS = (
+    r"\binstead of|\brather than|\bthan|\bcompared (?:with|to)|\brelative to|\bagainst|"
     r"\bas (?:good|well|accurate|fast|effective|strong|cheap|quickly) as|\bmatch(?:es|ing)?|"
-    r"\bover|\bbeat(?:s|ing)?|\boutperform(?:s|ing)?|\bfrom|\breplac(?:e|es|ed|ing))\s+(?:[^\s=:]+(?:\s+|\s*[=:]\s*)){0,3}$"
+    r"\bover|\bbeat(?:s|ing)?|\boutperform(?:s|ing)?|\breplac(?:e|es|ed|ing)"
 )
+_UP_TO_3_WORDS = r"\s+(?:[^\s=:]+(?:\s+|\s*[=:]\s*)){0,3}$"
+CONTRAST = re.compile(rf"(?:{_CONTRAST_WORDS}|\bfrom){_UP_TO_3_WORDS}")
+# a contrast stronger than "from": in "the improvement from RLOO over GRPO" GRPO is compared
+# against, while "changing lr from 1e-4 to 2e-5" starts from its control
+_STRONG_CONTRAST = re.compile(rf"(?:{_CONTRAST_WORDS}){_UP_TO_3_WORDS}")
 
 _VERSUS = re.compile(r"\b(?:vs\.?|versus)\s+(?:[^\s=:]+(?:\s+|\s*[=:]\s*)){0,3}$")
 
@@ -34,9 +39,10 @@ def contrasted_index(text: str, positions: list[int]) -> int | None:
     """The index of the level named after "than"/"instead of"/"as good as"..., if any; also
     after "versus" when a verb stands between the levels ("does A save time versus B"),
     though not in a bare "A vs B" (there the first named is the control)."""
-    for index, position in enumerate(positions):
-        if CONTRAST.search(text[max(0, position - 50) : position]):
-            return index
+    for contrast in (_STRONG_CONTRAST, CONTRAST):
+        for index, position in enumerate(positions):
+            if contrast.search(text[max(0, position - 50) : position]):
+                return index
     for index, position in enumerate(positions[1:], start=1):
         between = text[positions[index - 1] : position]
         if _VERSUS.search(between) and len(between.split()) > 5:

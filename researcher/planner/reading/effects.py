@@ -72,6 +72,7 @@ def equivalence_margin(q: Question, outcome: str) -> float | None:
     within = any(q.text[m.start : m.end].startswith("within") for m in margins + absolute)
     if not (re.search(rf"\b(?:{EQUIVALENT_WORDS})\b", q.masked) or within):
         return None
+    q.margin_named = bool(margins or absolute)
     if margins:
         m = margins[0]
         value, words = _in_units(q, q.text[m.start : m.end], float(m.groups[0]))

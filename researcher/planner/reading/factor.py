@@ -18,7 +18,7 @@ import re
 from researcher.errors import NotAboutTraining
 from researcher.planner.catalogue import task_info
 from researcher.planner.learnability import describe, measured, measurements
-from researcher.planner.reading.mentions import Mention
+from researcher.planner.reading.mentions import Mention, blank_mentions
 from researcher.planner.reading.question import Question, how_to_ask
 from researcher.planner.reading.tasks import level_beside, level_pattern, spelled_level
 
@@ -28,9 +28,13 @@ _CAN_LEARN = re.compile(
     r"\bis it possible to (?:learn|train)\b"
 )
 
+# the untrained model something is set against: "over the base model", "relative to ..."
+_AGAINST = r"\b(?:over|than|vs\.?|versus|compared (?:to|with)|against|beyond|relative to)\s+"
+_UNTRAINED_LEAD = re.compile(rf"{_AGAINST}(?:the\s+|an?\s+)?$")
+
 # training set against no training: "at all", "over the base model", "vs no training"
 _TRAINING_AT_ALL = re.compile(
-    r"\bat all\b|\b(?:over|than|vs\.?|versus|compared (?:to|with)|against|beyond)\s+(?:the\s+|an?\s+)?"
+    rf"\bat all\b|{_AGAINST}(?:the\s+|an?\s+)?"
     r"(?:base|untrained|pretrained|original|initial|starting)\s+(?:model|policy|checkpoint)|"
     r"\b(?:vs\.?|versus|than|over|compared (?:to|with))\s+(?:no|without)\s+(?:rl\s+)?training\b"
 )
@@ -52,9 +56,63 @@ _MIXING_WORDS = re.compile(
 )
 
 
+# "does the learning rate affect response length?": the length is what moves, not a setting
+_MOVES_LENGTH = re.compile(
+    r"\b(?:affect|chang|increas|reduc|rais|lower|shorten|lengthen|grow|impact|inflat)\w*\s+"
+    r"(?:the\s+|average\s+|mean\s+|model'?s?\s+)*$"
+)
+
+
+def _length_as_outcome(q: Question) -> None:
+    """Drops "response length" as `max_tokens` where it is what the question asks moves
+    ("does the learning rate affect response length?") beside another setting: an outcome
+    no study measures (said by `read_outcome`), not a second factor."""
+
+    def moved(m: Mention) -> bool:
+        words = q.text[m.start : m.end]
+        return (
+            m.key == "max_tokens"
+            and "length" in words
+            and not words.startswith("max")
+            and bool(_MOVES_LENGTH.search(q.text[: m.start]))
+            and not re.match(r"\s*(?:to|of|=|at|from)?\s*\d", q.text[m.end :])
+        )
+
+    lengths = [m for m in q.mentions if m.kind == "factor" and moved(m)]
+    others = [
+        m for m in q.mentions if m.kind in ("factor", "param", "value") and m.key != "max_tokens"
+    ]
+    if lengths and others:
+        q.mentions = [m for m in q.mentions if m not in lengths]
+        q.masked = blank_mentions(q.text, q.mentions)
+
+
+def _untrained_as_baseline(q: Question) -> None:
+    """Drops "the base model" as `base_model` where it is the untrained model the trained
+    arms are set against ("does RLOO beat GRPO relative to the base model?") beside another
+    setting: every study reports the untrained baseline beside its arms."""
+    untrained = [
+        m
+        for m in q.of("factor", "base_model")
+        if q.text[m.start : m.end] == "base model" and _UNTRAINED_LEAD.search(q.text[: m.start])
+    ]
+    others = [
+        m for m in q.mentions if m.kind in ("factor", "param", "value") and m.key != "base_model"
+    ]
+    if untrained and others:
+        q.mentions = [m for m in q.mentions if m not in untrained]
+        q.masked = blank_mentions(q.text, q.mentions)
+        q.assumptions.append(
+            "'the base model' read as the untrained model: every study reports its held-out "
+            "accuracy beside the trained arms"
+        )
+
+
 def read_factor(q: Question) -> str:
     """The factor the question varies (a run setting, `workflow:<PARAM>`, `task_mix` or
     `base_model`); refused when it names none, two, or asks only whether a task is learnable."""
+    _length_as_outcome(q)
+    _untrained_as_baseline(q)
     tasks = q.of("task")
     if tasks and q.params is None and _TRAINING_AT_ALL.search(q.text):
         # "does GRPO help letter counting at all?", "… over the base model?": trained

@@ -41,7 +41,7 @@ _WORD_NUMBERS = {
         "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
         "fifteen sixteen seventeen eighteen nineteen twenty".split()
     )
-    if value >= 2  # "one" is too common a word ("one task", "one-step") to be a level
+    if value != 1  # "one" is too common a word ("one task", "one-step") to be a level
 } | {"thirty-two": 32, "sixty-four": 64}
 
 _WORD_NUMBER = re.compile(
@@ -125,9 +125,58 @@ _POINT_NUMBER = re.compile(
 )
 
 
+_POWERS = {"hundred": 100, "thousand": 1_000, "million": 1_000_000}
+
+# "one in ten thousand", "1 in 10,000", "one in a million", "a ten-thousandth": a fraction
+_ONE_IN = re.compile(
+    r"\b(?:(?:one|a|1) in (?:a |one )?(?:(ten|a hundred|one hundred|hundred) )?"
+    r"(hundred|thousand|million)|(?:one|1) in (1(?:\d{0,2}(?:,000)+|00+))|"
+    r"(?:one|a) (?:(ten|hundred)[- ])?(hundred|thousand|million)th)\b",
+    re.IGNORECASE,
+)
+
+
+def _one_in(match: re.Match[str]) -> str:
+    """The fraction an `_ONE_IN` match names, written plainly ("0.0001")."""
+    if match.group(3):
+        return f"{1 / int(match.group(3).replace(',', '')):g}"
+    times, power = (match.group(1), match.group(2)) if match.group(2) else match.group(4, 5)
+    scale = {None: 1, "ten": 10}.get(times.lower() if times else None, 100)
+    return f"{1 / (scale * _POWERS[power.lower()]):g}"
+
+
+_SMALL_WORDS = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen twenty"
+).split()
+_SMALL = rf"\d+(?:\.\d+)?|{'|'.join(sorted(_SMALL_WORDS, key=len, reverse=True))}"
+
+# "10 to the minus 5", "two times ten to the minus five", "ten to the power of -4": 2e-5
+_TO_THE = re.compile(
+    rf"\b(?:({_SMALL})\s*(?:times|x|×)\s+)?(?:10|ten) to the (?:power of )?"
+    rf"(?:(?:minus|negative)\s+|-\s*)({_SMALL})\b",
+    re.IGNORECASE,
+)
+
+# a count of points or percent written in words: "within two points", "by five percent"
+_WORD_POINTS = re.compile(
+    rf"\b({'|'.join(sorted(_SMALL_WORDS, key=len, reverse=True))})"
+    r"(?= (?:percentage )?points?\b| percent\b| pp\b)",
+    re.IGNORECASE,
+)
+
+
+def _small(word: str) -> str:
+    """A small number as written, in digits ("five" → "5")."""
+    lower = word.lower()
+    return str(_SMALL_WORDS.index(lower)) if lower in _SMALL_WORDS else word
+
+
 def plain_numbers(text: str) -> str:
     """`text` with powers of ten written as 1e-5 ("1 x 10^-5", "1×10⁻⁵", "10^-4"), a unicode
-    minus in an exponent ("1e−5") as a hyphen, and decimals in words ("zero point one") as
+    minus in an exponent ("1e−5") as a hyphen, decimals in words ("zero point one") and
+    fractions in words ("one in ten thousand", "a ten-thousandth"), powers of ten in words
+    ("two times ten to the minus five") and points in words ("within two points") as
     digits."""
     text = _POINT_NUMBER.sub(
         lambda m: (
@@ -137,6 +186,9 @@ def plain_numbers(text: str) -> str:
         ),
         text,
     )
+    text = _ONE_IN.sub(_one_in, text)
+    text = _TO_THE.sub(lambda m: f"{_small(m.group(1) or '1')}e-{_small(m.group(2))}", text)
+    text = _WORD_POINTS.sub(lambda m: _small(m.group(1)), text)
     text = re.sub(r"(?<=\de)−(?=\d)", "-", text)
     text = _SUPERSCRIPT_POWER.sub(
         lambda m: f"{m.group(1) or '1'}e{m.group(2).translate(_SUPERSCRIPTS)}", text

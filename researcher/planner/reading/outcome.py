@@ -48,8 +48,12 @@ _TIME_TO_REACH = re.compile(
     r"(?:to|until|before)\s+(?:reach|hit|get|achiev)"
 )
 
-# "does my agent need more than 4 turns?", "does it need a larger group?"
-_NEEDS_MORE = re.compile(r"\bneeds? (?:more|a (?:larger|higher|longer|bigger))\b")
+# "does my agent need more than 4 turns?", "does chain_sum need a larger group?", "does it
+# need a lower lr?": does the treatment, the level it needs, raise the outcome
+_NEEDS_MORE = re.compile(
+    r"\bneeds? (?:more|fewer|less|an? (?:larger|higher|longer|bigger|greater|smaller|lower|"
+    r"shorter))\b"
+)
 
 _FEWER_STEPS = re.compile(r"\bfewer (?:training )?(?:steps|updates|iterations)\b")
 
@@ -261,10 +265,12 @@ def read_direction(q: Question, outcome: str, factor: str) -> tuple[str, float |
     if less:
         return "less", None
     two_sided = re.search(rf"\b(?:{TWO_SIDED_WORDS})", text)
-    if _NEEDS_MORE.search(text) and not two_sided:
+    needs = _NEEDS_MORE.search(q.text)  # in the text as written: "larger group" is a mention
+    if needs and not two_sided:
         # "does my agent need more than 4 turns?": does more (than the control) help
         q.assumptions.append(
-            "'need more' read as: does more raise the outcome (one-sided, greater)"
+            f"{needs.group(0)!r} read as: does the level it needs raise the outcome "
+            "(one-sided, greater)"
         )
         return "greater", None
     reaches = outcome == "learning_speed" and q.of("aside", "threshold")

@@ -62,6 +62,7 @@ class Question:
     taken_away: bool = False  # the treatment is the factor off, the control it on
     # how the named smallest effect or margin was written: `Reading.effect_units`
     effect_units: str | None = None
+    margin_named: bool = False  # the question named its equivalence margin ("within 0.05")
     negated: bool = False  # "does RLOO not beat GRPO?": the positive test, said negated
 
     def of(self, kind: str, key: str | None = None) -> list[Mention]:

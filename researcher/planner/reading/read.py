@@ -174,6 +174,7 @@ def _read(q: Question) -> Reading:
         outcome=outcome,
         direction=direction,
         margin=margin,
+        margin_named=q.margin_named,
         steps=q.steps,
         threshold=threshold,
         min_effect=min_effect(q, outcome, threshold),

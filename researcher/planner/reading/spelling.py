@@ -26,7 +26,8 @@ _SPELLED_SETTINGS = ("learning rate", "group size", "batch size", "weight decay"
 def spelling_fixed(question: str, params: dict[str, Any] | None) -> tuple[str, str | None]:
     """`question` with a misspelt setting's name spelled right, when it names no setting
     otherwise ("does grop size 8 help?"), and the words as written; one or two words, close
-    enough that no other word passes for one, and never a task's name."""
+    enough that no other word passes for one, never a task's name, nor a word the name holds
+    whole ("the entropy coefficient" is no "kl coefficient")."""
     lower = question.lower()
     if any(m.kind in ("factor", "value", "param") for m in scan(lower, params)):
         return question, None
@@ -40,6 +41,7 @@ def spelling_fixed(question: str, params: dict[str, Any] | None) -> tuple[str, s
         if (
             close
             and close[0] != written
+            and written not in close[0].split()
             and not difflib.get_close_matches(written.replace("_", " "), tasks, cutoff=0.86)
         ):
             return question[:start] + close[0] + question[end:], written

@@ -3,8 +3,10 @@ arithmetic"; not "a mix of"), not after "training on" nor what is mixed in ("mix
 "adding X"); other tasks named go to `tasks`, each at a difficulty level named beside it
 ("tiny countdown", "countdown tiny", "countdown at level easy": `task_levels`; a level the
 task lacks, or two levels of one task, are refused). A misspelt task name is the closest
-shipped one, said. None named: arithmetic (max_turns: guess_number; a task mix: chain_sum
-with basic_arithmetic mixed in). Your own workflow: "workflow".
+shipped one, said. None named: chain_sum (max_turns: guess_number; a task mix: chain_sum
+with basic_arithmetic mixed in). Your own workflow: "workflow". One task named as trained on
+and another as judged ("train on chain_sum, judge on basic_arithmetic: does lr 1e-4 help?")
+is refused when the factor is no task mix: every arm trains on the task it is judged on.
 
 Must not know the factor's levels or the outcome, nor arms, budgets, the gateway or the
 database.
@@ -123,7 +125,38 @@ def read_task(q: Question, factor: str) -> tuple[str, list[str]]:
     else:
         task = DEFAULT_TASK if DEFAULT_TASK not in partners else "basic_arithmetic"
         q.assumptions.append(f"no task named to judge on: {task} (the default task)")
+    if factor != "task_mix":
+        _refuse_training_on_another_task(q, named)
     return task, list(dict.fromkeys([task, *families]))
+
+
+# a task named as the one trained on: "train on chain_sum", "trained only on countdown",
+# "chain_sum training"
+_TRAINED_BEFORE = re.compile(r"\btrain(?:ed|ing|s)?\s+(?:only\s+|just\s+)?on\s+(?:the\s+)?$")
+_TRAINED_AFTER = re.compile(r"^\s+training\b(?!\s+on\b)")
+
+
+def _refuse_training_on_another_task(q: Question, named: list[Mention]) -> None:
+    """Refuses a question that trains on one task and judges on another ("train on
+    chain_sum, judge on basic_arithmetic: does lr 1e-4 help?"): each arm of a study of a
+    run setting trains on the task it is judged on, so it would silently answer another
+    question."""
+    trained = {
+        m.key
+        for m in named
+        if _TRAINED_BEFORE.search(q.text[: m.start]) or _TRAINED_AFTER.match(q.text[m.end :])
+    }
+    others = [m.key for m in named if m.key not in trained]
+    if not trained or not others:
+        return
+    a, b = sorted(trained)[0], others[0]
+    raise q.unreadable(
+        f"it trains on {a} and judges on {b}; a study of a run setting trains every arm on "
+        f"the task it judges it on. Ask about {b} alone (trained and judged on it), or "
+        f"whether mixing {a} into {b} training helps on {b} ('does mixing {a} into {b} "
+        f"training help on {b}?')",
+        how=False,
+    )
 
 
 def read_task_levels(q: Question, task: str, tasks: list[str]) -> dict[str, str]:
@@ -206,7 +239,8 @@ def _judged_strength(q: Question, mention: Mention) -> int:
         r"\b(?:train\w*|mix\w*|add\w*)\s+(?:only\s+)?(?:on|in|with)\s+(?:the\s+)?$", before
     ):
         return 0
-    if re.search(r"\b(?:mix\w*|blend\w*|combination|ratio|split)\s+of\s+(?:the\s+)?$", before):
+    mixed = r"\b(?:mix\w*|blend\w*|combination|ratio|split)\s+of\s+(?:the\s+)?$"
+    if re.search(mixed, q.text[: mention.start]):  # "mix" is itself a mention, masked
         return 1  # "a 50/50 mix of A and B": A is no more judged than B
     verb = r"help\w*|hurt\w*|improv\w*|boost\w*|harm\w*|degrad\w*|benefit\w*"
     if re.search(rf"\b(?:on|for|at|in|of|{verb})\s+(?:the\s+)?$", before) or re.match(

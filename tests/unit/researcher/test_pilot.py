@@ -269,6 +269,22 @@ def test_a_smallest_effect_the_question_named_is_in_the_rewards_units_already(tm
     assert in_reward_units(speed, (0.0, 10.0)).reward_scale == 10.0
 
 
+def test_a_margin_named_as_the_default_number_is_kept_as_written(tmp_path):
+    # "within 0.05" equals the default margin but the question named it: 0.05 of the rubric
+    planned = _rubric_planner(tmp_path)
+
+    named = planned("is RLOO as good as GRPO within 0.05 on my agent?")
+    assert named.margin == 0.05 and named.margin_named
+    scaled = in_reward_units(named, (0.0, 10.0))
+    assert scaled.margin == 0.05 and scaled.reward_scale == 10.0
+    assert "margin the question named, 0.05, is read in the workflow's own units" in (
+        reward_scale_words(scaled, (0.0, 10.0))
+    )
+    default = planned("is RLOO as good as GRPO on my agent?")
+    assert not default.margin_named
+    assert in_reward_units(default, (0.0, 10.0)).margin == pytest.approx(0.5)  # 0.05 x 10
+
+
 def test_points_the_question_named_are_the_workflows_own_units_once_its_rewards_go_beyond_0_to_1(
     tmp_path,
 ):

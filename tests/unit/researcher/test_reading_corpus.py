@@ -551,7 +551,6 @@ CORPUS: list[Q] = [
     Q('is LoRA r=8 cheaper than full fine-tuning on arithmetic?', 'lora', ['full', 8], 'arithmetic', COST, L),
     Q('does lr 1e-4 help on arithmetic and the calculator task?', 'lr', [2e-05, 0.0001], 'arithmetic', H, G),
     Q('does a KL penalty help the calculator task more than arithmetic?', 'kl_coef', [0.0, 0.05], 'calculator', H, G),
-    Q('does the learning rate matter for held-out guess_number after training on arithmetic?', 'lr', [2e-05, 0.0001], 'guess_number', H, TWO_SIDED),
     Q('does lr 5e-5 help arithmetic with 3 seeds?', 'lr', [2e-05, 5e-05], 'arithmetic', H, G),
     Q('does a kl coef of 0.05 help arithmetic after 40 steps?', 'kl_coef', [0.0, 0.05], 'arithmetic', H, G, None, extra={'steps': 40}),
     Q('does lr 3e-5 help SmolLM2-135M on arithmetic?', 'lr', [2e-05, 3e-05], 'arithmetic', H, G),
@@ -799,6 +798,12 @@ CORPUS: list[Q] = [
     Q('does the weigth decay matter?', 'weight_decay', [0.0, 0.01], 'chain_sum', H, TWO_SIDED),
     Q('does using five examples instead of two help my agent?', 'workflow:few_shot', [2, 5], 'workflow', H, G, params=AGENT),
     Q('is a kl penalty of zero point one too strong for chain_sum?', 'kl_coef', [0.0, 0.1], 'chain_sum', H, L),
+    Q('does a learning rate of 10 to the minus 5 help chain_sum?', 'lr', [2e-5, 1e-5], 'chain_sum', H, G),
+    Q('does lr three times ten to the minus five help chain_sum?', 'lr', [2e-5, 3e-5], 'chain_sum', H, G),
+    Q('does a staleness of zero help chain_sum?', 'max_staleness', [1, 0], 'chain_sum', H, G),
+    Q('does RLOO match GRPO to within two points on countdown?', 'algorithm', ['grpo', 'rloo'], 'countdown', H, EQ, 0.02, extra={'effect_units': 'points'}),
+    Q('does a learning rate of one in a million help chain_sum?', 'lr', [2e-5, 1e-6], 'chain_sum', H, G),
+    Q('is an lr of 1 in 10,000 better than 2e-5 on chain_sum?', 'lr', [2e-5, 1e-4], 'chain_sum', H, G),
     # "not matter", "keep accuracy the same": equivalence; "reach 0.9 earlier": speed
     Q('does the lr not matter on chain_sum?', 'lr', [2e-5, 1e-4], 'chain_sum', H, EQ, 0.05),
     Q('does a KL penalty keep accuracy the same on chain_sum?', 'kl_coef', [0.0, 0.05], 'chain_sum', H, EQ, 0.05),
@@ -809,6 +814,8 @@ CORPUS: list[Q] = [
     Q('does the system prompt "You are an expert science teacher." improve my agent\'s score by at least 1 point?', 'workflow:system_prompt', ['You are a helpful writing assistant.', 'You are an expert science teacher.'], 'workflow', H, G, extra={'min_effect': 0.01, 'effect_units': 'points'}, params=RUBRIC),
     Q('is the system prompt "You are an expert science teacher." within 0.5 points of the default for my agent?', 'workflow:system_prompt', ['You are a helpful writing assistant.', 'You are an expert science teacher.'], 'workflow', H, EQ, 0.005, extra={'effect_units': 'points'}, params=RUBRIC),
     Q('is the system prompt "You are an expert science teacher." within 1 point on the 0-10 rubric of the default for my agent?', 'workflow:system_prompt', ['You are a helpful writing assistant.', 'You are an expert science teacher.'], 'workflow', H, EQ, 1.0, extra={'effect_units': None}, params=RUBRIC),
+    # a margin named as a bare number is the question's, even where it equals the default
+    Q('is RLOO as good as GRPO within 0.05?', 'algorithm', ['grpo', 'rloo'], 'workflow', H, EQ, 0.05, extra={'margin_named': True, 'effect_units': None}, params=RUBRIC),
     Q('does lr 5e-5 improve my agent\'s score by 10%?', 'lr', [2e-5, 5e-5], 'workflow', H, G, extra={'min_effect': 0.1, 'effect_units': 'percent'}, params=RUBRIC),
     Q('does my agent reach a training reward of 8 faster with lr 1e-4?', 'lr', [2e-5, 1e-4], 'workflow', LS, G, extra={'threshold': 8.0}, params=RUBRIC),
     Q('does my agent reach a score of 7 within 20 steps with lr 5e-5?', 'lr', [2e-5, 5e-5], 'workflow', LS, G, extra={'threshold': 7.0, 'steps': 20}, params=RUBRIC),
@@ -816,6 +823,19 @@ CORPUS: list[Q] = [
     Q('does lr 1e-4 reach 80 faster on chain_sum?', 'lr', [2e-5, 1e-4], 'chain_sum', LS, G, extra={'threshold': 0.8}),
     # "need more than" the default is greater; "harder to learn" is less; symbols compare
     Q('does my agent need more than 4 turns?', 'workflow:max_turns', [4, 8], 'workflow', H, G, params=TOOL_AGENT),
+    Q('does chain_sum need a larger group?', 'group_size', [4, 8], 'chain_sum', H, G),
+    # verl's "clip ratio" is the PPO clip; a mix's tasks are no more judged than each other
+    Q('does a larger clip ratio help?', 'clip_eps', [0.2, 0.3], 'chain_sum', H, G),
+    Q('does a clip ratio of 0.1 vs 0.2 matter on chain_sum?', 'clip_eps', [0.2, 0.1], 'chain_sum', H, TWO_SIDED),
+    Q('does dropping zero-advantage groups help chain_sum?', 'zero_variance_groups', ['keep', 'drop'], 'chain_sum', H, G),
+    # the response length a setting moves is an outcome not measured, not max_tokens
+    Q('does the learning rate affect response length?', 'lr', [2e-5, 1e-4], 'chain_sum', H, TWO_SIDED),
+    Q('does a KL penalty reduce the response length on countdown?', 'kl_coef', [0.0, 0.05], 'countdown', H, TWO_SIDED),
+    # "the base model" set against is the untrained model, reported beside every study
+    Q('does RLOO outperform GRPO relative to the base model?', 'algorithm', ['grpo', 'rloo'], 'chain_sum', H, G),
+    Q('is the improvement from RLOO over GRPO real on countdown?', 'algorithm', ['grpo', 'rloo'], 'countdown', H, G),
+    Q('does a mix of chain_sum and countdown help countdown?', 'task_mix', [{'countdown': 1.0}, {'countdown': 0.5, 'chain_sum': 0.5}], 'countdown', H, G),
+    Q('does countdown need a lower learning rate?', 'lr', [2e-5, 5e-6], 'countdown', H, G),
     Q('does min_word_len 5 make my agent\'s task harder to learn?', 'workflow:min_word_len', [3, 5], 'workflow', H, L, params={'min_word_len': 3}),
     Q('does min_word_len 2 make my agent\'s task easier to learn?', 'workflow:min_word_len', [3, 2], 'workflow', H, G, params={'min_word_len': 3}),
     Q('does rloo > grpo on chain_sum?', 'algorithm', ['grpo', 'rloo'], 'chain_sum', H, G),
@@ -971,6 +991,33 @@ REFUSALS: list[tuple[str, type[UnmappableQuestion], str]] = [
         "'repetition penalty' is not a setting",
     ),
     ("do more updates per batch help on arithmetic?", UnreadableQuestion, "is not a setting"),
+    (  # trained against untrained, not SmolLM2 against Qwen
+        "does GRPO training improve countdown relative to the base model?",
+        UnreadableQuestion,
+        "it asks whether the model can learn countdown",
+    ),
+    ("does using 4 mini-batches per step help?", UnreadableQuestion, "'mini-batches per step' is not a setting"),
+    (  # "coefficient" alone is no misspelt "kl coefficient"
+        "does the entropy coefficient matter on countdown?",
+        UnreadableQuestion,
+        "'entropy coefficient' is not a setting",
+    ),
+    ("does adding a format reward help chain_sum?", UnreadableQuestion, "'format reward' is not a setting"),
+    (  # every arm trains on the task it is judged on: another task trained on is refused
+        "train on chain_sum, judge on basic_arithmetic: does lr 1e-4 help?",
+        UnreadableQuestion,
+        "it trains on chain_sum and judges on basic_arithmetic",
+    ),
+    (  # it trained and judged every arm on guess_number, never on arithmetic
+        "does the learning rate matter for held-out guess_number after training on arithmetic?",
+        UnreadableQuestion,
+        "it trains on arithmetic and judges on guess_number",
+    ),
+    (
+        "trained on countdown, does group size 8 help on chain_sum?",
+        UnreadableQuestion,
+        "it trains on countdown and judges on chain_sum",
+    ),
     (  # two tasks set against each other are no task mix
         "which is faster to learn: letter_counting or spell_backward?",
         UnreadableQuestion,
