@@ -351,6 +351,7 @@ UNSUPPORTED_SETTINGS = (
     "dropout",
     "reward shaping",
     r"format(?:ting)? rewards?",  # a task's reward is its own
+    r"length penalt(?:y|ies)",
     "value (?:function|head|model)",
     "critic",
     # one optimizer update per batch: no PPO epochs / GRPO's μ inner iterations to vary
@@ -637,7 +638,14 @@ _FACTOR_LIST = (
         "grpo",
         ("(?:rl )?algorithms?", r"advantage estimat\w*", r"baselines? estimat\w*"),
         choices=_choices("algorithm"),
-        values={"grpo": "grpo", "rloo": "rloo", r"reinforce(?:\+\+)?": "reinforce", "ppo": "rloo"},
+        values={
+            "grpo": "grpo",
+            "rloo": "rloo",
+            r"reinforce(?:\+\+)?": "reinforce",
+            # the plain policy gradient is REINFORCE (the advantage its own reward)
+            r"(?:vanilla|plain|simple) (?:policy gradients?|pg)": "reinforce",
+            "ppo": "rloo",
+        },
         alternative="rloo",
     ),
     Factor(

@@ -49,6 +49,13 @@ _LIMITS = re.compile(
 
 _CUTS = re.compile(r"\b(?:cut\w*|shorten\w*|trim\w*)\b")
 
+# a bound before the one value named: "more than 4 turns", "a KL above 0.1", "below 1e-5";
+# group 1: a bound above it (the value is the control, the treatment beyond it)
+_BOUND = re.compile(
+    r"(?:(?<!no )(?<!not )\b(more|greater|larger|higher|bigger|longer) than|\b(above|beyond|"
+    r"exceeding)|\b(?:less|fewer|lower|smaller|shorter) than|\bbelow)\s+(?:an?\s+|the\s+)?$"
+)
+
 
 def read_levels(q: Question, factor: str, task: str, tasks: list[str]) -> tuple[list[Level], Level]:
     """The levels, control first, and the control."""
@@ -81,6 +88,13 @@ def read_levels(q: Question, factor: str, task: str, tasks: list[str]) -> tuple[
             "every algorithm here trains with the PPO-clip loss and differs in its "
             "advantage estimator: PPO is read as RLOO (critic-free PPO-style baselines)"
         )
+    if factor == "algorithm" and re.search(
+        r"\b(?:vanilla|plain|simple) (?:policy gradient|pg)", q.text
+    ):
+        q.assumptions.append(
+            "the plain policy gradient read as reinforce: the reward minus the batch's mean "
+            "reward (REINFORCE with a batch baseline), no group baseline"
+        )
     named = [(p, as_factor_type(spec, v)) for p, v in named]
     levels = distinct_levels([v for _, v in named])
     written = len(levels)
@@ -105,6 +119,24 @@ def read_levels(q: Question, factor: str, task: str, tasks: list[str]) -> tuple[
         control = levels[0]
         levels = [control, as_factor_type(spec, control * multiplier)]
         q.assumptions.append(f"{describe_level(factor, control)} is the control")
+    elif (
+        len(levels) == 1
+        and isinstance(levels[0], int | float)
+        and levels[0] > 0
+        and (bound := _BOUND.search(q.text[max(0, named[0][0] - 30) : named[0][0]]))
+    ):
+        # "does a group size of more than 4 help?": 4 is the bound, the treatment beyond it
+        control = levels[0]
+        above = bool(bound.group(1) or bound.group(2))
+        beyond = as_factor_type(spec, control * 2 if above else control / 2)
+        if spec.kind in ("int", "lora") and not isinstance(beyond, int):
+            beyond = max(1, int(beyond))
+        levels = [control, beyond]
+        q.assumptions.append(
+            f"{bound.group(0).strip()!r} {describe_level(factor, control)}: "
+            f"{describe_level(factor, control)} is the control, "
+            f"{describe_level(factor, beyond)} a level {'above' if above else 'below'} it"
+        )
     elif (
         len(levels) == 1
         and factor == "max_tokens"

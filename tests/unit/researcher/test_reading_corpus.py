@@ -834,6 +834,12 @@ CORPUS: list[Q] = [
     # "the base model" set against is the untrained model, reported beside every study
     Q('does RLOO outperform GRPO relative to the base model?', 'algorithm', ['grpo', 'rloo'], 'chain_sum', H, G),
     Q('is the improvement from RLOO over GRPO real on countdown?', 'algorithm', ['grpo', 'rloo'], 'countdown', H, G),
+    # a bound before the one value named: that value is the control, the treatment beyond it
+    Q('does a group size of more than 4 help chain_sum?', 'group_size', [4, 8], 'chain_sum', H, G),
+    Q('does the guessing game need more than 4 turns?', 'max_turns', [4, 8], 'guess_number', H, G),
+    Q('does increasing lr beyond 1e-4 hurt chain_sum?', 'lr', [1e-4, 2e-4], 'chain_sum', H, L),
+    Q('is a learning rate below 1e-5 too small for chain_sum?', 'lr', [1e-5, 5e-6], 'chain_sum', H, L),
+    Q('does GRPO beat vanilla policy gradient on chain_sum?', 'algorithm', ['reinforce', 'grpo'], 'chain_sum', H, G),
     Q('does a mix of chain_sum and countdown help countdown?', 'task_mix', [{'countdown': 1.0}, {'countdown': 0.5, 'chain_sum': 0.5}], 'countdown', H, G),
     Q('does countdown need a lower learning rate?', 'lr', [2e-5, 5e-6], 'countdown', H, G),
     Q('does min_word_len 5 make my agent\'s task harder to learn?', 'workflow:min_word_len', [3, 5], 'workflow', H, L, params={'min_word_len': 3}),
@@ -996,6 +1002,7 @@ REFUSALS: list[tuple[str, type[UnmappableQuestion], str]] = [
         UnreadableQuestion,
         "it asks whether the model can learn countdown",
     ),
+    ("does adding a length penalty help countdown?", UnreadableQuestion, "'length penalty' is not a setting"),
     ("does using 4 mini-batches per step help?", UnreadableQuestion, "'mini-batches per step' is not a setting"),
     (  # "coefficient" alone is no misspelt "kl coefficient"
         "does the entropy coefficient matter on countdown?",
