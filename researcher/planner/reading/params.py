@@ -200,7 +200,8 @@ def _no_value_named(key: str, default: str | None) -> str:
 _NOT_A_VALUE = re.compile(
     r"the|an?|my|your|our|its|their|this|that|these|those|same|default|current|usual|new|"
     r"old|other|another|different|each|every|any|no|one|own|which|what|whose|\w+er|\w+est|"
-    r"good|bad|right|wrong|first|second|\d[\w.]*",
+    r"good|bad|right|wrong|first|second|\d[\w.]*|"
+    r"does|do|did|is|are|was|were|will|would|should|can|could|has|have|had|using|use",
 )
 
 
@@ -226,10 +227,13 @@ def _bare_values(text: str, key: str, default: str) -> list[str]:
         (m.start(1), m.group(1))
         for pattern in (
             rf"\b(?:{contrast})\s+(?:the\s+|a\s+|an\s+|using\s+)?([a-z][\w.+-]*)",
-            rf"\b([a-z][\w.+-]*)(?:\s+{words}s?)?\s+(?:[a-z]+\s+)?(?:{contrast})\b",
+            # a lookahead, so "does search vs" still finds "search" after "does"
+            rf"(?=\b([a-z][\w.+-]*)(?:\s+{words}s?)?\s+(?:[a-z]+\s+)?(?:{contrast})\b)",
         )
         for m in re.finditer(pattern, text)
-        if not _NOT_A_VALUE.fullmatch(m.group(1)) and not re.fullmatch(words, m.group(1))
+        if not _NOT_A_VALUE.fullmatch(m.group(1))
+        and not re.fullmatch(words, m.group(1))
+        and not re.fullmatch(contrast, m.group(1))
     ]
     if default in {value for _, value in set_against}:
         found += set_against

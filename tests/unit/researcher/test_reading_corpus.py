@@ -852,6 +852,7 @@ CORPUS: list[Q] = [
     # a tool's one-word values unquoted, the default among them: set against each other
     Q('does using the calculator tool instead of search improve my agent\'s accuracy?', 'workflow:tool', ['search', 'calculator'], 'workflow', H, G, params=TOOL_AGENT),
     Q('is search better than calculator for my agent?', 'workflow:tool', ['calculator', 'search'], 'workflow', H, G, params=TOOL_AGENT),
+    Q('does search vs calculator matter for my agent?', 'workflow:tool', ['search', 'calculator'], 'workflow', H, TWO_SIDED, params=TOOL_AGENT),
     Q('does switching the tool from search to calculator help?', 'workflow:tool', ['search', 'calculator'], 'workflow', H, G, params=TOOL_AGENT),
     # negations: "not hurt" is an equivalence test; "not beat" the positive test, said negated
     Q('does a smaller lr not hurt chain_sum?', 'lr', [2e-5, 5e-6], 'chain_sum', H, EQ, 0.05),
