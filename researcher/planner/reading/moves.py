@@ -42,14 +42,17 @@ def way_asked(text: str, mentions: list[Mention]) -> str | None:
     for m in mentions:
         inside = text[m.start : m.end]
         before = text[max(0, m.start - 40) : m.start]
-        after = text[m.end : m.end + 20]
+        after = text[m.end : m.end + 30]
         for way, words in (("raise", _RAISE), ("lower", _LOWER)):
             if (
                 re.search(rf"\b(?:{words})\b", inside)
                 or re.search(rf"\b(?:{words})\s+(?:\S+\s+){{0,2}}$", before)
-                # "a KL penalty increase" (not the verb: "a KL penalty increase the steps")
+                # "a KL penalty increase" (not the verb: "a KL penalty increase the steps");
+                # "does the lr need to be lower?"
                 or re.match(
-                    rf"\s*(?:is |are |of )?(?:{words})\b(?! (?:the|an?|its|my|our)\b)", after
+                    rf"\s*(?:is |are |of |(?:needs?|has|have|ought|should) (?:to )?be |be )?"
+                    rf"(?:{words})\b(?! (?:the|an?|its|my|our)\b)",
+                    after,
                 )
             ):
                 return way

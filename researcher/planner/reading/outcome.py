@@ -52,7 +52,7 @@ _TIME_TO_REACH = re.compile(
 # need a lower lr?": does the treatment, the level it needs, raise the outcome
 _NEEDS_MORE = re.compile(
     r"\bneeds? (?:more|fewer|less|an? (?:larger|higher|longer|bigger|greater|smaller|lower|"
-    r"shorter))\b"
+    r"shorter)|to be (?:larger|higher|longer|bigger|greater|smaller|lower|shorter))\b"
 )
 
 _FEWER_STEPS = re.compile(r"\bfewer (?:training )?(?:steps|updates|iterations)\b")

@@ -842,6 +842,7 @@ CORPUS: list[Q] = [
     Q('does GRPO beat vanilla policy gradient on chain_sum?', 'algorithm', ['reinforce', 'grpo'], 'chain_sum', H, G),
     Q('does a mix of chain_sum and countdown help countdown?', 'task_mix', [{'countdown': 1.0}, {'countdown': 0.5, 'chain_sum': 0.5}], 'countdown', H, G),
     Q('does countdown need a lower learning rate?', 'lr', [2e-5, 5e-6], 'countdown', H, G),
+    Q('does the learning rate need to be lower for countdown?', 'lr', [2e-5, 5e-6], 'countdown', H, G),
     Q('does min_word_len 5 make my agent\'s task harder to learn?', 'workflow:min_word_len', [3, 5], 'workflow', H, L, params={'min_word_len': 3}),
     Q('does min_word_len 2 make my agent\'s task easier to learn?', 'workflow:min_word_len', [3, 2], 'workflow', H, G, params={'min_word_len': 3}),
     Q('does rloo > grpo on chain_sum?', 'algorithm', ['grpo', 'rloo'], 'chain_sum', H, G),
