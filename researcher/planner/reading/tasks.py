@@ -127,6 +127,13 @@ def read_task(q: Question, factor: str) -> tuple[str, list[str]]:
         q.assumptions.append(f"no task named to judge on: {task} (the default task)")
     if factor != "task_mix":
         _refuse_training_on_another_task(q, named)
+        unjudged = [family for family in families if family != task]
+        if unjudged:
+            # "does group size 8 help both chain_sum and countdown?": one task is judged
+            q.assumptions.append(
+                f"{' and '.join(unjudged)} also named, but a study of {factor} trains and "
+                f"judges one task: {task}; ask again about {unjudged[0]} for its own answer"
+            )
     return task, list(dict.fromkeys([task, *families]))
 
 

@@ -1004,14 +1004,26 @@ REFUSALS: list[tuple[str, type[UnmappableQuestion], str]] = [
         UnreadableQuestion,
         "it asks whether the model can learn countdown",
     ),
-    ("does adding a length penalty help countdown?", UnreadableQuestion, "'length penalty' is not a setting"),
-    ("does using 4 mini-batches per step help?", UnreadableQuestion, "'mini-batches per step' is not a setting"),
+    (
+        "does adding a length penalty help countdown?",
+        UnreadableQuestion,
+        "'length penalty' is not a setting",
+    ),
+    (
+        "does using 4 mini-batches per step help?",
+        UnreadableQuestion,
+        "'mini-batches per step' is not a setting",
+    ),
     (  # "coefficient" alone is no misspelt "kl coefficient"
         "does the entropy coefficient matter on countdown?",
         UnreadableQuestion,
         "'entropy coefficient' is not a setting",
     ),
-    ("does adding a format reward help chain_sum?", UnreadableQuestion, "'format reward' is not a setting"),
+    (
+        "does adding a format reward help chain_sum?",
+        UnreadableQuestion,
+        "'format reward' is not a setting",
+    ),
     (  # every arm trains on the task it is judged on: another task trained on is refused
         "train on chain_sum, judge on basic_arithmetic: does lr 1e-4 help?",
         UnreadableQuestion,
@@ -1405,3 +1417,13 @@ def test_a_tool_with_no_value_named_is_refused_with_an_example_of_a_tool() -> No
     message = str(refused.value)
     assert "does the <value> tool beat the search tool" in message
     assert "Think step by step" not in message and "lr 1e-4" not in message
+
+
+def test_a_second_task_named_beside_a_run_setting_is_said_not_judged() -> None:
+    # "help both A and B": a study of a run setting judges one task; the other is not dropped
+    # in silence
+    reading = read_question(
+        "does group size 8 help both chain_sum and countdown?", served_models=ONE
+    )
+    assert reading.task == "chain_sum"
+    assert any(a.startswith("countdown also named") for a in reading.assumptions)
