@@ -360,7 +360,9 @@ def _in_reward_units(design: Design, results: list[RunResult]) -> tuple[Design, 
     scaled = in_reward_units(design, rewards)
     if scaled is design:
         return design, ""
-    return scaled, reward_scale_words(scaled, rewards, seen_by="No pilot set the rule's units: the rewards")
+    return scaled, reward_scale_words(
+        scaled, rewards, seen_by="No pilot set the rule's units: the rewards"
+    )
 
 
 def _arm(design: Design, name: str) -> Arm:

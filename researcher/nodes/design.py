@@ -30,8 +30,8 @@ from researcher.context import StudyContext
 from researcher.nodes.common import design_of, experiment_id, framing_of, hypothesis_of
 from researcher.outcomes import outcome_label
 from researcher.plan import Design, Pilot
-from researcher.reward_units import in_reward_units, reward_scale_words
 from researcher.planner import budget
+from researcher.reward_units import in_reward_units, reward_scale_words
 from researcher.state import StudyState
 
 

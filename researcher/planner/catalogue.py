@@ -334,7 +334,8 @@ def tasks_in_words() -> str:
     return f"{', '.join(TASKS)}, or any reasoning-gym dataset by its name"
 
 
-DEFAULT_TASK = "chain_sum"  # no task named: one the bundled model learns in 20 steps (docs/workflow.md)
+# no task named: one the bundled model learns in 20 steps (docs/workflow.md)
+DEFAULT_TASK = "chain_sum"
 WORKFLOW_TASK = "workflow"  # Reading.task for the user's own workflow
 # what people ask to vary that no run setting is: refused by name, never read as a neighbour
 UNSUPPORTED_SETTINGS = (

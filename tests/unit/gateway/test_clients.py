@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from tests.unit.gateway.conftest import (
     SHORT_LEASE_S,
     assert_openai_error,
@@ -13,7 +15,6 @@ from tests.unit.gateway.conftest import (
     finish,
     open_episode,
 )
-import pytest
 
 
 def register(client, **fields) -> dict:

@@ -4,6 +4,7 @@ the run with the reason."""
 
 from __future__ import annotations
 
+import pytest
 from fastapi.testclient import TestClient
 
 from tests.fakes import FakePolicyFactory
@@ -18,7 +19,6 @@ from tests.unit.gateway.conftest import (
     open_episode,
     run_state,
 )
-import pytest
 
 
 def play_group(client: TestClient, group_id: str, rewards: list, model: str | None = None) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from experiments_db import crud
 from experiments_db.db import session_scope
 from gateway.recording.recorder import EpisodeRecorder
@@ -15,7 +17,6 @@ from tests.unit.gateway.conftest import (
     finish,
     open_episode,
 )
-import pytest
 
 
 def abort(client, episode: dict, reason: str = "gave up"):

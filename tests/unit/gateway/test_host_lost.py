@@ -12,6 +12,7 @@ import asyncio
 import threading
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 
 from gateway.settings import GatewaySettings
@@ -34,7 +35,6 @@ from tests.unit.gateway.test_restart import (
 )
 from trainer.errors import PolicyHostLost
 from trainer.types import Policy
-import pytest
 
 
 class LosableTrainer(FakePolicyTrainer):

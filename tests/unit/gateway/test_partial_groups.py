@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from experiments_db import crud
 from experiments_db.db import session_scope
 from gateway.runs.buffer import BufferedGroup, FinishedEpisode, GroupBuffer
@@ -17,7 +19,6 @@ from tests.unit.gateway.conftest import (
     open_episode,
     run_state,
 )
-import pytest
 
 TIMEOUT_S = 1.0  # two plays in a row must fit well inside it, also on a loaded CI box
 

@@ -6,6 +6,7 @@ anything, as a killed process would."""
 
 from __future__ import annotations
 
+import pytest
 from fastapi.testclient import TestClient
 
 from gateway.recording.recorder import EpisodeRecorder
@@ -23,7 +24,6 @@ from tests.unit.gateway.conftest import (
     open_episode,
     run_state,
 )
-import pytest
 
 STEP_BY_STEP = {
     "group_size": 1,

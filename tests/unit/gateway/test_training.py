@@ -6,6 +6,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
+
 from experiments_db import crud
 from experiments_db.db import session_scope
 from tests.unit.gateway.conftest import (
@@ -17,7 +19,6 @@ from tests.unit.gateway.conftest import (
     open_episode,
     run_state,
 )
-import pytest
 
 
 def play(client, group_id: str | None, reward, model: str | None = None, calls: int = 1):

@@ -11,11 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from swarm.tasks import arithmetic
 from swarm.workflow import TaskCycle, load_workflow
 from tests.unit.swarm.conftest import run_inline
 from tests.unit.swarm.fake_gateway import FakeGateway, Reply
-import pytest
 
 TEAM = Path(__file__).resolve().parents[3] / "examples" / "team.py"
 team = load_workflow(TEAM).module

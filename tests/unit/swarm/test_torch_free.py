@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+
 import pytest
 
 REPO = Path(__file__).resolve().parents[3]

@@ -9,8 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from trainer.openmp import SPIN_COUNT, bound_openmp_spinning
 import pytest
+
+from trainer.openmp import SPIN_COUNT, bound_openmp_spinning
 
 REPO = Path(__file__).resolve().parents[3]
 
