@@ -23,6 +23,7 @@ from tests.unit.swarm.fake_gateway import FakeGateway
 from tests.unit.swarm.test_cli import start_swarm_run, wait_for
 
 POLL_S = 0.02
+WATCH_S = 120.0  # a loaded 2-core box took over 10 s for a broken edit and its fix
 WORKFLOW = """
 import asyncio
 
@@ -58,7 +59,8 @@ async def watch(
     steps: Callable[[WatchedRun], object],
     **settings,
 ) -> RunSummary:
-    """Run `path` watched against the fake while `steps(watched)` edits it; 10 s at most."""
+    """Run `path` watched against the fake while `steps(watched)` edits it; `WATCH_S` at
+    most (a hang is the failure, not slowness: the steps' own waits are 30 s each)."""
     watched = WatchedRun(
         load_workflow(path),
         RunnerSettings(run="r", **settings),
@@ -73,7 +75,7 @@ async def watch(
         await driving  # its assertions count too
         return summary
 
-    return await asyncio.wait_for(both(), timeout=10)
+    return await asyncio.wait_for(both(), timeout=WATCH_S)
 
 
 @pytest.mark.slow
@@ -231,11 +233,11 @@ def test_swarm_run_watch_restarts_on_an_edit_and_leaves_on_ctrl_c(served, tmp_pa
     first_version = sha12(path)
     process = start_swarm_run(str(path), "--gateway", url, "--run", "r", "-n", "2", "--watch")
     try:
-        wait_for(lambda: fake.open_now == 2, timeout_s=15)
+        wait_for(lambda: fake.open_now == 2, timeout_s=60)  # a subprocess start on a loaded box
         path.write_text(workflow_source(1.0, sleep_s=SLEEPS, version=2))
-        wait_for(lambda: len(fake.clients) == 2 and fake.open_now == 2, timeout_s=10)
+        wait_for(lambda: len(fake.clients) == 2 and fake.open_now == 2, timeout_s=60)
         process.send_signal(signal.SIGINT)
-        _, stderr = process.communicate(timeout=15)
+        _, stderr = process.communicate(timeout=60)
     finally:
         if process.poll() is None:
             process.kill()
