@@ -72,9 +72,9 @@ def reward_scale_words(
     if design.reward_scale is None or rewards is None:
         return ""
     seen = f" {seen_by} ran from {rewards[0]:g} to {rewards[1]:g}, beyond 0-1: the "
-    if design.effect_units and (design.min_effect_named or design.direction == "equivalent"):
+    if (named := _named_with_units(design)) is not None:
+        value = named
         what = "margin" if design.direction == "equivalent" else "smallest difference"
-        value = design.margin if design.direction == "equivalent" else design.min_effect
         if design.effect_units == "points":
             return (
                 f"{seen}{what} the question named in points is read in the workflow's own "
@@ -111,8 +111,7 @@ def units_words(design: Design) -> str:
         or not _scored_in_rewards(design)
     ):
         return ""
-    if design.effect_units and (design.min_effect_named or design.direction == "equivalent"):
-        named = design.margin if design.direction == "equivalent" else design.min_effect
+    if (named := _named_with_units(design)) is not None:
         what = "equivalence margin" if design.direction == "equivalent" else "smallest difference"
         if design.effect_units == "points":
             points = named * 100
@@ -145,6 +144,16 @@ def units_words(design: Design) -> str:
         "study's own) go beyond [0, 1] it is restated in their units, multiplied by the width "
         f"of their range (on a reward of 0 to 10: {number[1] * 10:g})."
     )
+
+
+def _named_with_units(design: Design) -> float | None:
+    """The smallest effect (or, for an equivalence test, the margin) the question named in
+    points or as a percent; None when it named none that way."""
+    if not design.effect_units:
+        return None
+    if design.direction == "equivalent":
+        return design.margin
+    return design.min_effect if design.min_effect_named else None
 
 
 def _scored_in_rewards(design: Design) -> bool:
