@@ -54,6 +54,21 @@ STEP_S = 60  # each later change to be seen
 # a click that posts a form waits for the navigation it starts; the route behind it may call
 # the gateway or a subprocess, which takes more than the page's 10 s default on a loaded box
 NAV_MS = 60_000
+# what the page shows after an action (status, events, tokens): Playwright's default 5 s was
+# the tightest bound in this test, and a fresh-clone CI run on this box failed it once
+EXPECT_MS = 30_000
+
+
+@pytest.fixture(autouse=True)
+def patient_expect():
+    try:
+        from playwright.sync_api import expect
+    except ImportError:  # the browser fixtures skip the test, with the reason
+        yield
+        return
+    expect.set_options(timeout=EXPECT_MS)
+    yield
+    expect.set_options(timeout=5_000)
 
 
 def wait_until(what: str, predicate: Callable[[], object], timeout: float, every: float = 0.5):
