@@ -360,6 +360,9 @@ UNSUPPORTED_SETTINGS = (
     r"epochs? per (?:batch|step|rollout)",
     r"(?:inner|ppo|policy) (?:updates|iterations|steps) per (?:batch|step|rollout)",
     r"updates? per batch",
+    # tasks are drawn fresh every step: no fixed dataset to pass over again
+    r"(?:(?:the )?number of |\d+ |two |three |four |more |multiple |several )?(?:training )?"
+    r"epochs?(?! per)(?: over (?:the )?(?:data|dataset|training (?:set|data)))?",
     r"(?:ppo |number of )?mini ?batch(?:es| size)?(?: per (?:batch|step|rollout|update))?",
     r"num(?:ber of)? (?:ppo |inner )?iterations",
     # sampling settings the rollouts do not vary (temperature and max_tokens are factors)
@@ -1046,7 +1049,7 @@ EQUIVALENT_WORDS = (
 GREATER_WORDS = (
     r"help\w*|improv\w*|better|boost\w*|speeds? up|faster|quicker|sooner|outperform\w*|"
     r"beats?|benefit\w*|gains?|higher (?:\w+ )?(?:accuracy|rewards?|scores?)|more accurate|"
-    r"(?:increas|rais)\w* (?:the )?(?:[\w'’]+ ){0,2}(?:accuracy|rewards?|scores?)|"
+    r"(?:increas|rais)\w* (?:the )?(?:[\w'’-]+ ){0,2}(?:accuracy|rewards?|scores?)|"
     r"stronger|superior|worth it|more (?:[\w-]+[ -])?efficient|easier to (?:learn|train)|"
     r"(?:accuracy|rewards?|scores?) (?:is |are |gets? )?(?:higher|better)"
 )

@@ -3,8 +3,11 @@ its factor too, but an explicit setting wins: "a larger GRPO group size" varies 
 size). "steps" alone is the factor only when nothing else is; two tasks and no setting read
 as task mixing (two tasks set against each other are refused: no run setting separates
 them); two model sizes as the base model; bare numbers like 1e-4 as learning rates. Two
-settings are refused: a study varies one. "Can the model learn X?" and "does training help
-X at all?" compare no two settings and are refused with what the bench measured.
+settings are refused: a study varies one. "Can the model learn X?", "does GRPO learn X
+within 30 steps at lr 1e-4?" (one level of anything, nothing compared) and "does training
+help X at all?" compare no two settings and are refused with what the bench measured. "Does
+lr 1e-4 help more on countdown than on chain_sum?" asks an interaction (a setting's effect on
+two tasks set against each other): refused with the two questions that answer it.
 
 Must not know the factor's levels (`levels.py`), nor arms, budgets, the gateway or the
 database.
@@ -16,7 +19,7 @@ import json
 import re
 
 from researcher.errors import NotAboutTraining
-from researcher.planner.catalogue import task_info
+from researcher.planner.catalogue import GREATER_WORDS, LESS_WORDS, TWO_SIDED_WORDS, task_info
 from researcher.planner.learnability import describe, measured, measurements
 from researcher.planner.reading.mentions import Mention, blank_mentions
 from researcher.planner.reading.question import Question, how_to_ask
@@ -26,6 +29,26 @@ from researcher.planner.reading.tasks import level_beside, level_pattern, spelle
 _CAN_LEARN = re.compile(
     r"\b(?:can|could|will)\b(?:\s+\S+){0,5}?\s+(?:learn|solve|master)\b|\blearnable\b|"
     r"\bis it possible to (?:learn|train)\b"
+)
+
+# "does GRPO learn X (within 30 steps at lr 1e-4)?": whether it learns, with one level of
+# anything named, is the can-it-learn question when nothing is compared
+_DOES_LEARN = re.compile(
+    r"\b(?:does|do|did|is|are|will|would)\b(?:\s+\S+){0,5}?\s+"
+    r"(?:learn|solve|master|pick up)(?:s|ed)?\b|\bable to (?:learn|solve|master)\b"
+)
+_COMPARED = re.compile(
+    r"\b(?:than|vs\.?|versus|over|against|compared|instead|rather|or|without|between|"
+    r"both|each|either|matter\w*|differ\w*|affect\w*|chang\w*)\b|[<>]"
+)
+_LEVEL_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:e-?\d+)?%?(?![\w.])")
+
+# a setting's effect on one task set against its effect on another: "does lr 1e-4 help
+# more on countdown than on chain_sum?", "does the group size matter more for A than B?"
+_MORE_THAN = re.compile(
+    r"\b(?:more|less|most|least|better|worse|bigger|larger|smaller|stronger|weaker)\b"
+    r"[^?;]{0,60}?\bthan\s+(?:it\s+(?:does|do|did)\s+)?(?:for|on|in|with|at|to)?\s*"
+    r"(?:the\s+)?$"
 )
 
 # the untrained model something is set against: "over the base model", "relative to ..."
@@ -121,7 +144,7 @@ def read_factor(q: Question) -> str:
         others = [m for m in q.mentions if m.kind in ("param", "factor")
                   and m.key not in ("base_model", "algorithm")]  # fmt: skip
         if len(algorithms) <= 1 and not others and len(q.of("model")) < 2:
-            raise q.unreadable(_can_it_learn(q, tasks[0]))
+            raise q.unreadable(can_it_learn(q, tasks[0]))
     named = [m.key for m in q.mentions if m.kind in ("param", "factor")]
     named = list(dict.fromkeys(k for k in named if k != "max_steps"))
     if not named:
@@ -131,10 +154,13 @@ def read_factor(q: Question) -> str:
         for m in q.of("value"):
             levels.setdefault(m.key, set()).add(json.dumps(m.level, sort_keys=True))
         named += [key for key, seen in levels.items() if len(seen) >= 2 and key not in named]
+    _no_interaction(q, named)
+    if named and _learns_at_one_level(q):
+        raise q.unreadable(can_it_learn(q, q.of("task")[0]))
     # "can the model learn X (in 30 steps)?": no two settings, whatever steps it names
     if not named and q.of("task") and q.params is None:
         if _CAN_LEARN.search(q.masked):
-            raise q.unreadable(_can_it_learn(q, q.of("task")[0]))
+            raise q.unreadable(can_it_learn(q, q.of("task")[0]))
     models = q.of("model")
     if not named and len(models) >= 2:
         named = ["base_model"]
@@ -198,7 +224,47 @@ def read_factor(q: Question) -> str:
     )
 
 
-def _can_it_learn(q: Question, mention: Mention) -> str:
+def _learns_at_one_level(q: Question) -> bool:
+    """Whether the question asks only whether the model learns a task, with at most one
+    level of anything named ("does GRPO learn chain_sum within 30 steps at lr 1e-4?"): no
+    comparison word, one task, one algorithm, one number beside the steps it fixes."""
+    if q.params is not None or len({m.key for m in q.of("task")}) != 1:
+        return False
+    if not _DOES_LEARN.search(q.masked) or _COMPARED.search(q.masked):
+        return False
+    if re.search(rf"\b(?:{GREATER_WORDS}|{LESS_WORDS}|{TWO_SIDED_WORDS})", q.masked):
+        return False  # "does it learn faster at lr 1e-4?", "learn chain_sum better"
+    if len({m.level for m in q.of("value")}) > 1 or len(q.of("model")) > 1:
+        return False
+    text = q.text
+    for m in sorted(q.of("aside"), key=lambda m: m.start, reverse=True):
+        text = text[: m.start] + " " * (m.end - m.start) + text[m.end :]
+    return len(_LEVEL_NUMBER.findall(text)) <= 1
+
+
+def _no_interaction(q: Question, named: list[str]) -> None:
+    """Refuses a setting's effect on one task set against its effect on another: that is
+    an interaction, which needs both tasks trained at both levels and a test of the
+    difference between two effects; a study varies one setting on one judged task."""
+    tasks = list(dict.fromkeys(m.key for m in q.of("task")))
+    if len(tasks) < 2 or not named or named == ["task_mix"] or q.params is not None:
+        return
+    later = [m for m in q.of("task") if m.key != q.of("task")[0].key]
+    if not any(_MORE_THAN.search(q.text[: m.start]) for m in later):
+        return
+    setting = named[0]
+    raise q.unreadable(
+        f"it asks whether {setting}'s effect on {tasks[0]} differs from its effect on "
+        f"{tasks[1]} (an interaction), which needs both tasks trained at both levels and a "
+        "test of the difference between two effects; a study varies one setting on one "
+        f"judged task. Ask the same question about {setting} once per task (on {tasks[0]}, "
+        f"then on {tasks[1]}): each report gives its effect with a 95% interval, and "
+        "effects whose intervals overlap widely cannot be told apart",
+        how=False,
+    )
+
+
+def can_it_learn(q: Question, mention: Mention) -> str:
     """Whether a model can learn a task is no comparison of two settings: every study
     answers it for its control (the pilot, against the untrained baseline), and the
     bench measured it for the bundled model."""

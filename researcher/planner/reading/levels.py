@@ -26,7 +26,7 @@ from researcher.planner.catalogue import (
     describe_level,
     distinct_levels,
 )
-from researcher.planner.reading.control import choose_control
+from researcher.planner.reading.control import choose_control, contrasted_index
 from researcher.planner.reading.mixes import mix_levels, model_levels
 from researcher.planner.reading.moves import BEST, names_default, takes_away, way_asked
 from researcher.planner.reading.numbers import (
@@ -114,7 +114,11 @@ def read_levels(q: Question, factor: str, task: str, tasks: list[str]) -> tuple[
                 [levels[0], middle, levels[1]],
                 [*positions[:1], -1, *positions[1:]],
             )
-        control = choose_control(q, factor, levels, positions, default, way)
+        if (off := _against_off(q, spec, levels, positions, default)) is not None:
+            levels, positions = [off, *levels], [-1, *positions]
+            control = off
+        else:
+            control = choose_control(q, factor, levels, positions, default, way)
     elif len(levels) == 1 and multiplier and isinstance(levels[0], int | float):
         control = levels[0]
         levels = [control, as_factor_type(spec, control * multiplier)]
@@ -211,6 +215,35 @@ def read_levels(q: Question, factor: str, task: str, tasks: list[str]) -> tuple[
             f"{describe_level(factor, default)} (without it)"
         )
     return [control, *(level for level in levels if level != control)], control
+
+
+def _against_off(
+    q: Question, spec: Factor, levels: list[Level], positions: list[int], default: Level
+) -> Level | None:
+    """Off, the control, for levels named as alternatives of a setting that is off by default
+    when nothing is compared against ("does a KL penalty between 0.01 and 0.1 help?", "of
+    0.01 or 0.1"): each is set against none; None when the levels are compared with each
+    other ("0.01 vs 0.1", "0.1 than 0.01") or one of them is off."""
+    if default != 0 or any(level == 0 for level in levels) or q.direction == "equivalent":
+        return None
+    if re.search(r"\bwhich\b", q.text):  # "which KL, 0.01 or 0.1, works better?"
+        return None
+    if not all(isinstance(level, int | float) for level in levels):
+        return None
+    if contrasted_index(q.text, positions) is not None or BEST.search(q.masked):
+        return None
+    between = q.text[min(positions) : max(positions)]
+    if re.search(r"\b(?:vs\.?|versus|than|over|against|compared)\b", between):
+        return None
+    lead = q.text[max(0, min(positions) - 12) : min(positions)]
+    if not (re.search(r"\bbetween\s+$", lead) or re.search(r"\b(?:or|and|to)\b|,", between)):
+        return None
+    shown = " and ".join(describe_level(spec.name, level) for level in levels)
+    q.assumptions.append(
+        f"{shown} named as alternatives, neither compared with the other: each against "
+        f"{describe_level(spec.name, default)} (the default, off), the control"
+    )
+    return default
 
 
 def _inside_range(q: Question, spec: Factor, levels: list[Level]) -> Level | None:

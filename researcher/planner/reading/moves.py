@@ -28,6 +28,7 @@ def names_default(text: str, mention: Mention) -> bool:
 BEST = re.compile(r"\b(?:which|what|best|optimal|sweep|sensitiv\w*)\b")
 
 NEEDED = re.compile(  # not "how many steps does it need to reach 0.8"
+    r"(?<!steps )(?<!updates )(?<!iterations )(?<!time )"  # "the steps needed": speed
     r"\b(?:necessary|required|essential|indispensable|need(?:s|ed)?(?! to\b))\b"
 )
 

@@ -57,6 +57,14 @@ _NEEDS_MORE = re.compile(
 
 _FEWER_STEPS = re.compile(r"\bfewer (?:training )?(?:steps|updates|iterations)\b")
 
+# "does the KL penalty increase the steps needed?": the steps to learn, moved one way;
+# group 1: the verb that moves them
+_STEPS_NEEDED = re.compile(
+    r"\b(reduc\w*|cut\w*|shorten\w*|lower\w*|decreas\w*|sav\w*|increas\w*|rais\w*|"
+    r"lengthen\w*|doubl\w*|halv\w*)\s+(?:the\s+)?(?:number\s+of\s+)?(?:training\s+)?"
+    r"(?:steps|updates|iterations)\s+(?:it\s+)?(?:needed|required|needs|takes|necessary)\b"
+)
+
 # outcomes people ask about that no study measures: said, then judged by held-out accuracy
 _UNMEASURED = re.compile(
     r"\b(?:(?:more |less )?stab(?:le|ility|ili[sz]\w*)|unstable|instabilit\w*|collaps\w*|"
@@ -74,17 +82,36 @@ _DIRECTED_UNMEASURED = re.compile(
 
 
 # a comparison written as a symbol between two names: "does rloo > grpo on chain_sum?"; a
-# number on the right ("lr > 1e-4") or a symbol inside a quoted prompt is left alone
+# number on the right ("lr > 1e-4") is a bound (`_BOUND_SYMBOL`); a symbol inside a quoted
+# prompt is left alone
 _SYMBOL = re.compile(r"(?<=[^\W\d])\s+(>=|≥|>|<)\s+(?=[^\W\d])")
 _SYMBOL_WORDS = {">=": "no worse than", "≥": "no worse than", ">": "better than", "<": "worse than"}
+_BOUND_SYMBOL = re.compile(r"(?<=[^\W\d])\s*(>=|≥|>|<=|≤|<)\s*(?=\d)")
+_REACHED = re.compile(r"\b(?:rewards?|accuracy|scores?|success(?: rate)?|pass rate)$", re.I)
+_BOUND_WORDS = {
+    ">=": "at least",
+    "≥": "at least",
+    ">": "above",
+    "<=": "at most",
+    "≤": "at most",
+    "<": "below",
+}
 
 
 def comparisons_in_words(question: str) -> str:
     """`question` with a comparison symbol between two names in words: ">" is "better
-    than", "<" "worse than", ">=" and "≥" "no worse than" (read as "no worse than" is)."""
+    than", "<" "worse than", ">=" and "≥" "no worse than" (read as "no worse than" is);
+    between a name and a number, ">" is "above" and "<" "below" ("lr > 1e-4")."""
     if '"' in question:  # a quoted prompt may hold any symbol
         return question
-    return _SYMBOL.sub(lambda m: f" {_SYMBOL_WORDS[m.group(1)]} ", question)
+    question = _SYMBOL.sub(lambda m: f" {_SYMBOL_WORDS[m.group(1)]} ", question)
+
+    def bound(m: re.Match[str]) -> str:
+        if _REACHED.search(question[: m.start()]) and m.group(1) in (">", ">=", "≥"):
+            return " of "  # "reach a training reward > 0.9": the threshold to reach
+        return f" {_BOUND_WORDS[m.group(1)]} "
+
+    return _BOUND_SYMBOL.sub(bound, question)
 
 
 # a negation of the direction word that follows: "does RLOO not beat GRPO?"; not "not only",
@@ -122,7 +149,11 @@ def read_outcome(q: Question, factor: str) -> tuple[str, float | None]:
         if re.search(rf"\b(?:{words})", measured):
             outcome = name
             break
-    how_many = re.search(r"how (?:many|much) (?:training )?steps|steps to ", q.text)
+    how_many = re.search(
+        r"how (?:many|much) (?:training )?steps|steps to |"
+        r"(?:steps|updates|iterations) (?:it )?(?:needed|required|it takes)\b",
+        q.text,
+    )
     if how_many and factor != "max_steps" and outcome == "heldout_accuracy":
         outcome = "learning_speed"
     if factor == "max_steps" and outcome == "learning_speed" and how_many:
@@ -225,7 +256,11 @@ def read_direction(q: Question, outcome: str, factor: str) -> tuple[str, float |
     undirected = None  # a direction word about an outcome no study measures
     if outcome == "heldout_accuracy":
         text, undirected = _without_unmeasured_direction(text)
-    to_reach = _TIME_TO_REACH.search(q.text) if outcome == "learning_speed" else None
+    to_reach = (
+        _TIME_TO_REACH.search(q.text) or _STEPS_NEEDED.search(q.text)
+        if outcome == "learning_speed"
+        else None
+    )
     if to_reach and to_reach.group(1):
         # "reduce the time needed to hit 0.7": fewer steps to it is faster (greater)
         faster = not re.match(r"increas|rais|lengthen|doubl|more|longer", to_reach.group(1))
@@ -263,6 +298,12 @@ def read_direction(q: Question, outcome: str, factor: str) -> tuple[str, float |
     if greater:
         return "greater", None
     if less:
+        if outcome == "heldout_accuracy" and re.match(r"destabili", less.group(0)):
+            q.assumptions.append(
+                f"{less.group(0)!r} read as: lowers held-out accuracy (one-sided, less); "
+                "stability itself is not measured — the report's per-seed curves show how "
+                "the runs behaved"
+            )
         return "less", None
     two_sided = re.search(rf"\b(?:{TWO_SIDED_WORDS})", text)
     needs = _NEEDS_MORE.search(q.text)  # in the text as written: "larger group" is a mention

@@ -26,7 +26,7 @@ from researcher.planner.catalogue import (
     tasks_in_words,
 )
 from researcher.planner.reading.effects import min_effect
-from researcher.planner.reading.factor import read_factor
+from researcher.planner.reading.factor import can_it_learn, read_factor
 from researcher.planner.reading.held import AT_DEFAULT, checked_held, held_settings
 from researcher.planner.reading.levels import read_levels
 from researcher.planner.reading.mentions import blank_mentions, scan
@@ -94,6 +94,28 @@ _OFFLINE_TWINS = {
 }
 
 _TRANSFER = re.compile(r"\btransfer\w*|\bgenerali[sz]\w* (?:to|onto)\b")
+# "does training on chain_sum raise accuracy on basic_arithmetic?": trained on one task,
+# judged on another (no mixing word between them)
+_TRAINED_ON_ONE = re.compile(
+    r"\btrain\w*\s+(?:only\s+|just\s+|solely\s+)?on\s+(?:the\s+)?#+"
+    r"(?:(?!\b(?:and|with|plus|together|mix\w*|alongside|both)\b|[+&,])[^#?])*?"
+    r"\b(?:on|for|to|at)\s+(?:the\s+)?#+"
+)
+# "generalize to held-out tasks": the same task's unseen items, which every held-out
+# evaluation is ("new problems"), not another task
+_TO_UNSEEN_ITEMS = re.compile(
+    r"\b(?:generali[sz]\w*|transfer\w*)\s+(?:to|onto)\s+(?:the\s+)?(?:held[\s-]?out|unseen|"
+    r"new|test|novel|fresh)\s+(?:\w+\s+)?(?:tasks?|problems?|items?|examples?|questions?|"
+    r"data|instances?|puzzles?)\b"
+)
+_TRANSFER_REFUSAL = (
+    "it asks whether training on one task transfers to another; that compares a "
+    "policy trained only on one task with the untrained model on the other, and "
+    "this planner designs comparisons between trained arms only (every study "
+    "reports the untrained baseline beside them). Ask about a task mix instead "
+    "('does mixing chain_sum into basic_arithmetic training help on "
+    "basic_arithmetic?'), or study it with --workflow FILE"
+)
 
 
 def _read(q: Question) -> Reading:
@@ -109,10 +131,32 @@ def _read(q: Question) -> Reading:
             )
     for m in q.of("unsupported"):
         named = q.text[m.start : m.end]
+        why = ""
+        if re.search(r"ppo|inner|update|optimi", named):
+            why = " (each batch gets one optimizer update: there are no inner epochs)"
+        elif "epoch" in named:
+            why = (
+                " (a run draws fresh tasks every step: there is no fixed dataset to pass over "
+                "again; to train longer, vary max_steps)"
+            )
         raise q.unreadable(
-            f"{named!r} is not a setting a study can vary here; it varies "
+            f"{named!r} is not a setting a study can vary here{why}; it varies "
             f"{', '.join(FACTORS)} (or your workflow's PARAMS with --workflow FILE)"
         )
+    named = [m for m in q.mentions if m.kind in ("param", "factor", "value")]
+    if q.params is None and not named and q.of("task"):
+        if _TO_UNSEEN_ITEMS.search(q.masked):
+            # "does training on chain_sum generalize to held-out tasks?": whether it learns
+            raise q.unreadable(can_it_learn(q, q.of("task")[0]))
+        if _TRANSFER.search(q.masked):
+            raise q.unreadable(
+                _TRANSFER_REFUSAL
+                + (
+                    ""
+                    if len({m.key for m in q.of("task")}) > 1
+                    else "; name the task it should transfer to"
+                )
+            )
     factor = read_factor(q)
     if factor == "batch_groups" and re.search(r"\bbatch(?:es)?\b(?! of \d+ groups)", q.text):
         q.assumptions.append(
@@ -124,15 +168,8 @@ def _read(q: Question) -> Reading:
             "clip-higher (DAPO) raises only the upper clip bound; clip_eps here clips both "
             "sides, so the levels apply to both"
         )
-    if factor == "task_mix" and _TRANSFER.search(q.masked):
-        raise q.unreadable(
-            "it asks whether training on one task transfers to another; that compares a "
-            "policy trained only on one task with the untrained model on the other, and "
-            "this planner designs comparisons between trained arms only (every study "
-            "reports the untrained baseline beside them). Ask about a task mix instead "
-            "('does mixing chain_sum into basic_arithmetic training help on "
-            "basic_arithmetic?'), or study it with --workflow FILE"
-        )
+    if factor == "task_mix" and (_TRANSFER.search(q.masked) or _TRAINED_ON_ONE.search(q.masked)):
+        raise q.unreadable(_TRANSFER_REFUSAL)
     task, tasks = read_task(q, factor)
     task_levels = read_task_levels(q, task, tasks)
     outcome, threshold = read_outcome(q, factor)

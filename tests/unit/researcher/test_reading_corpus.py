@@ -550,7 +550,17 @@ CORPUS: list[Q] = [
     Q('does tree merging use fewer tokens than no merging on calculator?', 'merge', ['none', 'tree'], 'calculator', COST, L),
     Q('is LoRA r=8 cheaper than full fine-tuning on arithmetic?', 'lora', ['full', 8], 'arithmetic', COST, L),
     Q('does lr 1e-4 help on arithmetic and the calculator task?', 'lr', [2e-05, 0.0001], 'arithmetic', H, G),
-    Q('does a KL penalty help the calculator task more than arithmetic?', 'kl_coef', [0.0, 0.05], 'calculator', H, G),
+    # "the steps needed" is learning speed, not necessity; a bound written as a symbol
+    Q('does the KL penalty increase the steps needed?', 'kl_coef', [0.0, 0.05], 'chain_sum', LS, L, extra={'threshold': 0.8}),
+    Q('does a larger group size reduce the steps needed on chain_sum?', 'group_size', [4, 8], 'chain_sum', LS, G),
+    Q('does lr > 1e-4 hurt chain_sum?', 'lr', [0.0001, 0.0002], 'chain_sum', H, L),
+    Q('does lr 1e-4 reach a training reward > 0.9 sooner than 2e-5?', 'lr', [2e-05, 0.0001], 'chain_sum', LS, G, extra={'threshold': 0.9}),
+    # two levels of a setting that is off by default, neither compared with the other
+    Q('does a KL penalty between 0.01 and 0.1 help?', 'kl_coef', [0.0, 0.01, 0.1], 'chain_sum', H, G),
+    Q('does a KL penalty of 0.01 or 0.1 help?', 'kl_coef', [0.0, 0.01, 0.1], 'chain_sum', H, TWO_SIDED),
+    Q('does a KL penalty of 0.1 help more than 0.01?', 'kl_coef', [0.01, 0.1], 'chain_sum', H, G),
+    Q('does a KL penalty of 0.1 destabilize training?', 'kl_coef', [0.0, 0.1], 'chain_sum', H, L),
+    Q('does mixing chain_sum into basic_arithmetic training raise held-out accuracy on basic_arithmetic?', 'task_mix', [{'basic_arithmetic': 1.0}, {'basic_arithmetic': 0.5, 'chain_sum': 0.5}], 'basic_arithmetic', H, G),
     Q('does lr 5e-5 help arithmetic with 3 seeds?', 'lr', [2e-05, 5e-05], 'arithmetic', H, G),
     Q('does a kl coef of 0.05 help arithmetic after 40 steps?', 'kl_coef', [0.0, 0.05], 'arithmetic', H, G, None, extra={'steps': 40}),
     Q('does lr 3e-5 help SmolLM2-135M on arithmetic?', 'lr', [2e-05, 3e-05], 'arithmetic', H, G),
@@ -849,7 +859,6 @@ CORPUS: list[Q] = [
     Q('is rloo < grpo on chain_sum?', 'algorithm', ['grpo', 'rloo'], 'chain_sum', H, L),
     Q('does rloo >= grpo on chain_sum?', 'algorithm', ['grpo', 'rloo'], 'chain_sum', H, EQ, 0.05),
     Q('is rloo ≥ grpo on chain_sum?', 'algorithm', ['grpo', 'rloo'], 'chain_sum', H, EQ, 0.05),
-    Q('does lr > 1e-4 hurt chain_sum?', 'lr', [2e-5, 1e-4], 'chain_sum', H, L),
     # a tool's one-word values unquoted, the default among them: set against each other
     Q('does using the calculator tool instead of search improve my agent\'s accuracy?', 'workflow:tool', ['search', 'calculator'], 'workflow', H, G, params=TOOL_AGENT),
     Q('is search better than calculator for my agent?', 'workflow:tool', ['calculator', 'search'], 'workflow', H, G, params=TOOL_AGENT),
@@ -866,6 +875,47 @@ CORPUS: list[Q] = [
 # fmt: on
 
 REFUSALS: list[tuple[str, type[UnmappableQuestion], str]] = [
+    # an interaction: one setting's effect on two tasks set against each other
+    (
+        "does a KL penalty help the calculator task more than arithmetic?",
+        UnreadableQuestion,
+        "(an interaction)",
+    ),
+    (
+        "does lr 1e-4 on countdown help more than on chain_sum?",
+        UnreadableQuestion,
+        "(an interaction)",
+    ),
+    (
+        "does the group size matter more for countdown than for chain_sum?",
+        UnreadableQuestion,
+        "(an interaction)",
+    ),
+    # whether it learns, one level of anything named: no two settings compared
+    ("does GRPO learn chain_sum?", UnreadableQuestion, "compares no two settings"),
+    (
+        "does GRPO learn chain_sum within 30 steps at lr 1e-4?",
+        UnreadableQuestion,
+        "compares no two settings",
+    ),
+    (
+        "does training on chain_sum generalize to held-out tasks?",
+        UnreadableQuestion,
+        "compares no two settings",
+    ),
+    # trained on one task, judged on another
+    (
+        "does training on chain_sum raise held-out accuracy on basic_arithmetic?",
+        UnreadableQuestion,
+        "transfers to another",
+    ),
+    (
+        "does training on chain_sum transfer to other tasks?",
+        UnreadableQuestion,
+        "name the task it should transfer to",
+    ),
+    ("do two epochs over the data help?", UnreadableQuestion, "no fixed dataset to pass over"),
+    ("do 2 ppo epochs help on chain_sum?", UnreadableQuestion, "no inner epochs"),
     ("what is the capital of France?", NotAboutTraining, "not a question about training"),
     ("write me a poem", NotAboutTraining, "not a question about training"),
     ("hello", NotAboutTraining, "not a question about training"),
