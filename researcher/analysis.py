@@ -5,7 +5,7 @@ one score on the design's outcome (`researcher.outcomes`: held-out accuracy, lea
 speed, final training reward or cost); each arm's mean over seeds gets a 95% t interval,
 each treatment's difference from the control a Welch t interval, and a design with three
 or more numeric levels a dose-response slope. The design's pre-registered rule — its
-`direction` (greater, less, two-sided, equivalent), `min_effect` and `margin` — turns
+`direction` (greater, less, two-sided, equivalent, non-inferior), `min_effect` and `margin` — turns
 these into a verdict — or "not_testable" when no arm learned (`researcher.learning`: each
 arm's held-out score against the untrained baseline and its training-reward trend). Also
 the seed bands of the training curves that the report plots.
@@ -59,7 +59,16 @@ from researcher.outcomes import (
     unscored_reason,
     usable,
 )
-from researcher.plan import Analysis, Arm, Comparison, Design, Learning, RunResult, Trend
+from researcher.plan import (
+    MARGIN_DIRECTIONS,
+    Analysis,
+    Arm,
+    Comparison,
+    Design,
+    Learning,
+    RunResult,
+    Trend,
+)
 from researcher.reward_units import in_reward_units, reward_range, reward_scale_words, units_words
 from researcher.sequential import describe as describe_stopping
 from researcher.sequential import spending
@@ -99,7 +108,7 @@ def _effect_size(design: Design, t: ArmScores, c: ArmScores) -> tuple[float, str
 
 def _effective_direction(design: Design) -> str:
     """The direction on the score's own scale: steps to a threshold run the other way."""
-    flipped = {"greater": "less", "less": "greater"}
+    flipped = {"greater": "less", "less": "greater", "noninferior": "nonsuperior"}
     return (
         flipped.get(design.direction, design.direction)
         if speed_sign(design) < 0
@@ -183,8 +192,8 @@ def analyse(
     ("inconclusive", with the reason in the summary) when an arm has fewer than 2 usable
     seeds (seed-to-seed variation cannot be estimated), there is no control arm or an arm
     has no usable runs, or the scores do not vary (a floor or ceiling). The study's verdict
-    is "supported" if any treatment is ("equivalent": if every one is), "refuted" if every
-    one is ("equivalent": if any is), else "inconclusive"; with 3+ numeric levels and a
+    is "supported" if any treatment is ("equivalent", "noninferior": if every one is),
+    "refuted" if every one is ("equivalent", "noninferior": if any is), else "inconclusive"; with 3+ numeric levels and a
     greater/less hypothesis it is the dose-response trend's verdict instead. This is look
     `look` of up to `max_looks` (default: the design's; one look of one is the single-look
     rule): the verdict reads the interval at that look's level (`researcher.sequential`),
@@ -295,7 +304,7 @@ def analyse(
         verdict = "inconclusive"
     elif trend is not None and trend.verdict is not None:
         verdict = "inconclusive" if problems else trend.verdict
-    elif design.direction == "equivalent":
+    elif design.direction in MARGIN_DIRECTIONS:
         verdict = ("supported" if all(v == "supported" for v in verdicts)
                    else "refuted" if "refuted" in verdicts else "inconclusive")  # fmt: skip
     elif "supported" in verdicts:
@@ -441,6 +450,13 @@ def rule_words(design: Design, margin: float) -> str:
         f"{m:g} either way; refuted if the interval lies within ±{m:g}",
         "equivalent": f"an equivalence test (two one-sided tests, TOST): supported if the 90% interval lies "
         f"inside ±{margin:g}; refuted if the 95% interval lies entirely outside ±{margin:g}",
+        "noninferior": f"a non-inferiority test (one one-sided 5% test): supported if the 90% "
+        f"interval's lower end is above {-margin:g} (the treatment is not worse by more than "
+        f"{margin:g}); refuted if the 95% interval lies entirely below {-margin:g}",
+        "nonsuperior": f"a non-inferiority test on a score where lower is better (one one-sided "
+        f"5% test): supported if the 90% interval's upper end is below {margin:g} (the "
+        f"treatment is not worse by more than {margin:g}); refuted if the 95% interval lies "
+        f"entirely above {margin:g}",
     }
     return rules[_effective_direction(design)]
 
@@ -452,7 +468,7 @@ def describe_rule(design: Design) -> str:
     k = sum(a.role == "treatment" for a in design.arms)
     widened = (
         f", widened to {1 - (1 - LEVEL) / k:.2%} (Bonferroni) for the verdicts of {k} treatments"
-        if k > 1 and design.direction != "equivalent"
+        if k > 1 and design.direction not in MARGIN_DIRECTIONS
         else ""
     )
     text = (
@@ -481,6 +497,10 @@ def stopping_words(design: Design) -> str:
 
 
 def _equivalence_words(design: Design, verdict: str, margin: float) -> str:
+    if design.direction == "noninferior":
+        if verdict == "supported":
+            return f": the treatment is not worse than the control by more than {margin:g}"
+        return f": the treatment is worse than the control by more than {margin:g}"
     if design.direction != "equivalent":
         return ""
     if verdict == "supported":

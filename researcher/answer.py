@@ -117,6 +117,12 @@ class _Words:
         t, c = self.arm_words(treatment), self.arm_words(control)
         on = f" on {self.task}"
         d, direction = self.design, self.design.direction
+        if direction == "noninferior":
+            margin = format_number(d.margin if d.margin is not None else d.min_effect)
+            core = f"{t} is no worse than {c}{on} on {self.outcome_label()} (by more than {margin})"
+            return {"supported": core, "refuted": f"{t} is worse than {c}{on} on "
+                    f"{self.outcome_label()}, by more than {margin}"}.get(
+                verdict, f"whether {t} is no worse than {c}{on} (by more than {margin})")  # fmt: skip
         if direction == "equivalent":
             margin = format_number(d.margin if d.margin is not None else d.min_effect)
             core = f"{t} is as good as {c}{on} on {self.outcome_label()}, within ±{margin}"
@@ -203,6 +209,9 @@ class _Words:
             ("two_sided", "refuted"): f"the {interval} lies within ±{m}, the smallest effect "
             "that counts",
             ("equivalent", "refuted"): f"the {interval} lies entirely outside the margin ±{margin}",
+            ("noninferior", "supported"): f"the 90% {interval} lies above −{margin}: the "
+            f"treatment is at worst {margin} behind (a one-sided 5% test)",
+            ("noninferior", "refuted"): f"the {interval} lies entirely below −{margin}",
         }.get((d.direction, verdict))
         if reason is None:  # inconclusive
             reason = (f"the {interval} is too wide to decide: it admits both no effect and one "
@@ -210,6 +219,9 @@ class _Words:
             if d.direction == "equivalent":
                 reason = (f"the {interval} neither lies inside ±{margin} nor entirely outside "
                           "it")  # fmt: skip
+            if d.direction == "noninferior":
+                reason = (f"the {interval} reaches below −{margin} without lying entirely "
+                          "below it")  # fmt: skip
         return f"Because {reason}, {self.look_words()}."
 
     # -- answers ----------------------------------------------------------------------------

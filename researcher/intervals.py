@@ -178,6 +178,10 @@ def judge(
     - equivalent (TOST): supported when the 90% interval lies inside ±margin (two one-sided
       5% tests; each comparison must pass, so no widening); refuted when the (widened) 95%
       interval lies entirely outside ±margin.
+    - noninferior: supported when the 90% interval's lower end is above −margin (one
+      one-sided 5% test; each comparison must pass, so no widening); refuted when the
+      (widened) 95% interval lies entirely below −margin. "nonsuperior" is its mirror for a
+      score where lower is better (steps to a threshold): upper end below +margin.
     """
     low, high = wide = interval_at(1 - ALPHA / comparisons)
     if direction == "equivalent":
@@ -185,6 +189,13 @@ def judge(
         if -margin < tost_low and tost_high < margin:
             return "supported", tost
         return ("refuted" if low > margin or high < -margin else "inconclusive"), tost
+    if direction in ("noninferior", "nonsuperior"):
+        one_low, one_high = one_sided = interval_at(1 - 2 * ALPHA)
+        if direction == "noninferior":
+            supported, refuted = one_low > -margin, high < -margin
+        else:
+            supported, refuted = one_high < margin, low > margin
+        return ("supported" if supported else "refuted" if refuted else "inconclusive"), one_sided
     if direction == "less":
         supported, refuted = high < 0 and difference <= -min_effect, low > -min_effect
     elif direction == "two_sided":

@@ -205,6 +205,8 @@ def describe_direction(
         else "lower is the hypothesis",
         "two_sided": "a difference in either direction is the hypothesis",
         "equivalent": f"equivalence{within} is the hypothesis",
+        "noninferior": (f"no worse than the control (by more than {margin:g})" if margin is not None
+                        else "no worse than the control") + " is the hypothesis",
     }[direction]  # fmt: skip
 
 

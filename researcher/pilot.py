@@ -36,7 +36,7 @@ import numpy as np
 from researcher.intervals import t_quantile
 from researcher.learning import is_baseline, learned_or_not
 from researcher.outcomes import FINAL_SHARE, run_score, unscored_reason
-from researcher.plan import Design, Pilot, Reading, RunResult
+from researcher.plan import MARGIN_DIRECTIONS, Design, Pilot, Reading, RunResult
 from researcher.reward_units import in_reward_units, reward_range
 from researcher.sequential import SINGLE_LOOK_LEVEL, spent_share
 
@@ -251,13 +251,16 @@ def minimum_detectable_effect(
     var = var_t + var_c
     df = var**2 / ((var_t**2 + var_c**2) / (seeds - 1))
     share = spent_share(look, max_looks)
-    level = SINGLE_LOOK_LEVEL["equivalent" if direction == "equivalent" else "greater"]
-    one_side = (1 - level) / 2 * share / (1 if direction == "equivalent" else comparisons)
+    margin_test = direction in MARGIN_DIRECTIONS
+    level = SINGLE_LOOK_LEVEL[direction if margin_test else "greater"]
+    one_side = (1 - level) / 2 * share / (1 if margin_test else comparisons)
     grid = np.linspace(df.min(), df.max(), 64)
     critical = np.interp(df, grid, [t_quantile(1 - one_side, g) for g in grid])
     half_width = critical * np.sqrt(var)
     if direction == "equivalent":
         thresholds = np.abs(difference) + half_width
+    elif direction == "noninferior":  # the lower end above -margin at a true difference 0
+        thresholds = half_width - difference
     else:  # less and two-sided are the mirror image of greater
         thresholds = np.maximum(half_width - difference, min_effect / sd - difference)
     return float(np.quantile(thresholds, power)) * sd
@@ -281,7 +284,10 @@ def mde_words(mde: float | None, pilot: Pilot, looks: Looks, design: Design, lab
         )
     n = looks.seeds_at(looks.max_looks)
     what = ("the smallest equivalence margin it can confirm when there is no difference"
-            if design.direction == "equivalent" else "the smallest true difference it detects")  # fmt: skip
+            if design.direction == "equivalent"
+            else "the smallest non-inferiority margin it can confirm when there is no difference"
+            if design.direction == "noninferior"
+            else "the smallest true difference it detects")  # fmt: skip
     sd = outcome_sd(pilot, design)
     return (
         f"With the budget left this design runs up to {looks.max_looks} look(s), "

@@ -14,7 +14,10 @@ from typing import Any, Literal
 from pydantic import AliasChoices, BaseModel, Field
 
 Outcome = Literal["heldout_accuracy", "learning_speed", "final_train_reward", "cost"]
-Direction = Literal["greater", "less", "two_sided", "equivalent"]
+Direction = Literal["greater", "less", "two_sided", "equivalent", "noninferior"]
+# the directions judged against a margin: equivalence (both sides) and non-inferiority (the
+# treatment is not worse than the control by more than the margin: one side)
+MARGIN_DIRECTIONS = ("equivalent", "noninferior")
 Level = bool | int | float | str | dict[str, Any] | None
 
 
@@ -40,7 +43,8 @@ class Reading(BaseModel):
     tasks: list[str] = Field(default_factory=list)  # every task the question names
     outcome: Outcome = "heldout_accuracy"
     direction: Direction = "greater"
-    margin: float | None = None  # the equivalence margin; set when direction is "equivalent"
+    # the equivalence (or non-inferiority) margin; set when direction is one of MARGIN_DIRECTIONS
+    margin: float | None = None
     # the question named the margin ("within 0.05"): in the outcome's units as written, never
     # restated in a workflow's reward units even when it equals the default
     margin_named: bool = False
@@ -134,7 +138,7 @@ class Design(BaseModel):
     effect_units: Literal["points", "percent"] | None = None
     outcome: Outcome = "heldout_accuracy"  # what each run is scored on (Reading.outcome)
     direction: Direction = "greater"  # which way the hypothesis says it moves
-    margin: float | None = None  # the equivalence margin when direction is "equivalent"
+    margin: float | None = None  # the margin when direction is one of MARGIN_DIRECTIONS
     # the question named it (`Reading.margin_named`): kept as written, like a named min_effect
     margin_named: bool = False
     threshold: float | None = None  # learning_speed: steps to reach this training reward

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 
 from researcher.learning import DEFAULT_MARGIN
-from researcher.plan import Design, RunResult
+from researcher.plan import MARGIN_DIRECTIONS, Design, RunResult
 
 WORKFLOW_FAMILY = "workflow"  # Design.eval_family of a study of the user's own workflow
 
@@ -54,7 +54,7 @@ def in_reward_units(design: Design, rewards: tuple[float, float] | None) -> Desi
     scale = max(1.0, rewards[1] - rewards[0])
     named_as = {"points": 100.0, "percent": scale}.get(design.effect_units or "", 1.0)
     margin = design.margin
-    if margin is not None and design.direction == "equivalent" and design.effect_units:
+    if margin is not None and design.direction in MARGIN_DIRECTIONS and design.effect_units:
         margin = margin * named_as  # "within 0.5 points": 0.5 of the workflow's units
     elif margin is not None and not design.margin_named and math.isclose(margin, DEFAULT_MARGIN):
         margin = margin * scale
@@ -74,7 +74,7 @@ def reward_scale_words(
     seen = f" {seen_by} ran from {rewards[0]:g} to {rewards[1]:g}, beyond 0-1: the "
     if (named := _named_with_units(design)) is not None:
         value = named
-        what = "margin" if design.direction == "equivalent" else "smallest difference"
+        what = _margin_name(design, "margin") or "smallest difference"
         if design.effect_units == "points":
             return (
                 f"{seen}{what} the question named in points is read in the workflow's own "
@@ -84,9 +84,9 @@ def reward_scale_words(
             f"{seen}{what} the question named as a percent is that share of the rewards' "
             f"range: {value:g} in the workflow's own units."
         )
-    if design.direction == "equivalent" and design.margin_named:
+    if design.direction in MARGIN_DIRECTIONS and design.margin_named:
         return (
-            f"{seen}equivalence margin the question named, {design.margin:g}, is read in the "
+            f"{seen}{_margin_name(design)} the question named, {design.margin:g}, is read in the "
             "workflow's own units, as written."
         )
     if design.min_effect_named:
@@ -112,7 +112,7 @@ def units_words(design: Design) -> str:
     ):
         return ""
     if (named := _named_with_units(design)) is not None:
-        what = "equivalence margin" if design.direction == "equivalent" else "smallest difference"
+        what = _margin_name(design) or "smallest difference"
         if design.effect_units == "points":
             points = named * 100
             return (
@@ -126,14 +126,14 @@ def units_words(design: Design) -> str:
             "is that share of the rewards' range when the rewards seen (the pilot's, or without "
             f"one the study's own) go beyond [0, 1] (on a reward of 0 to 10: {named * 10:g})."
         )
-    if design.direction == "equivalent":  # the margin decides; a named one is the question's
+    if design.direction in MARGIN_DIRECTIONS:  # the margin decides; a named one is the question's
         if (
             design.margin is None
             or design.margin_named
             or not math.isclose(design.margin, DEFAULT_MARGIN)
         ):
             return ""
-        number = ("the equivalence margin", design.margin)
+        number = (f"the {_margin_name(design)}", design.margin)
     elif design.min_effect_named:
         return ""
     else:
@@ -146,12 +146,20 @@ def units_words(design: Design) -> str:
     )
 
 
+def _margin_name(design: Design, plain: str = "") -> str:
+    """The margin's name for the design's test ("equivalence margin"; `plain` when given and
+    the test is equivalence, as the words have always said it); "" for a difference test."""
+    if design.direction == "equivalent":
+        return plain or "equivalence margin"
+    return "non-inferiority margin" if design.direction == "noninferior" else ""
+
+
 def _named_with_units(design: Design) -> float | None:
     """The smallest effect (or, for an equivalence test, the margin) the question named in
     points or as a percent; None when it named none that way."""
     if not design.effect_units:
         return None
-    if design.direction == "equivalent":
+    if design.direction in MARGIN_DIRECTIONS:
         return design.margin
     return design.min_effect if design.min_effect_named else None
 

@@ -30,7 +30,16 @@ from __future__ import annotations
 from collections.abc import Callable
 
 SPENDING_POWER = 2.0  # ρ of α(t) = α·t^ρ
-SINGLE_LOOK_LEVEL = {"greater": 0.95, "less": 0.95, "two_sided": 0.95, "equivalent": 0.90}
+# non-inferiority is one one-sided 5% test: the 90% interval's worse end ("nonsuperior" is
+# its mirror on a scale where lower is better, steps to a threshold)
+SINGLE_LOOK_LEVEL = {
+    "greater": 0.95,
+    "less": 0.95,
+    "two_sided": 0.95,
+    "equivalent": 0.90,
+    "noninferior": 0.90,
+    "nonsuperior": 0.90,
+}
 
 
 def spent_share(look: int, max_looks: int) -> float:
@@ -68,7 +77,11 @@ def describe(max_looks: int, direction: str, seeds_per_look: int = 1) -> str:
         return "One look: the verdict is read once, when the planned seeds have finished."
     levels = ", ".join(f"{look_level(k, max_looks, direction):.2%}"
                        for k in range(1, max_looks + 1))  # fmt: skip
-    interval = "90% TOST interval" if direction == "equivalent" else "95% interval"
+    interval = {
+        "equivalent": "90% TOST interval",
+        "noninferior": "90% interval (its lower end: a one-sided 5% test)",
+        "nonsuperior": "90% interval (its upper end: a one-sided 5% test)",
+    }.get(direction, "95% interval")
     return (
         f"Sequential seeds: an inconclusive look is followed by another that adds "
         f"{'one more seed' if seeds_per_look == 1 else f'{seeds_per_look} more seeds'} per "

@@ -28,7 +28,7 @@ from typing import Any, Literal
 import annotated_types
 
 from researcher.errors import ResearcherError
-from researcher.plan import Level, Reading
+from researcher.plan import MARGIN_DIRECTIONS, Level, Reading
 from swarm import protocol
 from swarm.tasks import (
     arithmetic,
@@ -990,13 +990,13 @@ def check_reading(
     if not any(_same(control, level) for level in levels):
         raise ResearcherError(f"the control {control!r} is not one of the levels {levels!r}")
     levels = [control] + [level for level in levels if not _same(level, control)]
-    if reading.direction == "equivalent":
+    if reading.direction in MARGIN_DIRECTIONS:
         if reading.margin is None or not reading.margin > 0:
-            raise ResearcherError("an equivalence question needs a positive margin")
+            raise ResearcherError(f"a {reading.direction} question needs a positive margin")
     elif reading.margin is not None:
         raise ResearcherError(
             f"margin {reading.margin} is set but direction is {reading.direction!r}: a margin "
-            f"belongs to an equivalence test only"
+            f"belongs to an equivalence or non-inferiority test only"
         )
     if reading.threshold is not None and reading.outcome != "learning_speed":
         raise ResearcherError("a threshold belongs to the learning_speed outcome only")

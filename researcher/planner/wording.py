@@ -111,6 +111,15 @@ def _hypothesis_text(reading: Reading) -> tuple[str, str, str]:
     treatments = [level for level in reading.levels if level != reading.control]
     treated = " and ".join(level_phrase(factor, level) for level in treatments)
     margin = margin_text(reading)
+    if reading.direction == "noninferior":
+        every = "every one of " if len(treatments) > 1 else ""
+        return (
+            f"{every}{treated} is no worse than {control} on {outcome} by more than {margin} "
+            "(non-inferiority).",
+            f"The difference in {outcome} between {treated} and {control} lies above −{margin}.",
+            f"the difference is shown to lie below −{margin} ({treated} is worse by more than "
+            "the margin).",
+        )
     if reading.direction == "equivalent":
         every = "every one of " if len(treatments) > 1 else ""
         return (
@@ -222,6 +231,7 @@ def summary_text(reading: Reading) -> str:
         "less": "the question expects it lower",
         "two_sided": "a difference either way counts",
         "equivalent": f"an equivalence test within ±{margin}",
+        "noninferior": f"a non-inferiority test: no worse by more than {margin}",
     }[reading.direction]
     return f"{levels} on {task}, judged by {outcome_phrase(reading)}; {claim}."
 

@@ -118,6 +118,15 @@ def comparisons_in_words(question: str) -> str:
 # "or not", "whether or not", nor a factor taken away ("not using LoRA")
 _NOT = r"not|never|doesn't|don't|didn't|does ?n[o']?t"
 
+# "not worse" rather than "the same": a one-sided margin (non-inferiority) on an outcome
+# where higher is better; "as good as", "match", "comparable" stay equivalence
+_NONINFERIOR = re.compile(
+    rf"\b(?:no|not|never) worse\b|\b(?:{_NOT})\s+(?:{LESS_WORDS})|\bwithout (?:hurting|harming|"
+    r"losing|degrading|sacrificing)\b|\bat least as (?:good|well|accurate|effective|high)\b|"
+    r"\blos(?:e|es|ing) (?:nothing|no (?:accuracy|reward|performance))\b|\bget away with\b|"
+    r"\bsafe to (?:use|cut|drop|lower|reduce|shrink)\b"
+)
+
 
 def _without_unmeasured_direction(text: str) -> tuple[str, str | None]:
     """`text` without the direction words that are about an outcome no study measures
@@ -243,12 +252,21 @@ def read_direction(q: Question, outcome: str, factor: str) -> tuple[str, float |
         return "greater", None
     margin = equivalence_margin(q, outcome)
     if margin is not None:
-        negated = re.search(rf"\b(?:{_NOT})\s+(?:{LESS_WORDS})", text)
-        if negated:
+        worse = _NONINFERIOR.search(text)
+        if worse and outcome in ("heldout_accuracy", "final_train_reward"):
+            q.assumptions = [
+                a.replace("equivalence margin", "non-inferiority margin") for a in q.assumptions
+            ]
             q.assumptions.append(
-                f"{negated.group(0)!r} read as an equivalence test: the treatment keeps the "
-                f"outcome within ±{margin:g} of the control (this reader has no one-sided "
-                "non-inferiority test)"
+                f"{worse.group(0).strip()!r} read as a non-inferiority test: the treatment is "
+                f"no worse than the control by more than {margin:g} (one-sided; a treatment "
+                "that is better passes too)"
+            )
+            return "noninferior", margin
+        if worse:
+            q.assumptions.append(
+                f"{worse.group(0).strip()!r} on {outcome.replace('_', ' ')} read as an "
+                f"equivalence test: the treatment keeps it within ±{margin:g} of the control"
             )
         return "equivalent", margin
     # a verb that moves the factor is no direction: "does cutting the lr in half help?"

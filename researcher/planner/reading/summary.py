@@ -67,6 +67,11 @@ def summarise(reading: Reading) -> str:
         noun = "the held-out mean reward"
     if reading.direction == "equivalent":
         way = f"{treatment} keeps {noun} within ±{reading.margin:g} of the control"
+    elif reading.direction == "noninferior":
+        way = (
+            f"{treatment} keeps {noun} no lower than the control's by more than "
+            f"{reading.margin:g} (non-inferiority)"
+        )
     else:
         way = f"{treatment} {_DIRECTION_VERB[reading.direction]} {noun}"
         if reading.direction == "two_sided":

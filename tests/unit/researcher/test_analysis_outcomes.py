@@ -1,7 +1,7 @@
 """researcher.analysis by outcome and direction: the scores, the verdicts, and their error
 rates proven by simulation (no true effect → "supported" at most ~5% of studies; a true
-difference equal to the equivalence margin → "equivalent" at most ~5%; a large effect →
-high power)."""
+difference equal to the equivalence margin → "equivalent" at most ~5%; a treatment worse by
+the non-inferiority margin → "non-inferior" at most ~5%; a large effect → high power)."""
 
 from __future__ import annotations
 
@@ -280,6 +280,58 @@ def test_a_true_difference_equal_to_the_margin_is_rarely_called_equivalent(seeds
     assert rate <= NOMINAL + SLACK
 
 
+@pytest.mark.parametrize("seeds", [2, 4])
+def test_a_treatment_worse_by_the_margin_is_rarely_called_non_inferior(seeds):
+    """Non-inferiority's error: a treatment exactly the margin worse passes at most ~5%."""
+    margin = 0.1
+    rate = supported_rate(
+        lambda: design(direction="noninferior", margin=margin),
+        two_arms(seed_effect_accuracy(0.05), seeds, (0.5, 0.5 - margin)),
+    )
+    assert rate <= NOMINAL + SLACK
+
+
+def test_a_better_treatment_is_non_inferior_where_equivalence_would_refute():
+    """The one-sided test is not equivalence: a treatment far better than the control
+    passes "no worse than" and fails "as good as" on the same runs."""
+    rng = np.random.default_rng(7)
+    results = two_arms(lambda rng, a, s, p: accuracy_run(rng, a, s, p, items=2000), 3, (0.4, 0.7))(
+        rng
+    )
+    noninferior = analyse(design(direction="noninferior", margin=0.05), results)
+    equivalent = analyse(design(direction="equivalent", margin=0.05), results)
+    assert noninferior.verdict == "supported" and equivalent.verdict == "refuted"
+    (c,) = noninferior.comparisons
+    assert c.decision_ci is not None and c.ci_low < c.decision_ci[0]  # the 90% lower end
+    assert "non-inferiority" in noninferior.summary and "not worse" in noninferior.summary
+
+
+def test_a_clearly_worse_treatment_is_refuted_as_non_inferior():
+    rng = np.random.default_rng(8)
+    results = two_arms(lambda rng, a, s, p: accuracy_run(rng, a, s, p, items=2000), 3, (0.7, 0.4))(
+        rng
+    )
+    a = analyse(design(direction="noninferior", margin=0.05), results)
+    assert a.verdict == "refuted" and a.comparisons[0].ci_high < -0.05
+
+
+def test_non_inferiority_on_steps_to_a_threshold_reads_fewer_steps_as_better():
+    """On steps to a threshold lower is better: a treatment that needs far fewer steps is
+    no worse; one that needs far more is refuted."""
+    d = design("learning_speed", "noninferior", margin=2.0, threshold=0.5)
+
+    def arm(name, slopes):  # steps to 0.5: ceil(0.5 / slope)
+        return [RunResult(arm=name, seed=s, run=f"{name}{s}",
+                          curve=[(k, min(1.0, slope * k)) for k in range(1, 21)])
+                for s, slope in enumerate(slopes)]  # fmt: skip
+
+    fast = arm("arm0", (0.08, 0.1, 0.125))  # 7, 5, 4 steps
+    faster = arm("arm1", (0.2, 0.25, 0.17))  # 3, 2, 3
+    slower = arm("arm1", (0.03, 0.035, 0.04))  # 17, 15, 13
+    assert analyse(d, fast + faster).verdict == "supported"
+    assert analyse(d, fast + slower).verdict == "refuted"
+
+
 def test_three_treatments_without_effect_keep_the_family_rate():
     def results(rng):
         return [
@@ -337,6 +389,15 @@ def test_a_large_slowdown_of_learning_is_found():
     rate = supported_rate(
         lambda: design("learning_speed", "less", min_effect=0.05),
         two_arms(curve_run, 3, (0.5, 0.1)),
+        studies=POWER_STUDIES,
+    )
+    assert rate >= 0.8
+
+
+def test_equal_arms_measured_precisely_are_found_non_inferior():
+    rate = supported_rate(
+        lambda: design(direction="noninferior", margin=0.1),
+        two_arms(lambda rng, a, s, p: accuracy_run(rng, a, s, p, items=400), 3, (0.5, 0.5)),
         studies=POWER_STUDIES,
     )
     assert rate >= 0.8

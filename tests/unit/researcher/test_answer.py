@@ -126,6 +126,17 @@ def test_equivalence_supported_refuted_and_inconclusive():
     assert unsure.startswith("Can't tell:") and "neither lies inside" in unsure
 
 
+def test_non_inferiority_supported_refuted_and_inconclusive():
+    d, f = design("noninferior", margin=0.1), framing(reading("noninferior", margin=0.1))
+    yes = plain_answer(f, d, analysis("supported", 0.3, (0.2, 0.4)))  # better passes too
+    assert yes.startswith("Yes: a learning rate of 4e-5 is no worse than a learning rate of 1e-5")
+    assert "by more than 0.1" in yes and "lies above −0.1" in yes
+    no = plain_answer(f, d, analysis("refuted", -0.3, (-0.4, -0.2)))
+    assert no.startswith("No:") and "is worse than" in no and "entirely below −0.1" in no
+    unsure = plain_answer(f, d, analysis("inconclusive", -0.05, (-0.15, 0.05)))
+    assert unsure.startswith("Can't tell:") and "reaches below −0.1" in unsure
+
+
 def test_learning_speed_is_faster_in_mean_reward_per_step():
     d = design(outcome="learning_speed")
     text = plain_answer(framing(reading(outcome="learning_speed")), d, analysis("supported"))

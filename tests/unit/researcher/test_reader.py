@@ -79,7 +79,7 @@ def test_integral_levels_of_an_integer_factor_become_ints() -> None:
         ({"tasks": ["learnable", "gsm8k"]}, "not a shipped task"),
         ({"direction": "equivalent"}, "needs a positive margin"),
         ({"direction": "equivalent", "margin": 0.0}, "needs a positive margin"),
-        ({"margin": 0.05}, "belongs to an equivalence test only"),
+        ({"margin": 0.05}, "belongs to an equivalence or non-inferiority test only"),
         ({"outcome": "cost", "threshold": 0.8}, "learning_speed outcome only"),
         ({"factor": "max_turns", "levels": [None, 2], "control": None}, "guessing game only"),
         (

@@ -48,7 +48,7 @@ AGENT = {"few_shot": 0, "temperature": 1.0, "tool": "calculator", "retries": 1, 
 # a rubric scored 0 to 10 (/tmp-style rubric.py): its rewards go beyond 0-1
 RUBRIC = {"system_prompt": "You are a helpful writing assistant.", "max_tokens": 256}
 TOOL_AGENT = {"tool": "search", "max_turns": 4}  # a tool-using agent that searches by default
-G, L, TWO_SIDED, EQ = "greater", "less", "two_sided", "equivalent"
+G, L, TWO_SIDED, EQ, NI = "greater", "less", "two_sided", "equivalent", "noninferior"
 
 # fmt: off
 CORPUS: list[Q] = [
@@ -527,7 +527,7 @@ CORPUS: list[Q] = [
     Q('does increasing the group size from 2 to 8 improve arithmetic accuracy?', 'group_size', [2, 8], 'arithmetic', H, G),
     Q('does LoRA match full fine-tuning on the easy task?', 'lora', ['full', 16], 'learnable', H, EQ, 0.05),
     Q('is LoRA comparable to full fine-tuning on the easy single-turn task?', 'lora', ['full', 16], 'learnable', H, EQ, 0.05),
-    Q('is low-rank adaptation no worse than full fine-tuning on say a word?', 'lora', ['full', 16], 'learnable', H, EQ, 0.05),
+    Q('is low-rank adaptation no worse than full fine-tuning on say a word?', 'lora', ['full', 16], 'learnable', H, NI, 0.05),
     Q('does mixing in tool use hurt held-out arithmetic?', 'task_mix', [{'arithmetic': 1.0}, {'arithmetic': 0.5, 'calculator': 0.5}], 'arithmetic', H, L),
     Q('does adding the calculator task to training hurt arithmetic?', 'task_mix', [{'arithmetic': 1.0}, {'arithmetic': 0.5, 'calculator': 0.5}], 'arithmetic', H, L),
     Q('does including tool-use tasks harm held-out math accuracy?', 'task_mix', [{'arithmetic': 1.0}, {'arithmetic': 0.5, 'calculator': 0.5}], 'arithmetic', H, L),
@@ -593,7 +593,7 @@ CORPUS: list[Q] = [
     Q('would training with RLOO instead of GRPO help the easy task?', 'algorithm', ['grpo', 'rloo'], 'learnable', H, G),
     Q('does switching to REINFORCE slow learning on the guessing game?', 'algorithm', ['grpo', 'reinforce'], 'guess_number', LS, L),
     Q('is the default group size of 4 enough compared with 8?', 'group_size', [8, 4], 'chain_sum', H, EQ, 0.05),
-    Q('does a KL penalty of 0.05 keep the policy close without hurting arithmetic accuracy?', 'kl_coef', [0.0, 0.05], 'arithmetic', H, EQ, 0.05),
+    Q('does a KL penalty of 0.05 keep the policy close without hurting arithmetic accuracy?', 'kl_coef', [0.0, 0.05], 'arithmetic', H, NI, 0.05),
     Q('how does the learning rate affect learning speed on the calculator task?', 'lr', [2e-05, 0.0001], 'calculator', LS, TWO_SIDED),
     Q('does lr 1e-4 make the easy task learn faster than lr 1e-5 does?', 'lr', [1e-05, 0.0001], 'learnable', LS, G),
     Q('does the learning rate 1e-5 vs 1e-4 vs 1e-3 matter for arithmetic?', 'lr', [1e-05, 0.0001, 0.001], 'arithmetic', H, TWO_SIDED),
@@ -692,7 +692,7 @@ CORPUS: list[Q] = [
     Q('does max_completion_length 256 vs 128 help on countdown?', 'max_tokens', [128, 256], 'countdown', H, G),
     Q('does lr 1e-4 vs 1e-5 help on arithmetic?', 'lr', [1e-5, 1e-4], 'arithmetic', H, G),
     Q('does a KL penalty of 0.5 vs 0.1 hurt on arithmetic?', 'kl_coef', [0.1, 0.5], 'arithmetic', H, L),
-    Q('Can I get away with a group size of 2 on arithmetic?', 'group_size', [4, 2], 'arithmetic', H, EQ, 0.05),
+    Q('Can I get away with a group size of 2 on arithmetic?', 'group_size', [4, 2], 'arithmetic', H, NI, 0.05),
     # "from X to Y": X is the control
     Q('does moving the group size to 16 from 8 help chain_sum?', 'group_size', [8, 16], 'chain_sum', H, G),
     Q('does changing kl from 0.1 to 0 help countdown?', 'kl_coef', [0.1, 0.0], 'countdown', H, G),
@@ -857,15 +857,15 @@ CORPUS: list[Q] = [
     Q('does min_word_len 2 make my agent\'s task easier to learn?', 'workflow:min_word_len', [3, 2], 'workflow', H, G, params={'min_word_len': 3}),
     Q('does rloo > grpo on chain_sum?', 'algorithm', ['grpo', 'rloo'], 'chain_sum', H, G),
     Q('is rloo < grpo on chain_sum?', 'algorithm', ['grpo', 'rloo'], 'chain_sum', H, L),
-    Q('does rloo >= grpo on chain_sum?', 'algorithm', ['grpo', 'rloo'], 'chain_sum', H, EQ, 0.05),
-    Q('is rloo ≥ grpo on chain_sum?', 'algorithm', ['grpo', 'rloo'], 'chain_sum', H, EQ, 0.05),
+    Q('does rloo >= grpo on chain_sum?', 'algorithm', ['grpo', 'rloo'], 'chain_sum', H, NI, 0.05),
+    Q('is rloo ≥ grpo on chain_sum?', 'algorithm', ['grpo', 'rloo'], 'chain_sum', H, NI, 0.05),
     # a tool's one-word values unquoted, the default among them: set against each other
     Q('does using the calculator tool instead of search improve my agent\'s accuracy?', 'workflow:tool', ['search', 'calculator'], 'workflow', H, G, params=TOOL_AGENT),
     Q('is search better than calculator for my agent?', 'workflow:tool', ['calculator', 'search'], 'workflow', H, G, params=TOOL_AGENT),
     Q('does search vs calculator matter for my agent?', 'workflow:tool', ['search', 'calculator'], 'workflow', H, TWO_SIDED, params=TOOL_AGENT),
     Q('does switching the tool from search to calculator help?', 'workflow:tool', ['search', 'calculator'], 'workflow', H, G, params=TOOL_AGENT),
     # negations: "not hurt" is an equivalence test; "not beat" the positive test, said negated
-    Q('does a smaller lr not hurt chain_sum?', 'lr', [2e-5, 5e-6], 'chain_sum', H, EQ, 0.05),
+    Q('does a smaller lr not hurt chain_sum?', 'lr', [2e-5, 5e-6], 'chain_sum', H, NI, 0.05),
     Q('does RLOO not beat GRPO on chain_sum?', 'algorithm', ['grpo', 'rloo'], 'chain_sum', H, G, extra={'negated': True}),
     Q('does the clip range not help?', 'clip_eps', [0.2, 0.1], 'chain_sum', H, G, extra={'negated': True}),
     Q('does a KL penalty hurt or not on chain_sum?', 'kl_coef', [0.0, 0.05], 'chain_sum', H, TWO_SIDED, extra={'negated': False}),
@@ -1440,7 +1440,7 @@ def test_a_negated_question_says_what_supported_and_refuted_answer() -> None:
     assert "The question is negated: 'supported' means rloo does raise" in reading.summary
     assert "asks the negation: 'supported' answers it no" in hypothesis_text(reading)[0]
     hurt = read_question("does a smaller lr not hurt chain_sum?", served_models=ONE)
-    assert any("'not hurt' read as an equivalence test" in a for a in hurt.assumptions)
+    assert any("'not hurt' read as a non-inferiority test" in a for a in hurt.assumptions)
 
 
 def test_lora_against_full_says_each_arm_trains_at_its_usual_lr_unless_one_is_held() -> None:
