@@ -19,7 +19,14 @@ import json
 import re
 
 from researcher.errors import NotAboutTraining
-from researcher.planner.catalogue import GREATER_WORDS, LESS_WORDS, TWO_SIDED_WORDS, task_info
+from researcher.planner.catalogue import (
+    EQUIVALENT_WORDS,
+    FACTORS,
+    GREATER_WORDS,
+    LESS_WORDS,
+    TWO_SIDED_WORDS,
+    task_info,
+)
 from researcher.planner.learnability import describe, measured, measurements
 from researcher.planner.reading.mentions import Mention, blank_mentions
 from researcher.planner.reading.question import Question, how_to_ask
@@ -41,6 +48,8 @@ _COMPARED = re.compile(
     r"\b(?:than|vs\.?|versus|over|against|compared|instead|rather|or|without|between|"
     r"both|each|either|matter\w*|differ\w*|affect\w*|chang\w*)\b|[<>]"
 )
+# "as fast as", "as well as", "as good as": two things compared
+_AS_AS = re.compile(rf"\bas \w+ as\b|\b(?:{EQUIVALENT_WORDS})")
 _LEVEL_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:e-?\d+)?%?(?![\w.])")
 
 # a setting's effect on one task set against its effect on another: "does lr 1e-4 help
@@ -48,7 +57,7 @@ _LEVEL_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:e-?\d+)?%?(?![\w.])")
 _MORE_THAN = re.compile(
     r"\b(?:more|less|most|least|better|worse|bigger|larger|smaller|stronger|weaker)\b"
     r"[^?;]{0,60}?\bthan\s+(?:it\s+(?:does|do|did)\s+)?(?:for|on|in|with|at|to)?\s*"
-    r"(?:the\s+)?$"
+    r"(?:the\s+|an?\s+)?$"
 )
 
 # the untrained model something is set against: "over the base model", "relative to ..."
@@ -59,7 +68,8 @@ _UNTRAINED_LEAD = re.compile(rf"{_AGAINST}(?:the\s+|an?\s+)?$")
 _TRAINING_AT_ALL = re.compile(
     rf"\bat all\b|{_AGAINST}(?:the\s+|an?\s+)?"
     r"(?:base|untrained|pretrained|original|initial|starting)\s+(?:model|policy|checkpoint)|"
-    r"\b(?:vs\.?|versus|than|over|compared (?:to|with))\s+(?:no|without)\s+(?:rl\s+)?training\b"
+    r"\b(?:vs\.?|versus|than|over|compared (?:to|with)|beats?|outperforms?)\s+(?:no|without)\s+"
+    r"(?:rl\s+)?training\b"
 )
 
 _TRAINING_WORDS = re.compile(
@@ -155,6 +165,8 @@ def read_factor(q: Question) -> str:
             levels.setdefault(m.key, set()).add(json.dumps(m.level, sort_keys=True))
         named += [key for key, seen in levels.items() if len(seen) >= 2 and key not in named]
     _no_interaction(q, named)
+    if named == ["algorithm"] and _default_algorithm_alone(q):
+        raise q.unreadable(can_it_learn(q, q.of("task")[0]))
     if named and _learns_at_one_level(q):
         raise q.unreadable(can_it_learn(q, q.of("task")[0]))
     # "can the model learn X (in 30 steps)?": no two settings, whatever steps it names
@@ -230,8 +242,10 @@ def _learns_at_one_level(q: Question) -> bool:
     comparison word, one task, one algorithm, one number beside the steps it fixes."""
     if q.params is not None or len({m.key for m in q.of("task")}) != 1:
         return False
-    if not _DOES_LEARN.search(q.masked) or _COMPARED.search(q.masked):
+    if not _DOES_LEARN.search(q.masked) or _COMPARED.search(q.masked) or _AS_AS.search(q.masked):
         return False
+    if any(m.key == "lora" for m in q.mentions) and _LEVEL_NUMBER.search(q.masked):
+        return False  # "does LoRA rank 4 learn …": a rank beside LoRA's full alternative
     if re.search(rf"\b(?:{GREATER_WORDS}|{LESS_WORDS}|{TWO_SIDED_WORDS})", q.masked):
         return False  # "does it learn faster at lr 1e-4?", "learn chain_sum better"
     if len({m.level for m in q.of("value")}) > 1 or len(q.of("model")) > 1:
@@ -242,17 +256,48 @@ def _learns_at_one_level(q: Question) -> bool:
     return len(_LEVEL_NUMBER.findall(text)) <= 1
 
 
+def _default_algorithm_alone(q: Question) -> bool:
+    """Whether the question names only the default algorithm, GRPO, and nothing it is set
+    against ("does GRPO help countdown?", "is GRPO good for chain_sum?"): whether training
+    helps at all, not GRPO against an algorithm it never named."""
+    algorithms = {m.level for m in q.of("value") if m.key == "algorithm"}
+    if algorithms != {FACTORS["algorithm"].default} or q.params is not None:
+        return False
+    if not q.of("task") or len(q.of("model")) > 1:
+        return False
+    others = [m for m in q.mentions if m.kind in ("param", "factor") and m.key != "algorithm"]
+    return not others and not _COMPARED.search(q.masked) and not _AS_AS.search(q.masked)
+
+
 def _no_interaction(q: Question, named: list[str]) -> None:
     """Refuses a setting's effect on one task set against its effect on another: that is
     an interaction, which needs both tasks trained at both levels and a test of the
     difference between two effects; a study varies one setting on one judged task."""
+    if not named or named in (["task_mix"], ["base_model"]) or q.params is not None:
+        return
+    setting = named[0]
+    models = q.of("model")
+    one_algorithm = named == ["algorithm"] and len({m.level for m in q.of("value")}) == 1
+    if (
+        len(models) >= 2
+        and not one_algorithm
+        and any(_MORE_THAN.search(q.text[: m.start]) for m in models[1:])
+    ):
+        first, second = (q.text[m.start : m.end] for m in models[:2])
+        raise q.unreadable(
+            f"it asks whether {setting}'s effect on the {first} model differs from its effect "
+            f"on the {second} model (an interaction), which needs both models trained at both "
+            "levels and a test of the difference between two effects; a study varies one "
+            f"setting on one model. Ask the same question about {setting} once per model: each "
+            "report gives its effect with a 95% interval",
+            how=False,
+        )
     tasks = list(dict.fromkeys(m.key for m in q.of("task")))
-    if len(tasks) < 2 or not named or named == ["task_mix"] or q.params is not None:
+    if len(tasks) < 2:
         return
     later = [m for m in q.of("task") if m.key != q.of("task")[0].key]
     if not any(_MORE_THAN.search(q.text[: m.start]) for m in later):
         return
-    setting = named[0]
     raise q.unreadable(
         f"it asks whether {setting}'s effect on {tasks[0]} differs from its effect on "
         f"{tasks[1]} (an interaction), which needs both tasks trained at both levels and a "

@@ -28,7 +28,13 @@ from researcher.planner.catalogue import (
 )
 from researcher.planner.reading.control import choose_control, contrasted_index
 from researcher.planner.reading.mixes import mix_levels, model_levels
-from researcher.planner.reading.moves import BEST, names_default, takes_away, way_asked
+from researcher.planner.reading.moves import (
+    BEST,
+    lowered_before,
+    names_default,
+    takes_away,
+    way_asked,
+)
 from researcher.planner.reading.numbers import (
     as_factor_type,
     multiplier_named,
@@ -52,8 +58,9 @@ _CUTS = re.compile(r"\b(?:cut\w*|shorten\w*|trim\w*)\b")
 # a bound before the one value named: "more than 4 turns", "a KL above 0.1", "below 1e-5";
 # group 1: a bound above it (the value is the control, the treatment beyond it)
 _BOUND = re.compile(
-    r"(?:(?<!no )(?<!not )\b(more|greater|larger|higher|bigger|longer) than|\b(above|beyond|"
-    r"exceeding)|\b(?:less|fewer|lower|smaller|shorter) than|\bbelow)\s+(?:an?\s+|the\s+)?$"
+    r"(?:(?<!no )(?<!not )\b(more|greater|larger|higher|bigger|longer|stronger|looser|wider)"
+    r"(?:\s+[a-z_-]+){0,3}? than|\b(above|beyond|exceeding)|\b(?:less|fewer|lower|smaller|shorter|"
+    r"weaker|tighter|narrower)(?:\s+[a-z_-]+){0,3}? than|\bbelow)\s+(?:an?\s+|the\s+)?$"
 )
 
 
@@ -127,7 +134,7 @@ def read_levels(q: Question, factor: str, task: str, tasks: list[str]) -> tuple[
         len(levels) == 1
         and isinstance(levels[0], int | float)
         and levels[0] > 0
-        and (bound := _BOUND.search(q.text[max(0, named[0][0] - 30) : named[0][0]]))
+        and (bound := _BOUND.search(q.text[max(0, named[0][0] - 50) : named[0][0]]))
     ):
         # "does a group size of more than 4 help?": 4 is the bound, the treatment beyond it
         control = levels[0]
@@ -297,6 +304,13 @@ def _unnamed_levels(
         or (multiplier and not isinstance(default, int | float))
     ):
         raise q.unreadable(f"no {factor} level named: give the values to compare")
+    own = [m for m in q.mentions if m.key == factor and m.kind in ("factor", "value")]
+    if way == "lower" and default == 0 and not multiplier and lowered_before(q.text, own):
+        # "a weaker KL penalty": its default is off already
+        raise q.unreadable(
+            f"a lower {factor} than its default, {describe_level(factor, default)} (off), does "
+            f"not exist: name the level to compare ('{factor} 0.1 vs 0.01')"
+        )
     if multiplier and default == 0:  # "halving the KL penalty": its default is off
         raise q.unreadable(
             f"{factor}'s default is 0, which scaling leaves at 0: name the level to compare "

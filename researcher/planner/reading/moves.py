@@ -32,9 +32,16 @@ NEEDED = re.compile(  # not "how many steps does it need to reach 0.8"
     r"\b(?:necessary|required|essential|indispensable|need(?:s|ed)?(?! to\b))\b"
 )
 
-_RAISE = r"larger|higher|bigger|greater|more|longer|increas\w*|rais\w*|extra"
+# "a looser (wider) clip range" is a larger epsilon, "a stronger KL penalty" a larger coefficient
+_RAISE = (
+    r"larger|higher|bigger|greater|more|longer|increas\w*|rais\w*|extra|stronger|"
+    r"looser|loosen\w*|wider|widen\w*|heavier"
+)
 
-_LOWER = r"smaller|lower|less|fewer|shorter|decreas\w*|reduc\w*|lowering"
+_LOWER = (
+    r"smaller|lower|less|fewer|shorter|decreas\w*|reduc\w*|lowering|weaker|tighter|"
+    r"tighten\w*|narrower|narrow\w*|lighter|milder"
+)
 
 
 def way_asked(text: str, mentions: list[Mention]) -> str | None:
@@ -58,6 +65,15 @@ def way_asked(text: str, mentions: list[Mention]) -> str | None:
             ):
                 return way
     return None
+
+
+def lowered_before(text: str, mentions: list[Mention]) -> bool:
+    """Whether a lowering word stands right before a factor mention ("a weaker KL penalty",
+    "a smaller lr"), not after it ("does a KL penalty reduce entropy collapse?")."""
+    return any(
+        re.search(rf"\b(?:{_LOWER})\s+(?:\S+\s+)?$", text[max(0, m.start - 25) : m.start])
+        for m in mentions
+    )
 
 
 _REMOVAL = re.compile(

@@ -29,7 +29,8 @@ DEFAULT_THRESHOLD = 0.8  # "how many steps to learn": steps to a training reward
 
 _MOVES_FACTOR = re.compile(
     r"\b(?:cut(?:s|ting)?|reduc\w*|lower(?:s|ed|ing)?|rais\w*|increas\w*|decreas\w*|"
-    r"halv\w*|doubl\w*|boost\w*|slash\w*)\s+(?:the\s+|a\s+|its\s+)?(?=#)"
+    r"halv\w*|doubl\w*|boost\w*|slash\w*|stronger|weaker|looser|tighter|wider|narrower)"
+    r"\s+(?:the\s+|a\s+|its\s+)?(?=#)"
 )
 
 # a budget the comparison is held to is no outcome: "at equal compute"

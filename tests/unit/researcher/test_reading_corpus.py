@@ -555,6 +555,15 @@ CORPUS: list[Q] = [
     Q('does a larger group size reduce the steps needed on chain_sum?', 'group_size', [4, 8], 'chain_sum', LS, G),
     Q('does lr > 1e-4 hurt chain_sum?', 'lr', [0.0001, 0.0002], 'chain_sum', H, L),
     Q('does lr 1e-4 reach a training reward > 0.9 sooner than 2e-5?', 'lr', [2e-05, 0.0001], 'chain_sum', LS, G, extra={'threshold': 0.9}),
+    # looser/wider, stronger/weaker move the setting; they are not the direction
+    Q('does a looser clip range help countdown?', 'clip_eps', [0.2, 0.3], 'countdown', H, G),
+    Q('does a wider clip range hurt chain_sum?', 'clip_eps', [0.2, 0.3], 'chain_sum', H, L),
+    Q('does a stronger KL penalty hurt chain_sum?', 'kl_coef', [0.0, 0.1], 'chain_sum', H, L),
+    Q('does a weaker KL penalty than 0.1 help countdown?', 'kl_coef', [0.1, 0.05], 'countdown', H, G),
+    Q('does a KL penalty reduce entropy collapse on countdown?', 'kl_coef', [0.0, 0.05], 'countdown', H, TWO_SIDED),
+    Q('does RLOO help countdown?', 'algorithm', ['grpo', 'rloo'], 'countdown', H, G),
+    Q('does LoRA rank 4 learn chain_sum as fast as full fine-tuning?', 'lora', ['full', 4], 'chain_sum', LS, EQ, 0.05),
+    Q('does LoRA r=8 learn countdown as well as full fine-tuning?', 'lora', ['full', 8], 'countdown', H, EQ, 0.05),
     # two levels of a setting that is off by default, neither compared with the other
     Q('does a KL penalty between 0.01 and 0.1 help?', 'kl_coef', [0.0, 0.01, 0.1], 'chain_sum', H, G),
     Q('does a KL penalty of 0.01 or 0.1 help?', 'kl_coef', [0.0, 0.01, 0.1], 'chain_sum', H, TWO_SIDED),
@@ -875,6 +884,22 @@ CORPUS: list[Q] = [
 # fmt: on
 
 REFUSALS: list[tuple[str, type[UnmappableQuestion], str]] = [
+    # the default algorithm alone is whether training helps at all, not GRPO vs RLOO
+    ("does GRPO help countdown?", UnreadableQuestion, "compares no two settings"),
+    ("is GRPO good for chain_sum?", UnreadableQuestion, "compares no two settings"),
+    ("does GRPO beat no training on chain_sum?", UnreadableQuestion, "compares no two settings"),
+    # below a default that is off already
+    (
+        "does a weaker KL penalty hurt chain_sum?",
+        UnreadableQuestion,
+        "does not exist: name the level",
+    ),
+    # an interaction across models
+    (
+        "does a 360M model benefit more from lr 1e-4 than a 135M model on chain_sum?",
+        UnreadableQuestion,
+        "(an interaction)",
+    ),
     # an interaction: one setting's effect on two tasks set against each other
     (
         "does a KL penalty help the calculator task more than arithmetic?",
