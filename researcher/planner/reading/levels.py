@@ -127,9 +127,19 @@ def read_levels(q: Question, factor: str, task: str, tasks: list[str]) -> tuple[
         else:
             control = choose_control(q, factor, levels, positions, default, way)
     elif len(levels) == 1 and multiplier and isinstance(levels[0], int | float):
-        control = levels[0]
-        levels = [control, as_factor_type(spec, control * multiplier)]
-        q.assumptions.append(f"{describe_level(factor, control)} is the control")
+        if re.search(r"\bto\s+$", q.text[max(0, named[0][0] - 6) : named[0][0]]):
+            # "doubling the group size to 8": 8 is where it lands, from 8 / 2
+            treated = levels[0]
+            control = as_factor_type(spec, treated / multiplier)
+            levels = [control, treated]
+            q.assumptions.append(
+                f"{describe_level(factor, treated)} is the level moved to: "
+                f"{describe_level(factor, control)} is the control"
+            )
+        else:
+            control = levels[0]
+            levels = [control, as_factor_type(spec, control * multiplier)]
+            q.assumptions.append(f"{describe_level(factor, control)} is the control")
     elif (
         len(levels) == 1
         and isinstance(levels[0], int | float)
@@ -187,6 +197,14 @@ def read_levels(q: Question, factor: str, task: str, tasks: list[str]) -> tuple[
             f"only {describe_level(factor, default)} named, the default, as the level moved "
             f"to: compared against {describe_level(factor, control)} (control)"
         )
+    elif len(levels) == 1 and levels[0] == default and _on_by_default(spec) and q.asks_if_needed():
+        # "is full fine-tuning necessary?": on (the default) is the control, off the treatment
+        control, levels = default, [default, spec.alternative]
+        q.taken_away = True
+        q.assumptions.append(
+            f"{factor} taken away: {describe_level(factor, default)} (control) vs "
+            f"{describe_level(factor, spec.alternative)} (without it)"
+        )
     elif len(levels) == 1 and spec.kind in ("choice", "lora") and not way:
         control = spec.alternative if levels[0] == default else default
         q.assumptions.append(
@@ -196,7 +214,12 @@ def read_levels(q: Question, factor: str, task: str, tasks: list[str]) -> tuple[
         levels = [control, levels[0]]
     else:
         control, levels = _unnamed_levels(q, spec, default, way, multiplier)
-    if factor == "max_grad_norm" and written < 1 and takes_away(q.text, own):
+    if (
+        factor == "max_grad_norm"
+        and written < 1
+        and (takes_away(q.text, own) or q.asks_if_needed())
+    ):
+        q.taken_away = True
         # no clipping: a norm no gradient reaches (the bound of POST /runs)
         control, levels = default, [default, as_factor_type(spec, spec.high or 1e6)]
         if q.assumptions and q.assumptions[-1].startswith(f"no {factor} level named"):
@@ -207,6 +230,7 @@ def read_levels(q: Question, factor: str, task: str, tasks: list[str]) -> tuple[
         )
     elif (
         written < 2
+        and not q.taken_away  # already the on-by-default factor taken away, above
         and len(levels) == 2
         and control == default
         and (default == 0 or (spec.kind == "lora" and default == "full"))
@@ -222,6 +246,14 @@ def read_levels(q: Question, factor: str, task: str, tasks: list[str]) -> tuple[
             f"{describe_level(factor, default)} (without it)"
         )
     return [control, *(level for level in levels if level != control)], control
+
+
+def _on_by_default(spec: Factor) -> bool:
+    """Whether the factor's default is its "on" state and its alternative "off": tree merging
+    (vs none), std scaling (vs none), full fine-tuning (vs a LoRA rank)."""
+    if spec.kind == "lora":
+        return spec.default == "full"
+    return spec.kind == "choice" and spec.alternative == "none" and spec.default != "none"
 
 
 def _against_off(
@@ -330,6 +362,21 @@ def _unnamed_levels(
         dose = [default, *(choice for choice in spec.choices if choice != default)]
         q.assumptions.append(f"no {factor} named: every choice ({', '.join(dose)})")
         return default, dose
+    own = [m for m in q.mentions if m.key == factor and m.kind == "factor"]
+    if (
+        spec.kind == "choice"
+        and _on_by_default(spec)
+        and q.direction in ("greater", "less")  # a claim about what it does; "matter" keeps
+        and not best
+        and not takes_away(q.text, own)
+        and not q.asks_if_needed()
+    ):
+        # "does merging cut training cost?": merging (the default, on) against none
+        q.assumptions.append(
+            f"{factor} named: {describe_level(factor, default)} (its default) against "
+            f"{describe_level(factor, alternative)} (control)"
+        )
+        return alternative, [alternative, default]
     if multiplier:
         other = as_factor_type(spec, default * multiplier)
     elif best and lowered is not None:

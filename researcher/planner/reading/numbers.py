@@ -65,6 +65,13 @@ def _times_count(count: str) -> float:
     return NUMBER_WORDS.get(count, None) or (100.0 if "hundred" in count else float(count))
 
 
+# a multiplying verb whose object is the outcome, not the setting
+_MOVES_OUTCOME = re.compile(
+    r"\s+(?:the\s+|its\s+)?(?:training\s+|wall[\s-]?(?:clock\s+)?)?(?:time|cost|tokens|"
+    r"accuracy|rewards?|speed|throughput)\b"
+)
+
+
 def multiplier_named(text: str, mentions: list[Mention]) -> float | None:
     """The factor the question scales its setting by: "twice", "a 4x larger", "tenfold
     lower", "by a factor of 10", "dividing the lr by 10" (0.1); None when it names none."""
@@ -81,6 +88,8 @@ def multiplier_named(text: str, mentions: list[Mention]) -> float | None:
             if verb and verb.group(0).startswith(("divid", "multipl")):
                 return 1 / k if verb.group(0).startswith("divid") else k
         if m.key == "times_word":
+            if _MOVES_OUTCOME.match(text, m.end):
+                continue  # "does group size 8 double the training time?": the outcome moves
             word, magnitude = m.groups
             if magnitude:
                 return 0.1 if magnitude in ("smaller", "lower", "less") else 10.0

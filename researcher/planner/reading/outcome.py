@@ -56,6 +56,10 @@ _NEEDS_MORE = re.compile(
     r"shorter)|to be (?:larger|higher|longer|bigger|greater|smaller|lower|shorter))\b"
 )
 
+_REWARD_AFTER = re.compile(
+    r"\s*(?:of\s+)?(?:the\s+)?(?:training\s+|train\s+)?(?:rewards?|accuracy|scores?)\b"
+)
+
 _FEWER_STEPS = re.compile(r"\bfewer (?:training )?(?:steps|updates|iterations)\b")
 
 # "does the KL penalty increase the steps needed?": the steps to learn, moved one way;
@@ -155,6 +159,12 @@ def read_outcome(q: Question, factor: str) -> tuple[str, float | None]:
             q.steps = int(m.groups[0])
     outcome = "heldout_accuracy"
     measured = _AT_EQUAL_COST.sub(" ", q.masked)
+    for reach in q.of("aside", "threshold"):
+        # "reach a training reward of 0.9", "hit 90% training reward": the reward is the
+        # threshold's, not the outcome (steps to it are learning speed)
+        tail = _REWARD_AFTER.match(measured, reach.end)
+        end = tail.end() if tail else reach.end
+        measured = measured[: reach.start] + " " * (end - reach.start) + measured[end:]
     for name, words in OUTCOME_WORDS:
         if re.search(rf"\b(?:{words})", measured):
             outcome = name
@@ -293,11 +303,12 @@ def read_direction(q: Question, outcome: str, factor: str) -> tuple[str, float |
         greater, less = (
             re.search(
                 r"\b(?:more expensive|costl\w*|costs? more|slower|more tokens|"
-                r"slow(?:s|ed|ing)? (?:\w+ )?down)",
+                r"slow(?:s|ed|ing)? (?:\w+ )?down|increas\w*|rais\w*|doubl\w*|inflat\w*)",
                 text,
             ),
             re.search(
-                r"\b(?:cheap\w*|cuts?|cutting|sav\w*|reduc\w*|faster|quicker|fewer|less|lower)",
+                r"\b(?:cheap\w*|cuts?|cutting|sav\w*|reduc\w*|decreas\w*|faster|quicker|fewer|less|"
+                r"lower|halv\w*)",
                 text,
             )
             or (greater if not re.search(r"\bslow", text) else None),
@@ -306,7 +317,10 @@ def read_direction(q: Question, outcome: str, factor: str) -> tuple[str, float |
         (greater or less) and re.search(r"\bwhich\b|\bor\b", text)
     ):  # "help or hurt", "RLOO or GRPO: which learns faster?"
         return "two_sided", None
-    negated = re.search(rf"\b(?:{_NOT})\s+(?:{GREATER_WORDS})", text)
+    negated = re.search(
+        rf"\b(?:{_NOT})\s+(?:[a-z]+\s+)?(?:{GREATER_WORDS})|\bfail(?:s|ed)? to\s+(?:{GREATER_WORDS})",
+        text,
+    )
     if greater and negated:
         # "does RLOO not beat GRPO?": the test of "does RLOO beat GRPO?", answered negated
         q.negated = True

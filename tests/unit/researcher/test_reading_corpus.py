@@ -555,6 +555,22 @@ CORPUS: list[Q] = [
     Q('does a larger group size reduce the steps needed on chain_sum?', 'group_size', [4, 8], 'chain_sum', LS, G),
     Q('does lr > 1e-4 hurt chain_sum?', 'lr', [0.0001, 0.0002], 'chain_sum', H, L),
     Q('does lr 1e-4 reach a training reward > 0.9 sooner than 2e-5?', 'lr', [2e-05, 0.0001], 'chain_sum', LS, G, extra={'threshold': 0.9}),
+    # a setting on by default named alone is tried on against off; taken away when "necessary"
+    Q('does merging cut training cost on mastermind?', 'merge', ['none', 'tree'], 'mastermind', COST, L),
+    Q('is full fine-tuning necessary for countdown?', 'lora', ['full', 16], 'countdown', H, L),
+    Q('is gradient clipping necessary on chain_sum?', 'max_grad_norm', [1.0, 1e6], 'chain_sum', H, L),
+    Q('is std normalization necessary on countdown?', 'scale_rewards', ['group', 'none'], 'countdown', H, L),
+    # "to N" is where a multiplied setting lands; a multiplied outcome is no level
+    Q('does doubling the group size to 8 help countdown?', 'group_size', [4, 8], 'countdown', H, G),
+    Q('does halving the lr to 1e-5 hurt chain_sum?', 'lr', [2e-05, 1e-05], 'chain_sum', H, L),
+    Q('does group size 8 double the training time on chain_sum?', 'group_size', [4, 8], 'chain_sum', COST, G),
+    Q('does lr 1e-4 increase cost on chain_sum?', 'lr', [2e-05, 1e-04], 'chain_sum', COST, G),
+    Q('does a larger group size decrease the wall time on chain_sum?', 'group_size', [4, 8], 'chain_sum', COST, L),
+    # the reward named with a threshold is the threshold's, not the outcome
+    Q('does lr 1e-4 reach a training reward of 0.9 within 25 steps on chain_sum?', 'lr', [2e-05, 1e-04], 'chain_sum', LS, G, extra={'threshold': 0.9, 'steps': 25}),
+    Q('how many steps does lr 1e-4 need to hit 90% training reward on chain_sum?', 'lr', [2e-05, 1e-04], 'chain_sum', LS, TWO_SIDED, extra={'threshold': 0.9}),
+    Q('does RLOO not learn faster than GRPO on countdown?', 'algorithm', ['grpo', 'rloo'], 'countdown', LS, G, extra={'negated': True}),
+    Q('does group size 8 fail to help chain_sum?', 'group_size', [4, 8], 'chain_sum', H, G, extra={'negated': True}),
     # looser/wider, stronger/weaker move the setting; they are not the direction
     Q('does a looser clip range help countdown?', 'clip_eps', [0.2, 0.3], 'countdown', H, G),
     Q('does a wider clip range hurt chain_sum?', 'clip_eps', [0.2, 0.3], 'chain_sum', H, L),
