@@ -54,7 +54,7 @@ def test_a_killed_gateway_comes_back_where_its_clients_and_checkpoint_left_it(
         # checkpoint could be saved while the checkpoint list was being asked for
         step_at_kill = wait_for(
             lambda: checkpoints() and (step := run()["step"]) % CHECKPOINT_EVERY != 0 and step,
-            timeout=40,
+            timeout=120,
             every=0.1,
         )
         gw.process.send_signal(signal.SIGKILL)
@@ -84,7 +84,7 @@ def test_a_killed_gateway_comes_back_where_its_clients_and_checkpoint_left_it(
         # the same client processes reconnect by themselves and finish new episodes
         wait_for(
             lambda: all(_lines(c.ledger) > ledger_at_kill[c.number] for c in fleet.running),
-            timeout=40,
+            timeout=120,
             every=0.2,
         )
         assert all(c.process.poll() is None for c in fleet.running)
@@ -93,7 +93,7 @@ def test_a_killed_gateway_comes_back_where_its_clients_and_checkpoint_left_it(
         # training goes past a checkpoint saved after the restart
         later = wait_for(
             lambda: [c for c in checkpoints() if c["step"] > checkpoint["step"]],
-            timeout=40,
+            timeout=120,
             every=0.2,
         )[0]
         step_after = run()["step"]

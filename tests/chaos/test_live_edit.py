@@ -24,7 +24,12 @@ pytestmark = pytest.mark.slow
 
 WORKFLOW = Path(__file__).parent / "workflows" / "constant_reward.py"
 RUN = "edited"
-LEASE_S = 5.0
+LEASE_S = (
+    15.0  # a loaded 2-core box delays heartbeats by 5 s and more: only the edits are chaos here
+)
+# a bound on a hang, not a speed: a loaded 2-core box starts a `swarm run` client (torch
+# imports) and trains its first step in well over 30 s
+WAIT_S = 120
 # (reward before the edit, reward after it) of the watched and of the restarted client
 WATCHED = (0.25, 0.75)
 RESTARTED = (0.5, 1.0)
@@ -59,10 +64,10 @@ def test_edited_rewards_train_as_new_code_versions_while_the_run_goes_on(tmp_pat
 
         watcher = watched.start().process
         old_restarted = restarted.start().process
-        old_w = wait_for(lambda: code_of(watcher.pid), timeout=30, every=0.2)
-        old_r = wait_for(lambda: code_of(old_restarted.pid), timeout=30, every=0.2)
-        wait_for(lambda: trained(old_w["code_version"]), timeout=30, every=0.2)
-        wait_for(lambda: trained(old_r["code_version"]), timeout=30, every=0.2)
+        old_w = wait_for(lambda: code_of(watcher.pid), timeout=WAIT_S, every=0.2)
+        old_r = wait_for(lambda: code_of(old_restarted.pid), timeout=WAIT_S, every=0.2)
+        wait_for(lambda: trained(old_w["code_version"]), timeout=WAIT_S, every=0.2)
+        wait_for(lambda: trained(old_r["code_version"]), timeout=WAIT_S, every=0.2)
         step_at_edit = step()
 
         _edit(watched_file, WATCHED)  # the watching process restarts by itself
@@ -74,12 +79,12 @@ def test_edited_rewards_train_as_new_code_versions_while_the_run_goes_on(tmp_pat
             lambda: (
                 (c := code_of(watcher.pid)) and c["code_version"] != old_w["code_version"] and c
             ),
-            timeout=30,
+            timeout=WAIT_S,
             every=0.2,
         )
-        new_r = wait_for(lambda: code_of(new_restarted.pid), timeout=30, every=0.2)
-        wait_for(lambda: trained(new_w["code_version"]), timeout=30, every=0.2)
-        wait_for(lambda: trained(new_r["code_version"]), timeout=30, every=0.2)
+        new_r = wait_for(lambda: code_of(new_restarted.pid), timeout=WAIT_S, every=0.2)
+        wait_for(lambda: trained(new_w["code_version"]), timeout=WAIT_S, every=0.2)
+        wait_for(lambda: trained(new_r["code_version"]), timeout=WAIT_S, every=0.2)
         step_after = step()
 
         engine = make_engine(gw.database_url)
@@ -99,7 +104,7 @@ def test_edited_rewards_train_as_new_code_versions_while_the_run_goes_on(tmp_pat
         # the watched client left at once; the killed one once its lease lapsed
         wait_for(
             lambda: {statuses()[i] for i in old_ids} == {"gone"} and not old_open(),
-            timeout=LEASE_S + 10,
+            timeout=LEASE_S + WAIT_S,
             every=0.2,
         )
         gone = statuses()

@@ -25,6 +25,15 @@ MIX_PARTNER = {  # mixed in when only the judged task is named
 }
 
 
+# the task alone as the subject, the mix after the contrast: "is chain_sum alone better than a
+# 50/50 mix?", "does single-task training beat multi-task?"
+_ALONE_AGAINST_MIX = re.compile(
+    r"\b(?:alone|only|single[\s-]task|by itself|on its own|unmixed)\b.{0,60}?\b(?:than|beats?|"
+    r"outperforms?|over|vs\.?|versus|instead of|rather than)\b.{0,40}?(?:\bmix\w*|\bmulti[\s-]task|"
+    r"\bcombined|\btogether|\d+\s*[/:]\s*\d+|\d+\s*%)"
+)
+
+
 def mix_levels(q: Question, task: str, tasks: list[str]) -> tuple[list[Level], Level]:
     """The task mixes compared, the judged task alone first (the control) unless two mixes
     are set against each other."""
@@ -57,13 +66,20 @@ def mix_levels(q: Question, task: str, tasks: list[str]) -> tuple[list[Level], L
     if not shares:
         shares = [round(len(partners) / (len(partners) + 1), 4)]
         q.assumptions.append(f"mixed arm: {task} and {', '.join(partners)} in equal shares")
-    control: dict[str, float] = {task: 1.0}
-    levels: list[Level] = [control]
+    alone: dict[str, float] = {task: 1.0}
+    levels: list[Level] = [alone]
     for share in shares:
         mix = {task: round(1 - share, 4)}
         mix.update({p: round(share / len(partners), 4) for p in partners})
         levels.append(mix)
-    return distinct_levels(levels), control
+    levels = distinct_levels(levels)
+    if len(levels) == 2 and _ALONE_AGAINST_MIX.search(q.text):
+        # "does chain_sum alone beat a 50/50 mix?": the mix is compared against
+        q.assumptions.append(
+            f"{task} alone set against the mix: the mix is the control, {task} alone the treatment"
+        )
+        return [levels[1], alone], levels[1]
+    return levels, alone
 
 
 def model_levels(q: Question) -> tuple[list[Level], Level]:

@@ -555,6 +555,9 @@ CORPUS: list[Q] = [
     Q('does a larger group size reduce the steps needed on chain_sum?', 'group_size', [4, 8], 'chain_sum', LS, G),
     Q('does lr > 1e-4 hurt chain_sum?', 'lr', [0.0001, 0.0002], 'chain_sum', H, L),
     Q('does lr 1e-4 reach a training reward > 0.9 sooner than 2e-5?', 'lr', [2e-05, 0.0001], 'chain_sum', LS, G, extra={'threshold': 0.9}),
+    # the task alone as the subject against a mix: the mix is the control
+    Q('does chain_sum alone beat a mix of chain_sum and basic_arithmetic?', 'task_mix', [CHAIN_MIX, CHAIN], 'chain_sum', H, G),
+    Q('is single-task training better than multi-task on chain_sum?', 'task_mix', [CHAIN_MIX, CHAIN], 'chain_sum', H, G),
     # a setting on by default named alone is tried on against off; taken away when "necessary"
     Q('does merging cut training cost on mastermind?', 'merge', ['none', 'tree'], 'mastermind', COST, L),
     Q('is full fine-tuning necessary for countdown?', 'lora', ['full', 16], 'countdown', H, L),
