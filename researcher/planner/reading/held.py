@@ -42,6 +42,13 @@ _HELD_BEFORE = re.compile(
     r"\b(?:at|with|using|under|keeping|holding|when|while|and)\s+(?:an?\s+|the\s+)?$"
 )
 
+# a level word right after the verb or "for": the training it is about ("help RLOO", "matter
+# for LoRA"), only where something else still varies
+_HELD_AFTER_VERB = re.compile(
+    r"\b(?:for|helps?|hurts?|benefits?|improves?|slows?|speeds? up|matters? for)\s+"
+    r"(?:an?\s+|the\s+)?$"
+)
+
 # "at the default temperature": held at the setting's default (the task's own for max_tokens)
 _HELD_AT_DEFAULT = re.compile(
     r"\b(?:at|with|using|under|keeping|holding)\s+(?:the|its|our|my)\s+(?:current\s+|usual\s+)?"
@@ -86,6 +93,12 @@ def held_settings(
         found: tuple[int, int, Level] | None = None
         if m.kind == "value" and m.key in _HELD_WORDS and before:  # "under RLOO", "with LoRA"
             found = (before.start(), m.end, m.level)
+        elif (
+            m.kind == "value"
+            and m.key in _HELD_WORDS
+            and (verb := _HELD_AFTER_VERB.search(text[: m.start]))
+        ):  # "does kl 0.05 help RLOO?", "does the clip ratio matter for RLOO?": RLOO's setting
+            found = (verb.end(), m.end, m.level)
         elif m.kind in ("factor", "fixed", "param") and (m.key in _HOLDABLE or param):
             value = _HELD_VALUE.match(text, m.end)
             number_first = _HELD_NUMBER_FIRST.search(text[: m.start])  # "with 8 groups/step"

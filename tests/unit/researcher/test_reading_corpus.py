@@ -555,6 +555,10 @@ CORPUS: list[Q] = [
     Q('does a larger group size reduce the steps needed on chain_sum?', 'group_size', [4, 8], 'chain_sum', LS, G),
     Q('does lr > 1e-4 hurt chain_sum?', 'lr', [0.0001, 0.0002], 'chain_sum', H, L),
     Q('does lr 1e-4 reach a training reward > 0.9 sooner than 2e-5?', 'lr', [2e-05, 0.0001], 'chain_sum', LS, G, extra={'threshold': 0.9}),
+    # a level word right after the verb is the training the question is about: held
+    Q('does kl 0.05 help RLOO on countdown?', 'kl_coef', [0.0, 0.05], 'countdown', H, G, extra={'held': {'algorithm': 'rloo'}}),
+    Q('does the clip ratio matter for RLOO on countdown?', 'clip_eps', [0.2, 0.1], 'countdown', H, TWO_SIDED, extra={'held': {'algorithm': 'rloo'}}),
+    Q('does weight decay help LoRA on chain_sum?', 'weight_decay', [0.0, 0.01], 'chain_sum', H, G, extra={'held': {'lora': 16}}),
     # the task alone as the subject against a mix: the mix is the control
     Q('does chain_sum alone beat a mix of chain_sum and basic_arithmetic?', 'task_mix', [CHAIN_MIX, CHAIN], 'chain_sum', H, G),
     Q('is single-task training better than multi-task on chain_sum?', 'task_mix', [CHAIN_MIX, CHAIN], 'chain_sum', H, G),
