@@ -13,7 +13,16 @@ knows nothing of the graph, the gateway, the database or the report's layout.
 
 from __future__ import annotations
 
-from researcher.plan import Analysis, Arm, Comparison, Design, Framing, Level, Trend
+from researcher.plan import (
+    MARGIN_DIRECTIONS,
+    Analysis,
+    Arm,
+    Comparison,
+    Design,
+    Framing,
+    Level,
+    Trend,
+)
 from researcher.planner.design_space import format_number, level_phrase
 
 # a run setting's name in words, for "a learning rate of 4e-5"
@@ -117,18 +126,24 @@ class _Words:
         t, c = self.arm_words(treatment), self.arm_words(control)
         on = f" on {self.task}"
         d, direction = self.design, self.design.direction
-        if direction == "noninferior":
+        if direction in MARGIN_DIRECTIONS:
             margin = format_number(d.margin if d.margin is not None else d.min_effect)
-            core = f"{t} is no worse than {c}{on} on {self.outcome_label()} (by more than {margin})"
-            return {"supported": core, "refuted": f"{t} is worse than {c}{on} on "
-                    f"{self.outcome_label()}, by more than {margin}"}.get(
-                verdict, f"whether {t} is no worse than {c}{on} (by more than {margin})")  # fmt: skip
-        if direction == "equivalent":
-            margin = format_number(d.margin if d.margin is not None else d.min_effect)
-            core = f"{t} is as good as {c}{on} on {self.outcome_label()}, within ±{margin}"
-            return {"supported": core, "refuted": f"{t} is not as good as {c}{on} — they differ "
-                    f"by more than ±{margin} on {self.outcome_label()}"}.get(
-                verdict, f"whether {t} is as good as {c}{on} (within ±{margin})")  # fmt: skip
+            label = self.outcome_label()
+            # (supported, refuted, undecided) for each test against a margin
+            supported, refuted, undecided = {
+                "noninferior": (
+                    f"{t} is no worse than {c}{on} on {label} (by more than {margin})",
+                    f"{t} is worse than {c}{on} on {label}, by more than {margin}",
+                    f"whether {t} is no worse than {c}{on} (by more than {margin})",
+                ),
+                "equivalent": (
+                    f"{t} is as good as {c}{on} on {label}, within ±{margin}",
+                    f"{t} is not as good as {c}{on} — they differ by more than ±{margin} on "
+                    f"{label}",
+                    f"whether {t} is as good as {c}{on} (within ±{margin})",
+                ),
+            }[direction]
+            return {"supported": supported, "refuted": refuted}.get(verdict, undecided)
         if d.outcome == "learning_speed":
             verb = {"greater": "learned faster than", "less": "learned slower than",
                     "two_sided": "learned at a different pace from"}[direction]  # fmt: skip
