@@ -322,8 +322,10 @@ def _unnamed_levels(
     raised, lowered, alternative = spec.raised, spec.lowered, spec.alternative
     if factor == "max_tokens" and isinstance(default, int):
         raised, lowered, alternative = default * 2, max(1, default // 2), default * 2
-    if factor == "lora" and (way or multiplier):
-        default = 16  # "a larger LoRA rank": ranks around the usual r=16
+    if factor == "lora" and (way or multiplier or re.search(r"\branks?\b", q.text)):
+        # "a larger LoRA rank", "how does the LoRA rank affect …", "which rank is best":
+        # ranks around the usual r=16, not full fine-tuning
+        default = 16
     if factor == "max_steps" and re.search(r"how (?:many|much|long)", q.text):
         q.assumptions.append(
             f"how many steps it needs: held-out accuracy after {', '.join(map(str, STEPS_DOSE))} "

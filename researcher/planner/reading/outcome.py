@@ -74,7 +74,9 @@ _STEPS_NEEDED = re.compile(
 _UNMEASURED = re.compile(
     r"\b(?:(?:more |less )?stab(?:le|ility|ili[sz]\w*)|unstable|instabilit\w*|collaps\w*|"
     r"diverg\w*|reward hacking|entropy|diversity|calibrat\w*|robust\w*|"
-    r"overfit\w*|forget\w*|verbos\w*|response length|(?:gradient )?variance)\b"
+    r"overfit\w*|forget\w*|verbos\w*|response length|(?:gradient )?variance|"
+    r"(?:responses?|answers?|outputs?|completions?) (?:get )?(?:longer|shorter)|"
+    r"(?:longer|shorter) (?:responses?|answers?|outputs?|completions?))\b"
 )
 
 # a direction word and the unmeasured outcome it is about, a few words on: "reduce reward

@@ -559,6 +559,9 @@ CORPUS: list[Q] = [
     Q('does kl 0.05 help RLOO on countdown?', 'kl_coef', [0.0, 0.05], 'countdown', H, G, extra={'held': {'algorithm': 'rloo'}}),
     Q('does the clip ratio matter for RLOO on countdown?', 'clip_eps', [0.2, 0.1], 'countdown', H, TWO_SIDED, extra={'held': {'algorithm': 'rloo'}}),
     Q('does weight decay help LoRA on chain_sum?', 'weight_decay', [0.0, 0.01], 'chain_sum', H, G, extra={'held': {'lora': 16}}),
+    # "rank" named with LoRA: ranks around r=16, not full fine-tuning
+    Q('how does LoRA rank affect countdown accuracy?', 'lora', [16, 64], 'countdown', H, TWO_SIDED),
+    Q('which LoRA rank is best for chain_sum?', 'lora', [16, 4, 64], 'chain_sum', H, TWO_SIDED),
     # the task alone as the subject against a mix: the mix is the control
     Q('does chain_sum alone beat a mix of chain_sum and basic_arithmetic?', 'task_mix', [CHAIN_MIX, CHAIN], 'chain_sum', H, G),
     Q('is single-task training better than multi-task on chain_sum?', 'task_mix', [CHAIN_MIX, CHAIN], 'chain_sum', H, G),
