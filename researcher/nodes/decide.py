@@ -17,7 +17,7 @@ from experiments_db import crud
 from researcher import pilot as piloting
 from researcher.context import StudyContext
 from researcher.nodes.common import design_of, framing_of, hypothesis_of
-from researcher.plan import Analysis, Decision, Design
+from researcher.plan import Analysis, Decision, Design, Pilot
 from researcher.planner import budget
 from researcher.state import StudyState
 
@@ -67,6 +67,31 @@ def decide(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
     return update
 
 
+def _comparison_unaffordable(ctx: StudyContext, state: StudyState) -> str | None:
+    """Why the comparison after this pilot cannot run in the budget left, or None when it
+    can (or no cost was measured to tell)."""
+    if not state.get("pilot") or not state.get("planned"):
+        return None
+    pilot = Pilot.model_validate(state["pilot"])
+    planned = Design.model_validate(state["planned"])
+    left = ctx.budget_left() - budget.reserve_s(ctx.study().budget_s)
+    run_s = pilot.run_seconds
+    if not run_s:
+        return None if left > 0 else "the pilot spent the budget"
+    # the pilot's control runs are kept when it learned; otherwise the control trains again
+    arms = sum(a.role == "treatment" for a in planned.arms) + (pilot.learned != "learned")
+    needed = arms * len(planned.seeds) * run_s
+    if left >= needed:
+        return None
+    return (
+        f"the budget left cannot pay for the comparison: a run cost {run_s:.0f} s here, so its "
+        f"first look ({len(planned.seeds)} seeds of {arms} arm(s)) needs about "
+        f"{needed / 60:.0f} min and {max(0.0, left) / 60:.1f} min are left. The pilot's "
+        f"control {pilot.learned} ({pilot.evidence or 'no evidence recorded'}). Run it again "
+        f"with a budget of at least {(ctx.study().budget_s + needed - left) / 60:.0f} min"
+    )
+
+
 def next_look_cost_s(
     design: Design,
     step_seconds: float,
@@ -91,7 +116,15 @@ def next_look_cost_s(
 
 
 def after_pilot(ctx: StudyContext, state: StudyState) -> dict:
-    """After the pilot the comparison runs (the design node sizes it); nothing is concluded."""
+    """After the pilot the comparison runs (the design node sizes it); nothing is concluded
+    — unless the budget left cannot pay for one run of each treatment seed the comparison's
+    first look needs at the cost the pilot measured: such runs would be stopped before they
+    answer anything, so the study concludes with what the pilot found."""
+    short = _comparison_unaffordable(ctx, state)
+    if short is not None:
+        decision = Decision(action="conclude", reason=short, conclusion=f"Not tested: {short}")
+        ctx.event("decide", "decision", f"conclude: {short}")
+        return {"decision": decision.model_dump(mode="json"), "outcome": "concluded"}
     decision = Decision(action="refine", reason="the pilot is done: the comparison runs next")
     ctx.event("decide", "decision", "pilot done: design the comparison from what it measured")
     return {"decision": decision.model_dump(mode="json"), "round": state.get("round", 1) + 1}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from experiments_db import crud
 from researcher.plan import Design
 from tests.unit.researcher.fakes import small_design
 from tests.unit.researcher.test_graph import Harness, _blank_figure
@@ -116,3 +117,26 @@ def test_rewards_beyond_0_to_1_in_the_pilot_set_the_comparisons_smallest_effect(
     assert "the difference is at least 3.5; refuted if the interval's upper end is below 3.5" in (
         final.decision_rule
     )
+
+
+@pytest.mark.slow
+def test_a_pilot_that_leaves_too_little_budget_for_the_comparison_concludes_without_it(harness):
+    """A loaded box: the pilot's runs cost most of the budget. What is left cannot pay for
+    one treatment seed, so no comparison run starts (it would be stopped before a step and
+    answer nothing); the study concludes at once, saying what the pilot found and what the
+    comparison would cost."""
+    _scores(harness, trained=[1.0, 1.0, 1.0, 0.0] * 4, untrained=[0.0] * 16)
+    ctx = harness.create(pilot=True, seeds=2, budget_s=1000.0)
+
+    def spend_most(gateway, run):  # the pilot's runs eat 900 of the 1000 s
+        with ctx.session() as session:
+            crud.update_study(session, study_id=ctx.study_id, budget_used_s=900.0)
+
+    harness.gateway.on_get_run = spend_most
+    assert harness.drive() == 0
+
+    created = harness.gateway.created
+    assert created and all("-r1-control-" in name for name in created)  # the pilot alone
+    decisions = _events(harness, "decide")
+    assert any("the budget left cannot pay for the comparison" in d for d in decisions)
+    assert harness.study().status == "finished" and harness.report_row() is not None
