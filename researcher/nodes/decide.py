@@ -3,8 +3,9 @@
 A planner whose `decide` takes `round_cost_s` is told what the next look really costs (the
 seeds it adds, at the run cost the pilot measured) rather than guessing a flat figure, so
 budget that pays for another look is spent; one that takes `design` gets the round's design
-(its look and number of looks). After a pilot round nothing is decided: the comparison is
-designed next.
+(its look and number of looks). After a pilot round nothing is decided — the comparison is
+designed next — unless the budget left cannot pay for its first look: then the study
+concludes, not tested.
 """
 
 from __future__ import annotations
