@@ -394,18 +394,10 @@ def test_a_large_slowdown_of_learning_is_found():
     assert rate >= 0.8
 
 
-def test_equal_arms_measured_precisely_are_found_non_inferior():
+@pytest.mark.parametrize("direction", ["equivalent", "noninferior"])
+def test_equal_arms_measured_precisely_pass_a_test_against_a_margin(direction):
     rate = supported_rate(
-        lambda: design(direction="noninferior", margin=0.1),
-        two_arms(lambda rng, a, s, p: accuracy_run(rng, a, s, p, items=400), 3, (0.5, 0.5)),
-        studies=POWER_STUDIES,
-    )
-    assert rate >= 0.8
-
-
-def test_equal_arms_measured_precisely_are_found_equivalent():
-    rate = supported_rate(
-        lambda: design(direction="equivalent", margin=0.1),
+        lambda: design(direction=direction, margin=0.1),
         two_arms(lambda rng, a, s, p: accuracy_run(rng, a, s, p, items=400), 3, (0.5, 0.5)),
         studies=POWER_STUDIES,
     )
