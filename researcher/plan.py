@@ -65,6 +65,10 @@ class Reading(BaseModel):
     # run settings the question fixes for every arm ("does group size 8 help at lr 1e-5?":
     # {"lr": 1e-05}); never the factor
     held: dict[str, Level] = Field(default_factory=dict)
+    # episodes per training step the question fixes for every arm ("at a fixed batch of 64
+    # episodes", "4 groups of 16 vs 16 groups of 4"): group_size x batch_groups, the one not
+    # varied or held set to keep it; None: each arm's own settings
+    episodes_per_step: int | None = Field(default=None, ge=1, le=1024 * 4096)
     # a difficulty level the question names for a task that has levels (family -> the
     # family's `level`, or BFCL's `category`: "countdown": "tiny"); others run at their default
     task_levels: dict[str, str] = Field(default_factory=dict)

@@ -396,6 +396,13 @@ UNSHIPPED_TASKS = (
     "swe bench",
     "alfworld",
     "webshop",
+    "aime",
+    "mmlu",
+    "gpqa",
+    "hellaswag",
+    "livecodebench",
+    "big bench(?: hard)?",
+    "olympiad ?bench",
 )
 
 FactorKind = Literal["real", "int", "choice", "lora", "task_mix", "base_model", "param"]

@@ -183,7 +183,12 @@ def _arm(reading: Reading, level: Level, name: str, role: str) -> Arm:
         else:
             run[factor] = level
         if factor == "group_size" and isinstance(level, int) and level >= 1:
-            description = _group_size(run, base_run(task), level)
+            description = _group_size(run, base_run(task), level, reading.episodes_per_step)
+        elif factor == "batch_groups" and isinstance(level, int) and reading.episodes_per_step:
+            # a fixed total: the group size follows the number of groups (2 at least: a
+            # group of one has no variance to learn from)
+            run["group_size"] = max(2, round(reading.episodes_per_step / level))
+            description += f" x group_size {run['group_size']}"
     elif kind == "lora":
         rank = lora_rank(level)
         held_lr = reading.held.get("lr")  # "at lr 1e-4": one lr for both methods
@@ -225,6 +230,14 @@ def _arm(reading: Reading, level: Level, name: str, role: str) -> Arm:
             description += f" with {level_phrase('lora', value)}"
         else:
             run[setting] = value
+    episodes = reading.episodes_per_step
+    if (
+        episodes
+        and factor not in ("group_size", "batch_groups")
+        and "batch_groups" not in reading.held
+    ):
+        run["batch_groups"] = max(1, round(episodes / run["group_size"]))
+        description += f" ({run['group_size']} x {run['batch_groups']} episodes per step)"
     role_note = " (control)" if role == "control" else ""
     return Arm(
         name=name,
@@ -237,9 +250,10 @@ def _arm(reading: Reading, level: Level, name: str, role: str) -> Arm:
     )
 
 
-def _group_size(run: dict[str, Any], base: dict[str, Any], size: int) -> str:
-    """Groups of `size` at about the control's episodes per step: batch_groups adjusted."""
-    episodes = base["group_size"] * base["batch_groups"]
+def _group_size(run: dict[str, Any], base: dict[str, Any], size: int, episodes: int | None) -> str:
+    """Groups of `size` at about the episodes per step the question fixes (else the base
+    run's): batch_groups adjusted."""
+    episodes = episodes or base["group_size"] * base["batch_groups"]
     run["batch_groups"] = max(1, round(episodes / size))
     return (
         f"group_size {size} x batch_groups {run['batch_groups']} (about {episodes} episodes "

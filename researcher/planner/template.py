@@ -166,6 +166,9 @@ class TemplatePlanner:
             )
         reading = self._reading(framing)
         arms = design_space.build_arms(reading)
+        if reading.episodes_per_step:  # the estimate is of the base run's batch: rescaled
+            base = design_space.base_run(reading.task)
+            step_seconds *= reading.episodes_per_step / (base["group_size"] * base["batch_groups"])
         asked = _note_settings(notes)
         applied = []
         n_seeds = max(1, seeds)

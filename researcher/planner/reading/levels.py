@@ -63,6 +63,13 @@ _BOUND = re.compile(
     r"weaker|tighter|narrower)(?:\s+[a-z_-]+){0,3}? than|\bbelow)\s+(?:an?\s+|the\s+)?$"
 )
 
+# the one value named is what a moved setting is compared against: "does a higher lr help
+# compared with lr 1e-5?", "a smaller group size ... relative to 8" (the move word before it)
+_AGAINST_ONE = re.compile(
+    r"\b(?:compared\s+(?:with|to)|relative\s+to|against|vs\.?|versus|as\s+opposed\s+to)"
+    r"(?:\s+(?:an?|the|its|our|my|[a-z_-]+)){0,3}?\s+(?:of\s+|=\s*|at\s+)?$"
+)
+
 
 def read_levels(q: Question, factor: str, task: str, tasks: list[str]) -> tuple[list[Level], Level]:
     """The levels, control first, and the control."""
@@ -144,11 +151,18 @@ def read_levels(q: Question, factor: str, task: str, tasks: list[str]) -> tuple[
         len(levels) == 1
         and isinstance(levels[0], int | float)
         and levels[0] > 0
-        and (bound := _BOUND.search(q.text[max(0, named[0][0] - 50) : named[0][0]]))
+        and (
+            (bound := _BOUND.search(q.text[max(0, named[0][0] - 50) : named[0][0]]))
+            or (way and (bound := _AGAINST_ONE.search(q.text[: named[0][0]])))
+        )
     ):
-        # "does a group size of more than 4 help?": 4 is the bound, the treatment beyond it
+        # "does a group size of more than 4 help?": 4 is the bound, the treatment beyond it;
+        # "does a higher lr help compared with lr 1e-5?": 1e-5 the control, the move from it
         control = levels[0]
-        above = bool(bound.group(1) or bound.group(2))
+        if bound.re is _AGAINST_ONE:
+            above = way == "raise"
+        else:
+            above = bool(bound.group(1) or bound.group(2))
         beyond = as_factor_type(spec, control * 2 if above else control / 2)
         if spec.kind in ("int", "lora") and not isinstance(beyond, int):
             beyond = max(1, int(beyond))

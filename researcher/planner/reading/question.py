@@ -64,6 +64,7 @@ class Question:
     effect_units: str | None = None
     margin_named: bool = False  # the question named its equivalence margin ("within 0.05")
     negated: bool = False  # "does RLOO not beat GRPO?": the positive test, said negated
+    episodes: int | None = None  # episodes per step the question fixes ("a batch of 64")
 
     def of(self, kind: str, key: str | None = None) -> list[Mention]:
         """The mentions of one kind (and key)."""

@@ -25,6 +25,7 @@ from researcher.planner.catalogue import (
     distinct_levels,
     tasks_in_words,
 )
+from researcher.planner.reading.batch import BatchRefused, batch_named
 from researcher.planner.reading.effects import min_effect
 from researcher.planner.reading.factor import can_it_learn, read_factor
 from researcher.planner.reading.held import AT_DEFAULT, checked_held, held_settings
@@ -65,7 +66,11 @@ def _question(question: str, served: list[str], params: dict[str, Any] | None) -
     """The question ready to read: a misspelt setting's name spelled right, the held
     settings taken out of its text (each said), its mentions found."""
     question, misspelt = spelling_fixed(question, params)
-    text, held, held_words = held_settings(question.lower(), params)
+    try:
+        text, episodes, batch_said = batch_named(question.lower())
+    except BatchRefused as why:
+        raise UnreadableQuestion(f"cannot read {question!r}: {why}.") from None
+    text, held, held_words = held_settings(text, params)
     mentions = scan(text, params)
     assumptions = [
         f"{words!r}: {key} "
@@ -75,6 +80,7 @@ def _question(question: str, served: list[str], params: dict[str, Any] | None) -
     ]
     if misspelt:
         assumptions.append(f"{misspelt!r} read as a misspelt setting's name")
+    assumptions.extend(batch_said)
     return Question(
         question=question,
         text=text,
@@ -84,6 +90,7 @@ def _question(question: str, served: list[str], params: dict[str, Any] | None) -
         served=served,
         held=held,
         assumptions=assumptions,
+        episodes=episodes,
     )
 
 
@@ -118,8 +125,19 @@ _TRANSFER_REFUSAL = (
 )
 
 
+# "MATH" in capitals is the competition benchmark (Hendrycks et al.), not arithmetic ("math")
+_MATH_BENCHMARK = re.compile(r"(?<![A-Za-z])MATH(?:[\s-]?500)?(?![A-Za-z])")
+
+
 def _read(q: Question) -> Reading:
     """The reading of a question made ready by `_question`, checked and summarised."""
+    if q.params is None and _MATH_BENCHMARK.search(q.question) and not q.question.isupper():
+        raise q.unreadable(
+            "'MATH' (the competition-mathematics benchmark) is not a task this planner ships "
+            f"(it ships {tasks_in_words()}; its arithmetic families are the nearest, and "
+            "'math' in lower case reads as arithmetic); study your own agent on MATH with "
+            "--workflow FILE"
+        )
     for m in q.of("unshipped"):
         if q.params is None:
             twin = _OFFLINE_TWINS.get(m.key)
@@ -218,6 +236,7 @@ def _read(q: Question) -> Reading:
         effect_units=q.effect_units,
         negated=q.negated,
         held=held,
+        episodes_per_step=q.episodes,
         task_levels=task_levels,
         assumptions=q.assumptions,
     )

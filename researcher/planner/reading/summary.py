@@ -77,6 +77,8 @@ def summarise(reading: Reading) -> str:
         if reading.direction == "two_sided":
             way += " either way"
     held = " and ".join(f"{k} {describe_level(k, v)}" for k, v in reading.held.items())
+    if reading.episodes_per_step:
+        held = " and ".join(filter(None, [held, f"{reading.episodes_per_step} episodes per step"]))
     negated = (
         f" The question is negated: 'supported' means {treatment} does raise {noun} (the "
         "answer to it is no), 'refuted' that it does not (yes)."

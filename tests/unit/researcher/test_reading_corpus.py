@@ -906,10 +906,33 @@ CORPUS: list[Q] = [
     Q('does a KL penalty hurt or not on chain_sum?', 'kl_coef', [0.0, 0.05], 'chain_sum', H, TWO_SIDED, extra={'negated': False}),
     Q('whether or not a KL penalty helps chain_sum', 'kl_coef', [0.0, 0.05], 'chain_sum', H, TWO_SIDED, extra={'negated': False}),
     Q('does not using a KL penalty hurt chain_sum?', 'kl_coef', [0.05, 0.0], 'chain_sum', H, L, extra={'negated': False}),
+    # the batch a question fixes: a total per step, never a level of the group size
+    Q('does 4 groups of 16 beat 16 groups of 4 on chain_sum?', 'group_size', [4, 16], 'chain_sum', H, G, extra={'episodes_per_step': 64}),
+    Q('do 16 groups of 4 beat 4 groups of 16 on chain_sum?', 'group_size', [16, 4], 'chain_sum', H, G, extra={'episodes_per_step': 64}),
+    Q('is 16 prompts x 4 samples better than 4 prompts x 16 samples on countdown?', 'group_size', [16, 4], 'countdown', H, G, extra={'episodes_per_step': 64}),
+    Q('is it better to sample 16 completions for 4 prompts or 4 completions for 16 prompts on chain_sum?', 'group_size', [4, 16], 'chain_sum', H, TWO_SIDED, extra={'episodes_per_step': 64}),
+    Q('does 8 groups of 4 beat 4 groups of 4 on chain_sum?', 'batch_groups', [4, 8], 'chain_sum', H, G, extra={'held': {'group_size': 4}, 'episodes_per_step': None}),
+    Q('at a fixed batch of 64 episodes, is group size 16 better than group size 4 on chain_sum?', 'group_size', [4, 16], 'chain_sum', H, G, extra={'episodes_per_step': 64}),
+    Q('does group size 8 help chain_sum at 32 episodes per step?', 'group_size', [4, 8], 'chain_sum', H, G, extra={'episodes_per_step': 32}),
+    Q('does lr 1e-4 help chain_sum with a batch of 32 episodes?', 'lr', [2e-5, 1e-4], 'chain_sum', H, G, extra={'episodes_per_step': 32}),
+    Q('with 64 samples per step, do more samples per prompt help chain_sum?', 'group_size', [4, 8], 'chain_sum', H, G, extra={'episodes_per_step': 64}),
+    # a moved setting against the one value named: that value is the control
+    Q('does a weaker KL penalty help chain_sum compared with kl 0.1?', 'kl_coef', [0.1, 0.05], 'chain_sum', H, G),
+    Q('does a higher lr help chain_sum compared with lr 1e-5?', 'lr', [1e-5, 2e-5], 'chain_sum', H, G),
+    Q('does a smaller group size help chain_sum compared to group size 8?', 'group_size', [8, 4], 'chain_sum', H, G),
+    Q('does a larger group size help chain_sum relative to 4?', 'group_size', [4, 8], 'chain_sum', H, G),
+    Q('does lr 1e-4 help on math?', 'lr', [2e-5, 1e-4], 'arithmetic', H, G),
 ]
 # fmt: on
 
 REFUSALS: list[tuple[str, type[UnmappableQuestion], str]] = [
+    # MATH in capitals is the competition benchmark, not arithmetic; other benchmarks by name
+    ("does lr 1e-4 help on MATH?", UnreadableQuestion, "'MATH' (the competition-mathematics"),
+    ("does GRPO beat RLOO on MATH-500?", UnreadableQuestion, "is not a task this planner ships"),
+    ("does lr 1e-4 help on AIME problems?", UnreadableQuestion, "'aime' is not a task"),
+    # two batches that differ in both the group size and the total: two settings at once
+    ("does 8 groups of 8 beat 4 groups of 4 on chain_sum?", UnreadableQuestion,
+     "change two settings at once"),
     # the default algorithm alone is whether training helps at all, not GRPO vs RLOO
     ("does GRPO help countdown?", UnreadableQuestion, "compares no two settings"),
     ("is GRPO good for chain_sum?", UnreadableQuestion, "compares no two settings"),
@@ -1528,3 +1551,32 @@ def test_a_second_task_named_beside_a_run_setting_is_said_not_judged() -> None:
     )
     assert reading.task == "chain_sum"
     assert any(a.startswith("countdown also named") for a in reading.assumptions)
+
+
+def test_a_batch_the_question_fixes_reaches_every_arm_and_prices_the_steps() -> None:
+    from researcher.plan import Framing, Hypothesis
+    from researcher.planner.design_space import build_arms
+    from researcher.planner.template import TemplatePlanner
+
+    def arms(question: str) -> list[tuple[int, int]]:
+        reading = read_question(question, served_models=ONE)
+        return [(a.run["group_size"], a.run["batch_groups"]) for a in build_arms(reading)]
+
+    assert arms("does 4 groups of 16 beat 16 groups of 4 on chain_sum?") == [(4, 16), (16, 4)]
+    assert arms("does group size 16 beat 4 on chain_sum?") == [(4, 4), (16, 1)]
+    assert arms("does lr 1e-4 help chain_sum with a batch of 32 episodes?") == [(4, 8), (4, 8)]
+    assert arms("does 8 groups of 4 beat 4 groups of 4 on chain_sum?") == [(4, 4), (4, 8)]
+
+    def steps(question: str) -> int:
+        reading = read_question(question, served_models=ONE)
+        framing = Framing(question=question, family="x", summary="", model=SMOL,
+                          planner="template", reading=reading)  # fmt: skip
+        hypothesis = Hypothesis(key="H1", statement="", prediction="", refuted_if="")
+        design = TemplatePlanner().design(framing, hypothesis, budget_s=3600, seeds=2,
+                                          step_seconds=10.0, notes=[])  # fmt: skip
+        return design.steps
+
+    # four times the episodes per step: a quarter of the steps in the same budget
+    assert steps("does 4 groups of 16 beat 16 groups of 4 on chain_sum?") == pytest.approx(
+        steps("does group size 16 beat 4 on chain_sum?") / 4, abs=1
+    )
