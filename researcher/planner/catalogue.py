@@ -1050,6 +1050,7 @@ EQUIVALENT_WORDS = (
     r"keeps? (?:the )?(?:accuracy|results?|performance|rewards?|scores?) (?:the same|unchanged)|no worse|not worse|comparabl\w*|on par|equivalent\w*|just as|"
     r"indistinguishable|keeps? up with|as well\b|loses? (?:nothing|no accuracy)|suffic\w*|"
     r"without (?:hurting|harming|losing|degrading|costing)|get away with|safe to (?:use|cut|drop)|"
+    r"los(?:e|es|ing) (?:no more than|not more than|at most|less than)|"
     r"(?:good )?enough|no difference|irrelevant|(?:does ?n[o']?t|doesn't|not) matter|"
     r"(?:doesn't|don't|didn't|not|never) (?:hurt|harm|degrad|worsen|slow)\w*"
 )

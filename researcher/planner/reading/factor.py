@@ -236,6 +236,12 @@ def read_factor(q: Question) -> str:
     )
 
 
+_FASTER_OR_MOVED = re.compile(
+    r"\b(?:fewer|less|more|faster|sooner|quicker)\s+(?:training\s+)?(?:steps|updates|"
+    r"iterations|time|episodes|samples)\b|\b(?:bigger|larger|smaller|higher|lower)\b"
+)
+
+
 def _learns_at_one_level(q: Question) -> bool:
     """Whether the question asks only whether the model learns a task, with at most one
     level of anything named ("does GRPO learn chain_sum within 30 steps at lr 1e-4?"): no
@@ -250,6 +256,10 @@ def _learns_at_one_level(q: Question) -> bool:
         return False  # "does it learn faster at lr 1e-4?", "learn chain_sum better"
     if len({m.level for m in q.of("value")}) > 1 or len(q.of("model")) > 1:
         return False
+    if _FASTER_OR_MOVED.search(q.masked) or any(
+        _FASTER_OR_MOVED.search(q.text[m.start : m.end]) for m in q.mentions
+    ):
+        return False  # "does a larger group size learn in fewer steps?": a comparison
     text = q.text
     for m in sorted(q.of("aside"), key=lambda m: m.start, reverse=True):
         text = text[: m.start] + " " * (m.end - m.start) + text[m.end :]

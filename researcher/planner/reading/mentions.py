@@ -59,6 +59,11 @@ _NEUTRAL = (
 
 _TIMES_COUNT = r"\d+(?:\.\d+)?|two|three|four|five|six|eight|ten|a hundred|hundred"
 
+_LOSE_AT_MOST = (
+    r"(?:los(?:e|es|ing)|drop(?:s|ping)?|giv(?:e|es|ing) up|sacrific\w*|cost(?:s|ing)?)"
+    r"(?: us| me)? (?:no more than|not more than|at most|less than|under) "
+)
+
 _ASIDES = (  # number phrases that are not levels: (kind, regex)
     ("within_steps", r"within (?:the first )?(\d+) (?:training )?steps"),
     ("margin", r"within (\d+(?:\.\d+)?) ?(?:percentage points?|points?|%|percent|pp)"),
@@ -68,9 +73,12 @@ _ASIDES = (  # number phrases that are not levels: (kind, regex)
         "effect",
         r"by (?:at least |more than |over |as much as |a good |some )?(\d+(?:\.\d+)?) ?"
         r"(?:percentage points?|points?|pp|%|percent)|"
-        r"(?:at least |more than )?(\d+(?:\.\d+)?) ?(?:percentage points?|points?|pp) "
-        r"(?:better|worse|higher|lower|more|less)",
+        r"(?:at least |more than )?(\d+(?:\.\d+)?) ?(?:percentage points?|points?|pp|%|percent) "
+        r"(?:better|worse|higher|lower|more|less|cheaper|faster|slower|shorter)",
     ),
+    # the most a treatment may lose: "lose no more than 2 points" (a non-inferiority margin)
+    ("margin", _LOSE_AT_MOST + r"(\d+(?:\.\d+)?) ?(?:percentage points?|points?|%|percent|pp)"),
+    ("margin_abs", _LOSE_AT_MOST + r"(0?\.\d+)"),
     ("effect_abs", r"by (?:at least|more than) (0?\.\d+)"),
     ("margin", r"margin (?:of )?(\d+(?:\.\d+)?) ?(?:percentage points?|points?|%|percent|pp)"),
     ("margin_abs", r"margin (?:of )?(0?\.\d+)"),
@@ -81,6 +89,14 @@ _ASIDES = (  # number phrases that are not levels: (kind, regex)
         "threshold",
         r"(?:reach\w*|hit\w*|gets? to|achiev\w*)(?: an?)?(?: training)?(?: reward| accuracy| "
         r"score)?(?: of)? (\d+(?:\.\d+)?)(%?)",
+    ),
+    # "get chain_sum to 80% reward", "steps to 0.7 reward", "until 0.6 reward": the reward
+    # noun after the number (not "the lr to 1e-4")
+    (
+        "threshold",
+        r"(?:to|until|till|before)(?: an?| the)?(?: training)?(?: reward| accuracy| score)?"
+        r"(?: of)? (\d+(?:\.\d+)?)(%?)(?= (?:training |mean |average )?(?:reward|accuracy|"
+        r"score|success))",
     ),
     # "4 steps of staleness" is a lag, not a run length
     ("steps_n", r"(\d+) (?:training |more )?steps(?! of (?:staleness|lag|delay|off))"),
@@ -100,8 +116,8 @@ _ASIDES = (  # number phrases that are not levels: (kind, regex)
     ),
     (
         "times_word",
-        r"(twice|doubl\w*|half|halv\w*|tripl\w*|quadrupl\w*)|an order of magnitude "
-        r"(larger|higher|bigger|greater|more|smaller|lower|less)",
+        r"(twice|doubl\w*|half|halv\w*|tripl\w*|quadrupl\w*)|an order of magnitude"
+        r"(?: (larger|higher|bigger|greater|more|smaller|lower|less))?",
     ),
 )
 

@@ -44,6 +44,9 @@ _LOWER = (
 )
 
 
+_OUTCOME_NOUN = r"(?:training\s+)?(?:steps|updates|iterations|tokens|time|epochs|samples)\b"
+
+
 def way_asked(text: str, mentions: list[Mention]) -> str | None:
     """ "raise" when the question asks about a larger/higher/more X for its factor
     mentions, "lower" for smaller/lower/fewer, else None."""
@@ -54,7 +57,8 @@ def way_asked(text: str, mentions: list[Mention]) -> str | None:
         for way, words in (("raise", _RAISE), ("lower", _LOWER)):
             if (
                 re.search(rf"\b(?:{words})\b", inside)
-                or re.search(rf"\b(?:{words})\s+(?:\S+\s+){{0,2}}$", before)
+                # (not "in fewer steps than group size 4": the comparative is the outcome's)
+                or re.search(rf"\b(?:{words})\s+(?!{_OUTCOME_NOUN})(?:\S+\s+){{0,2}}$", before)
                 # "a KL penalty increase" (not the verb: "a KL penalty increase the steps");
                 # "does the lr need to be lower?"
                 or re.match(
@@ -86,7 +90,7 @@ _REMOVAL = re.compile(
 # there the factor off is the control, as the default already is
 _CONTRASTED_REMOVAL = re.compile(
     r"\b(?:than|compared (?:with|to)|vs\.?|versus|instead of|rather than|relative to|"
-    r"against|over)\s+(?:\S+\s+)?$"
+    r"against|over|as (?:good|well|accurate|fast|effective|high) as)\s+(?:\S+\s+)?$"
 )
 
 

@@ -72,6 +72,13 @@ _MOVES_OUTCOME = re.compile(
 )
 
 
+# a verb that scales a setting down: "cutting the lr by 10x", "dropping it by an order of
+# magnitude" (the multiplier divides)
+_CUT_BY = re.compile(
+    r"\b(?:cut|drop|slash|shrink|reduc|decreas|lower)\w*\b[^,;.?!]{0,40}\bby\s+(?:an?\s+)?$"
+)
+
+
 def multiplier_named(text: str, mentions: list[Mention]) -> float | None:
     """The factor the question scales its setting by: "twice", "a 4x larger", "tenfold
     lower", "by a factor of 10", "dividing the lr by 10" (0.1); None when it names none."""
@@ -79,7 +86,9 @@ def multiplier_named(text: str, mentions: list[Mention]) -> float | None:
         if m.key == "times":
             count, comparative = m.groups[0], m.groups[1] or ""
             k = _times_count(count)
-            return 1 / k if comparative in ("smaller", "lower", "less", "fewer", "shorter") else k
+            if comparative in ("smaller", "lower", "less", "fewer", "shorter"):
+                return 1 / k
+            return 1 / k if not comparative and _CUT_BY.search(text[: m.start]) else k
         if m.key == "factor_of":
             return _times_count(m.groups[0])
         if m.key == "divided_by":
@@ -91,8 +100,11 @@ def multiplier_named(text: str, mentions: list[Mention]) -> float | None:
             if _MOVES_OUTCOME.match(text, m.end):
                 continue  # "does group size 8 double the training time?": the outcome moves
             word, magnitude = m.groups
-            if magnitude:
-                return 0.1 if magnitude in ("smaller", "lower", "less") else 10.0
+            if word is None:  # "an order of magnitude" (lower, or after a cutting verb)
+                down = magnitude in ("smaller", "lower", "less") or (
+                    not magnitude and _CUT_BY.search(text[: m.start])
+                )
+                return 0.1 if down else 10.0
             return {"tw": 2.0, "do": 2.0, "ha": 0.5, "tr": 3.0, "qu": 4.0}[word[:2]]
     return None
 
@@ -186,7 +198,7 @@ def plain_numbers(text: str) -> str:
     minus in an exponent ("1e−5") as a hyphen, decimals in words ("zero point one") and
     fractions in words ("one in ten thousand", "a ten-thousandth"), powers of ten in words
     ("two times ten to the minus five") and points in words ("within two points") as
-    digits."""
+    digits; a LoRA rank glued to its r ("lora r8") as "r=8"."""
     text = _POINT_NUMBER.sub(
         lambda m: (
             str(_DIGIT_WORDS.index(m.group(1).lower()))
@@ -202,7 +214,14 @@ def plain_numbers(text: str) -> str:
     text = _SUPERSCRIPT_POWER.sub(
         lambda m: f"{m.group(1) or '1'}e{m.group(2).translate(_SUPERSCRIPTS)}", text
     )
-    return _TIMES_POWER.sub(lambda m: f"{m.group(1) or '1'}e{m.group(2)}", text)
+    text = _TIMES_POWER.sub(lambda m: f"{m.group(1) or '1'}e{m.group(2)}", text)
+    if _LORA_NAMED.search(text):  # "lora r8": the rank 8, as "r=8" reads
+        text = _RANK_GLUED.sub(lambda m: f"r={m.group(1)}", text)
+    return text
+
+
+_LORA_NAMED = re.compile(r"(?i)\b(?:q?lora|ranks?|adapters?|peft)\b")
+_RANK_GLUED = re.compile(r"(?<![\w.=-])[rR](\d{1,4})(?![\w.-])")
 
 
 def as_factor_type(spec: Factor, value: Level) -> Level:

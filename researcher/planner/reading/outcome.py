@@ -130,7 +130,8 @@ _NOT = r"not|never|doesn't|don't|didn't|does ?n[o']?t"
 _NONINFERIOR = re.compile(
     rf"\b(?:no|not|never) worse\b|\b(?:{_NOT})\s+(?:{LESS_WORDS})|\bwithout (?:hurting|harming|"
     r"losing|degrading|sacrificing)\b|\bat least as (?:good|well|accurate|effective|high)\b|"
-    r"\blos(?:e|es|ing) (?:nothing|no (?:accuracy|reward|performance))\b|\bget away with\b|"
+    r"\blos(?:e|es|ing) (?:nothing|no (?:accuracy|reward|performance)|no more than|not more "
+    r"than|at most|less than)\b|\bget away with\b|"
     r"\bsafe to (?:use|cut|drop|lower|reduce|shrink)\b"
 )
 

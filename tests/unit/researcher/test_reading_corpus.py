@@ -922,6 +922,28 @@ CORPUS: list[Q] = [
     Q('does a smaller group size help chain_sum compared to group size 8?', 'group_size', [8, 4], 'chain_sum', H, G),
     Q('does a larger group size help chain_sum relative to 4?', 'group_size', [4, 8], 'chain_sum', H, G),
     Q('does lr 1e-4 help on math?', 'lr', [2e-5, 1e-4], 'arithmetic', H, G),
+    # probe 4: a threshold written after "to"/"until" with its reward noun is no level
+    Q('Does lr 5e-5 get chain_sum to 80% reward in fewer steps than 2e-5?', 'lr', [2e-5, 5e-5], 'chain_sum', LS, G, extra={'threshold': 0.8}),
+    Q('2e-5 vs 1e-4 lr: steps to 0.7 reward on letter counting', 'lr', [2e-5, 1e-4], 'letter_counting', LS, TWO_SIDED, extra={'threshold': 0.7}),
+    Q('With lr 1e-4, how many steps until 0.6 reward on chain_sum, RLOO vs GRPO?', 'algorithm', ['grpo', 'rloo'], 'chain_sum', LS, TWO_SIDED, extra={'threshold': 0.6, 'held': {'lr': 1e-4}}),
+    # a LoRA rank glued to its r
+    Q('does lora r8 hurt bfcl', 'lora', ['full', 8], 'bfcl', H, L),
+    Q('does lora r4 help countdown?', 'lora', ['full', 4], 'countdown', H, G),
+    Q('does LoRA r64 beat r16 on chain_sum?', 'lora', [16, 64], 'chain_sum', H, G),
+    # the most a treatment may lose is a non-inferiority margin; a percent cheaper an effect
+    Q('Does switching to LoRA r=8 lose no more than 2 points on chain_sum?', 'lora', ['full', 8], 'chain_sum', H, NI, 0.02),
+    Q('Does lr 1e-4 lose no more than 0.02 accuracy on chain_sum?', 'lr', [2e-5, 1e-4], 'chain_sum', H, NI, 0.02),
+    Q('Is LoRA r=16 at least 10% cheaper than full fine-tuning on countdown?', 'lora', ['full', 16], 'countdown', COST, L, extra={'min_effect': 0.1}),
+    # scaling down "by" a multiple, and an order of magnitude
+    Q('does cutting the lr by an order of magnitude hurt letter counting?', 'lr', [2e-5, 2e-6], 'letter_counting', H, L),
+    Q('does dropping the lr by 10x hurt chain_sum?', 'lr', [2e-5, 2e-6], 'chain_sum', H, L),
+    Q('does raising the lr by an order of magnitude help countdown?', 'lr', [2e-5, 2e-4], 'countdown', H, G),
+    # "fewer steps" is the outcome's comparative, not a smaller group size
+    Q('Does group size 8 reach 90% training reward in fewer steps than group size 4 on the easy task?', 'group_size', [4, 8], 'learnable', LS, G, extra={'threshold': 0.9}),
+    Q('Does group size 8 learn in fewer steps than group size 4 on chain_sum?', 'group_size', [4, 8], 'chain_sum', LS, G),
+    Q('does a larger group size learn in fewer steps on chain_sum?', 'group_size', [4, 8], 'chain_sum', LS, G),
+    # the level after "as good as" is the control, even when it is the setting off
+    Q('Is KL 0.02 at least as good as no KL on basic arithmetic?', 'kl_coef', [0.0, 0.02], 'basic_arithmetic', H, NI, 0.05),
 ]
 # fmt: on
 
@@ -931,8 +953,11 @@ REFUSALS: list[tuple[str, type[UnmappableQuestion], str]] = [
     ("does GRPO beat RLOO on MATH-500?", UnreadableQuestion, "is not a task this planner ships"),
     ("does lr 1e-4 help on AIME problems?", UnreadableQuestion, "'aime' is not a task"),
     # two batches that differ in both the group size and the total: two settings at once
-    ("does 8 groups of 8 beat 4 groups of 4 on chain_sum?", UnreadableQuestion,
-     "change two settings at once"),
+    (
+        "does 8 groups of 8 beat 4 groups of 4 on chain_sum?",
+        UnreadableQuestion,
+        "change two settings at once",
+    ),
     # the default algorithm alone is whether training helps at all, not GRPO vs RLOO
     ("does GRPO help countdown?", UnreadableQuestion, "compares no two settings"),
     ("is GRPO good for chain_sum?", UnreadableQuestion, "compares no two settings"),
