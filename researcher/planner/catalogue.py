@@ -1037,17 +1037,20 @@ OUTCOME_WORDS: tuple[tuple[str, str], ...] = (
         r"learning speed|speed of learning|(?:faster|slower|quicker) (?:learning|convergence)|"
         r"converge\w* (?:faster|slower|sooner)|how (?:many|much) (?:training )?steps|"
         r"steps to (?:learn|reach|converge)|learn\w* (?:\w+ )?(?:as )?(?:quickly|fast)|"
-        r"as (?:fast|quickly) as",
+        r"as (?:fast|quickly) as|(?:as |more |less )?(?:fast|quick|slow)(?:er)? to learn|"
+        r"area under (?:the )?(?:training[\s-])?(?:reward[\s-])?(?:learning[\s-])?curve|\bauc\b",
     ),
     (
         "final_train_reward",
-        r"train(?:ing)? rewards?|final rewards?|rewards? during training|train(?:ing)? scores?",
+        r"train(?:ing)? rewards?|final rewards?|rewards? during training|train(?:ing)? scores?|"
+        r"rewards? at the end(?: of training)?|end[\s-]of[\s-]training rewards?",
     ),
 )
 EQUIVALENT_WORDS = (
     r"as (?:good|well|accurate|fast|effective|strong|cheap|quickly) as|match(?:es|ed|ing)?|"
+    r"as (?:fast|quick|easy) to (?:learn|train) as|"
     r"same as|the same (?:accuracy|results?|performance|reward|score)|"
-    r"keeps? (?:the )?(?:accuracy|results?|performance|rewards?|scores?) (?:the same|unchanged)|no worse|not worse|comparabl\w*|on par|equivalent\w*|just as|"
+    r"keeps? (?:the )?(?:[\w-]+ ){0,2}(?:accuracy|results?|performance|rewards?|scores?) (?:the same|unchanged)|no worse|not worse|comparabl\w*|on par|equivalent\w*|just as|"
     r"indistinguishable|keeps? up with|as well\b|loses? (?:nothing|no accuracy)|suffic\w*|"
     r"without (?:hurting|harming|losing|degrading|costing)|get away with|safe to (?:use|cut|drop)|"
     r"los(?:e|es|ing) (?:no more than|not more than|at most|less than)|"
@@ -1056,8 +1059,10 @@ EQUIVALENT_WORDS = (
 )
 GREATER_WORDS = (
     r"help\w*|improv\w*|better|boost\w*|speeds? up|faster|quicker|sooner|outperform\w*|"
-    r"beats?|benefit\w*|gains?|higher (?:\w+ )?(?:accuracy|rewards?|scores?)|more accurate|"
+    r"beats?|benefit\w*|gains?|higher (?:[\w-]+ ){0,2}(?:accuracy|rewards?|scores?|pass ?@)|"
+    r"more accurate|"
     r"(?:increas|rais)\w* (?:the )?(?:[\w'’-]+ ){0,2}(?:accuracy|rewards?|scores?)|"
+    r"(?:increas|rais)\w* (?:the )?(?:auc|area under)\b|"
     r"stronger|superior|worth it|more (?:[\w-]+[ -])?efficient|easier to (?:learn|train)|"
     r"(?:accuracy|rewards?|scores?) (?:is |are |gets? )?(?:higher|better)"
 )

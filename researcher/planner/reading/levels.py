@@ -30,6 +30,7 @@ from researcher.planner.reading.control import choose_control, contrasted_index
 from researcher.planner.reading.mixes import mix_levels, model_levels
 from researcher.planner.reading.moves import (
     BEST,
+    TOO,
     lowered_before,
     names_default,
     takes_away,
@@ -154,6 +155,8 @@ def read_levels(q: Question, factor: str, task: str, tasks: list[str]) -> tuple[
         and (
             (bound := _BOUND.search(q.text[max(0, named[0][0] - 50) : named[0][0]]))
             or (way and (bound := _AGAINST_ONE.search(q.text[: named[0][0]])))
+            # "is the default group size of 4 too small?": 4 the control, 8 beyond it
+            or (levels[0] == default and (bound := TOO.search(q.text)))
         )
     ):
         # "does a group size of more than 4 help?": 4 is the bound, the treatment beyond it;
@@ -161,6 +164,8 @@ def read_levels(q: Question, factor: str, task: str, tasks: list[str]) -> tuple[
         control = levels[0]
         if bound.re is _AGAINST_ONE:
             above = way == "raise"
+        elif bound.re is TOO:  # "is group size 4 too small?": 4 the control, 8 beyond it
+            above = bool(bound.group(1))
         else:
             above = bool(bound.group(1) or bound.group(2))
         beyond = as_factor_type(spec, control * 2 if above else control / 2)

@@ -44,12 +44,22 @@ _LOWER = (
 )
 
 
+# "is the default group size too small?": does a larger one do better (group 1: raise);
+# "is lr 1e-4 too high?": does a smaller one (group 2: lower)
+TOO = re.compile(
+    r"\btoo (?:(small|low|few|short|weak|little|tight|narrow|conservative|timid)|"
+    r"(large|big|high|many|long|strong|much|loose|wide|aggressive))\b"
+)
+
 _OUTCOME_NOUN = r"(?:training\s+)?(?:steps|updates|iterations|tokens|time|epochs|samples)\b"
 
 
 def way_asked(text: str, mentions: list[Mention]) -> str | None:
     """ "raise" when the question asks about a larger/higher/more X for its factor
-    mentions, "lower" for smaller/lower/fewer, else None."""
+    mentions, "lower" for smaller/lower/fewer, else None; "too small" asks about a larger
+    one ("raise"), "too high" a lower one."""
+    if too := TOO.search(text):
+        return "raise" if too.group(1) else "lower"
     for m in mentions:
         inside = text[m.start : m.end]
         before = text[max(0, m.start - 40) : m.start]

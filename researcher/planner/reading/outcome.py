@@ -91,7 +91,10 @@ _DIRECTED_UNMEASURED = re.compile(
 # a comparison written as a symbol between two names: "does rloo > grpo on chain_sum?"; a
 # number on the right ("lr > 1e-4") is a bound (`_BOUND_SYMBOL`); a symbol inside a quoted
 # prompt is left alone
-_SYMBOL = re.compile(r"(?<=[^\W\d])\s+(>=|≥|>|<)\s+(?=[^\W\d])")
+_SYMBOL = re.compile(
+    r"(?<=[^\W\d])\s+(>=|≥|>|<)\s+(?=[^\W\d])"
+    r"|(?<=\d)\s+(>=|≥|>|<)\s+(?=[\w.])"  # between two levels: "lr 3e-5 > 2e-5"
+)
 _SYMBOL_WORDS = {">=": "no worse than", "≥": "no worse than", ">": "better than", "<": "worse than"}
 _BOUND_SYMBOL = re.compile(r"(?<=[^\W\d])\s*(>=|≥|>|<=|≤|<)\s*(?=\d)")
 _REACHED = re.compile(r"\b(?:rewards?|accuracy|scores?|success(?: rate)?|pass rate)$", re.I)
@@ -111,7 +114,7 @@ def comparisons_in_words(question: str) -> str:
     between a name and a number, ">" is "above" and "<" "below" ("lr > 1e-4")."""
     if '"' in question:  # a quoted prompt may hold any symbol
         return question
-    question = _SYMBOL.sub(lambda m: f" {_SYMBOL_WORDS[m.group(1)]} ", question)
+    question = _SYMBOL.sub(lambda m: f" {_SYMBOL_WORDS[m.group(1) or m.group(2)]} ", question)
 
     def bound(m: re.Match[str]) -> str:
         if _REACHED.search(question[: m.start()]) and m.group(1) in (">", ">=", "≥"):

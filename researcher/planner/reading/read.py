@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from researcher.errors import EmptyQuestion, ResearcherError, UnreadableQuestion
-from researcher.plan import Reading
+from researcher.plan import MARGIN_DIRECTIONS, Reading
 from researcher.planner.catalogue import (
     FACTORS,
     LORA_LR,
@@ -31,6 +31,7 @@ from researcher.planner.reading.factor import can_it_learn, read_factor
 from researcher.planner.reading.held import AT_DEFAULT, checked_held, held_settings
 from researcher.planner.reading.levels import read_levels
 from researcher.planner.reading.mentions import blank_mentions, scan
+from researcher.planner.reading.moves import TOO
 from researcher.planner.reading.numbers import plain_numbers
 from researcher.planner.reading.outcome import comparisons_in_words, read_direction, read_outcome
 from researcher.planner.reading.question import EXAMPLE_QUESTIONS, Question
@@ -129,6 +130,24 @@ _TRANSFER_REFUSAL = (
 _MATH_BENCHMARK = re.compile(r"(?<![A-Za-z])MATH(?:[\s-]?500)?(?![A-Za-z])")
 
 
+def _too_direction(q: Question, too: re.Match[str], factor: str, levels: list[Any]) -> str:
+    """ "Is X too small?": `greater` when the treatment moves away from the side named (the
+    default 4 "too small" against 8: does the larger do better), `less` when the treatment
+    is the level named too small or too large ("is lr 1e-4 too high?": 1e-4 against the
+    default 2e-5, does it do worse)."""
+    control, treatment = levels
+    if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in levels):
+        return q.direction or "two_sided"
+    away = treatment > control if too.group(1) else treatment < control
+    stale = ("no direction named: a two-sided test (any difference)",)
+    q.assumptions = [a for a in q.assumptions if a not in stale]
+    q.assumptions.append(
+        f"'{too.group(0)}' read as: does {describe_level(factor, treatment)} do "
+        + ("better (one-sided, greater)" if away else "worse (one-sided, less)")
+    )
+    return "greater" if away else "less"
+
+
 def _read(q: Question) -> Reading:
     """The reading of a question made ready by `_question`, checked and summarised."""
     if q.params is None and _MATH_BENCHMARK.search(q.question) and not q.question.isupper():
@@ -202,6 +221,8 @@ def _read(q: Question) -> Reading:
         q.assumptions.append(
             "'necessary' read as: does taking it away lower the outcome (one-sided, less)"
         )
+    if (too := TOO.search(q.masked)) and len(levels) == 2 and direction not in MARGIN_DIRECTIONS:
+        direction = _too_direction(q, too, factor, levels)
     if len(distinct_levels(levels)) < 2:
         shown = ", ".join(describe_level(factor, level) for level in levels)
         raise q.unreadable(f"{factor} needs two different levels to compare (read: {shown})")

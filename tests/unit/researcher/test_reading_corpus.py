@@ -942,6 +942,22 @@ CORPUS: list[Q] = [
     Q('Does group size 8 reach 90% training reward in fewer steps than group size 4 on the easy task?', 'group_size', [4, 8], 'learnable', LS, G, extra={'threshold': 0.9}),
     Q('Does group size 8 learn in fewer steps than group size 4 on chain_sum?', 'group_size', [4, 8], 'chain_sum', LS, G),
     Q('does a larger group size learn in fewer steps on chain_sum?', 'group_size', [4, 8], 'chain_sum', LS, G),
+    # the default itself "too small": against the level beyond it, does that do better
+    Q("Is GRPO's default group size of 4 too small for countdown?", 'group_size', [4, 8], 'countdown', H, G),
+    Q('Is the default lr of 2e-5 too small for chain_sum?', 'lr', [2e-5, 4e-5], 'chain_sum', H, G),
+    Q('Is batch_groups 4 too few for countdown?', 'batch_groups', [4, 8], 'countdown', H, G),
+    Q('is the default group size too small for countdown?', 'group_size', [4, 8], 'countdown', H, G),
+    # directions: the outcome named after "higher", a symbol between two levels
+    Q('Does RLOO achieve higher held-out accuracy than GRPO on chain_sum?', 'algorithm', ['grpo', 'rloo'], 'chain_sum', H, G),
+    Q('Does RLOO get higher pass@1 on countdown?', 'algorithm', ['grpo', 'rloo'], 'countdown', H, G),
+    Q('lr 3e-5 > 2e-5 on chain_sum?', 'lr', [2e-5, 3e-5], 'chain_sum', H, G),
+    Q('lr 1e-4 >= 2e-5 on letter counting?', 'lr', [2e-5, 1e-4], 'letter_counting', H, NI, 0.05),
+    # outcomes: the area under the reward curve, the reward at the end, "as fast to learn as"
+    Q('does rloo improve the area under the reward curve on chain_sum?', 'algorithm', ['grpo', 'rloo'], 'chain_sum', LS, G),
+    Q('does lr 5e-5 increase the AUC of the training reward on countdown?', 'lr', [2e-5, 5e-5], 'countdown', LS, G),
+    Q('does kl 0.05 improve mean reward at the end of training on countdown?', 'kl_coef', [0.0, 0.05], 'countdown', TR, G),
+    Q('Is RLOO as fast to learn as GRPO on letter counting?', 'algorithm', ['grpo', 'rloo'], 'letter_counting', LS, EQ, 0.05),
+    Q('Does a KL of 0.05 keep final training reward the same on countdown?', 'kl_coef', [0.0, 0.05], 'countdown', TR, EQ, 0.05),
     # the level after "as good as" is the control, even when it is the setting off
     Q('Is KL 0.02 at least as good as no KL on basic arithmetic?', 'kl_coef', [0.0, 0.02], 'basic_arithmetic', H, NI, 0.05),
 ]
