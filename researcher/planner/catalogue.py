@@ -652,6 +652,9 @@ _FACTOR_LIST = (
         values={
             "grpo": "grpo",
             "rloo": "rloo",
+            # RLOO spelt out: REINFORCE with a leave-one-out baseline
+            r"reinforce (?:with )?(?:an? |the )?leave one out(?: baselines?)?|"
+            r"leave one out(?: baselines?)?": "rloo",
             r"reinforce(?:\+\+)?": "reinforce",
             # the plain policy gradient is REINFORCE (the advantage its own reward)
             r"(?:vanilla|plain|simple) (?:policy gradients?|pg)": "reinforce",

@@ -54,6 +54,20 @@ _LEVEL_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:e-?\d+)?%?(?![\w.])")
 
 # a setting's effect on one task set against its effect on another: "does lr 1e-4 help
 # more on countdown than on chain_sum?", "does the group size matter more for A than B?"
+# "is the benefit of X robust to the lr?", "does X help at the default group size but hurt
+# at 16?": whether one setting's effect depends on another
+_ROBUST_TO = re.compile(
+    r"\b(?:robust|sensitive|invariant) to\b|\b(?:depend\w*) on\b|"
+    r"\b(?:help|hurt)\w*\b[^?;]{0,60}\bbut\s+(?:help|hurt)\w*"
+)
+
+# "help more at lr 1e-4 than at lr 1e-5", "matter more for RLOO than for GRPO", "more with
+# LoRA than without": one effect set against the same effect under another setting
+_MORE_THAN_UNDER = re.compile(
+    r"\b(?:more|less|most|least|better|worse|bigger|larger|smaller|stronger|weaker)\b"
+    r"[^?;]{0,60}?\bthan\s+(?:it\s+(?:does|do|did)\s+)?(?:at|for|with|under|without|when)\b"
+)
+
 _MORE_THAN = re.compile(
     r"\b(?:more|less|most|least|better|worse|bigger|larger|smaller|stronger|weaker)\b"
     r"[^?;]{0,60}?\bthan\s+(?:it\s+(?:does|do|did)\s+)?(?:for|on|in|with|at|to)?\s*"
@@ -166,6 +180,12 @@ def read_factor(q: Question) -> str:
         named += [key for key, seen in levels.items() if len(seen) >= 2 and key not in named]
     _no_interaction(q, named)
     if named == ["algorithm"] and _default_algorithm_alone(q):
+        if not q.of("task"):  # "does GRPO make the model more truthful?"
+            raise q.unreadable(
+                "it names only GRPO, the default algorithm, and nothing to set it against; "
+                "ask about another algorithm ('does RLOO beat GRPO on chain_sum?') or a "
+                "setting of GRPO ('does a KL penalty of 0.05 help GRPO on chain_sum?')"
+            )
         raise q.unreadable(can_it_learn(q, q.of("task")[0]))
     if named and _learns_at_one_level(q):
         raise q.unreadable(can_it_learn(q, q.of("task")[0]))
@@ -206,6 +226,23 @@ def read_factor(q: Question) -> str:
             "two tasks and no run setting named: read as a question about the task mix"
         )
         named = ["task_mix"]
+    interaction = _MORE_THAN_UNDER.search(q.text) or _ROBUST_TO.search(q.text)
+    if interaction and len(named) == 1 and q.held and q.params is None:
+        # "does the group size help more at temperature 0.7 than at 1.0?": the setting
+        # taken as held is the second of an interaction
+        named = [named[0], next(iter(q.held))]
+    if len(named) > 1 and interaction:
+        # "does the KL penalty matter more for RLOO than for GRPO?"
+        first, second = named[:2]
+        raise q.unreadable(
+            f"it asks whether {first}'s effect depends on {second} (an interaction), which "
+            f"needs every pairing of the two trained and a test of the difference between "
+            f"two effects; a study varies one setting. Ask about {first} once at each "
+            f"{second} ('does … help at {second} X?', then at Y): each report gives the "
+            "effect with a 95% interval, and effects whose intervals overlap widely cannot "
+            "be told apart",
+            how=False,
+        )
     if len(named) > 1:
         raise q.unreadable(
             f"it names {len(named)} settings ({', '.join(named)}); a study varies one at "
@@ -273,7 +310,7 @@ def _default_algorithm_alone(q: Question) -> bool:
     algorithms = {m.level for m in q.of("value") if m.key == "algorithm"}
     if algorithms != {FACTORS["algorithm"].default} or q.params is not None:
         return False
-    if not q.of("task") or len(q.of("model")) > 1:
+    if len(q.of("model")) > 1:
         return False
     others = [m for m in q.mentions if m.kind in ("param", "factor") and m.key != "algorithm"]
     return not others and not _COMPARED.search(q.masked) and not _AS_AS.search(q.masked)

@@ -101,6 +101,7 @@ _ASIDES = (  # number phrases that are not levels: (kind, regex)
     # "4 steps of staleness" is a lag, not a run length
     ("steps_n", r"(\d+) (?:training |more )?steps(?! of (?:staleness|lag|delay|off))"),
     ("ratio", r"(\d{1,3}) ?[/:-] ?(\d{1,3})(?!\.\d)(?: (?:mix|split|ratio))?"),
+    ("ratio", r"(\d{1,3}) to (\d{1,3}) (?:mix|split|ratio)"),  # "a 3 to 1 mix"
     (
         "times",
         # the comparative is looked at, not taken: "a 4x larger group" still names the group

@@ -32,7 +32,7 @@ from researcher.planner.reading.held import AT_DEFAULT, checked_held, held_setti
 from researcher.planner.reading.levels import read_levels
 from researcher.planner.reading.mentions import blank_mentions, scan
 from researcher.planner.reading.moves import TOO
-from researcher.planner.reading.numbers import plain_numbers
+from researcher.planner.reading.numbers import plain_numbers, written_numbers
 from researcher.planner.reading.outcome import comparisons_in_words, read_direction, read_outcome
 from researcher.planner.reading.question import EXAMPLE_QUESTIONS, Question
 from researcher.planner.reading.spelling import spelling_fixed
@@ -126,6 +126,11 @@ _TRANSFER_REFUSAL = (
 )
 
 
+# "does lr 1e-4 help my agent?" asked without --workflow
+_YOUR_AGENT = re.compile(
+    r"\b(?:my|our|your) (?:own )?(?:agent|workflow|rollout|environment|env|policy's task)s?\b"
+)
+
 # "MATH" in capitals is the competition benchmark (Hendrycks et al.), not arithmetic ("math")
 _MATH_BENCHMARK = re.compile(r"(?<![A-Za-z])MATH(?:[\s-]?500)?(?![A-Za-z])")
 
@@ -150,6 +155,13 @@ def _too_direction(q: Question, too: re.Match[str], factor: str, levels: list[An
 
 def _read(q: Question) -> Reading:
     """The reading of a question made ready by `_question`, checked and summarised."""
+    if q.params is None and not q.of("task") and _YOUR_AGENT.search(q.text):
+        raise q.unreadable(
+            "it asks about your own agent, but no workflow was given: pass your workflow "
+            "file (its tasks and rollout, docs/workflow.md) with --workflow FILE; without one "
+            f"the researcher studies its shipped tasks ({tasks_in_words()})",
+            how=False,
+        )
     if q.params is None and _MATH_BENCHMARK.search(q.question) and not q.question.isupper():
         raise q.unreadable(
             "'MATH' (the competition-mathematics benchmark) is not a task this planner ships "
@@ -213,6 +225,24 @@ def _read(q: Question) -> Reading:
     direction, margin = read_direction(q, outcome, factor)
     q.direction = direction
     levels, control = read_levels(q, factor, task, tasks)
+    spec = FACTORS.get(factor)
+    if (
+        q.asks_if_needed()
+        and not q.taken_away
+        and spec is not None
+        and spec.kind in ("real", "int")
+        and spec.low is not None
+        and (spec.low > 0 or spec.low_open)
+        and not written_numbers(q.text, q.mentions)
+    ):
+        # "is the clip range necessary?": it cannot be taken away to see
+        raise q.unreadable(
+            f"it asks whether {factor} is needed, but {factor} cannot be turned off here "
+            f"({spec.bounds_text()}); ask whether another level helps ('does a {factor} of "
+            f"{describe_level(factor, spec.raised if spec.raised is not None else spec.alternative)} "
+            "help?')",
+            how=False,
+        )
     if q.taken_away and q.asks_if_needed() and len(levels) == 2:
         # "is a KL penalty necessary?": does taking it away hurt? (on is the control)
         direction = "less"

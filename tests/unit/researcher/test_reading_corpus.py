@@ -958,12 +958,55 @@ CORPUS: list[Q] = [
     Q('does kl 0.05 improve mean reward at the end of training on countdown?', 'kl_coef', [0.0, 0.05], 'countdown', TR, G),
     Q('Is RLOO as fast to learn as GRPO on letter counting?', 'algorithm', ['grpo', 'rloo'], 'letter_counting', LS, EQ, 0.05),
     Q('Does a KL of 0.05 keep final training reward the same on countdown?', 'kl_coef', [0.0, 0.05], 'countdown', TR, EQ, 0.05),
+    # RLOO spelt out; a ratio written "3 to 1"
+    Q('Does REINFORCE with a leave-one-out baseline beat plain REINFORCE on chain_sum?', 'algorithm', ['reinforce', 'rloo'], 'chain_sum', H, G),
+    Q('Does a 3 to 1 mix of chain_sum and letter_counting help chain_sum?', 'task_mix', [{'chain_sum': 1.0}, {'chain_sum': 0.75, 'letter_counting': 0.25}], 'chain_sum', H, G),
     # the level after "as good as" is the control, even when it is the setting off
     Q('Is KL 0.02 at least as good as no KL on basic arithmetic?', 'kl_coef', [0.0, 0.02], 'basic_arithmetic', H, NI, 0.05),
 ]
 # fmt: on
 
 REFUSALS: list[tuple[str, type[UnmappableQuestion], str]] = [
+    # interactions between two settings, named or one of them held
+    (
+        "Does the KL penalty matter more for RLOO than for GRPO on chain_sum?",
+        UnreadableQuestion,
+        "whether kl_coef's effect depends on algorithm (an interaction)",
+    ),
+    (
+        "does the group size help more at temperature 0.7 than at 1.0?",
+        UnreadableQuestion,
+        "whether group_size's effect depends on temperature (an interaction)",
+    ),
+    (
+        "does kl help more with lora than without on chain_sum?",
+        UnreadableQuestion,
+        "whether kl_coef's effect depends on lora",
+    ),
+    (
+        "Is the benefit of a larger group size on chain_sum robust to the learning rate?",
+        UnreadableQuestion,
+        "whether group_size's effect depends on lr",
+    ),
+    (
+        "Does lr 1e-4 hurt chain_sum at the default group size but help at group size 16?",
+        UnreadableQuestion,
+        "whether lr's effect depends on group_size",
+    ),
+    # GRPO alone with no task; hardware; "my agent" with no workflow; a setting that cannot
+    # be taken away asked whether it is needed
+    (
+        "Does GRPO make the model more truthful?",
+        UnreadableQuestion,
+        "names only GRPO, the default algorithm",
+    ),
+    ("What's the best GPU for GRPO?", UnreadableQuestion, "names only GRPO"),
+    ("does lr 1e-4 help my agent?", UnreadableQuestion, "pass your workflow file"),
+    (
+        "Is the clip range necessary on chain_sum?",
+        UnreadableQuestion,
+        "clip_eps cannot be turned off here",
+    ),
     # MATH in capitals is the competition benchmark, not arithmetic; other benchmarks by name
     ("does lr 1e-4 help on MATH?", UnreadableQuestion, "'MATH' (the competition-mathematics"),
     ("does GRPO beat RLOO on MATH-500?", UnreadableQuestion, "is not a task this planner ships"),
