@@ -409,6 +409,14 @@ FactorKind = Literal["real", "int", "choice", "lora", "task_mix", "base_model", 
 TASK_DEFAULT = "<the task's own>"  # a default that depends on the task (max_tokens)
 
 
+def on_by_default(spec: Factor) -> bool:
+    """Whether the factor's default is its "on" state and its alternative "off": tree merging
+    (vs none), std scaling (vs none), full fine-tuning (vs a LoRA rank)."""
+    if spec.kind == "lora":
+        return spec.default == "full"
+    return spec.kind == "choice" and spec.alternative == "none" and spec.default != "none"
+
+
 LORA_LR = 1e-4  # LoRA adapters train with a higher lr than full fine-tuning, as usual
 
 
@@ -535,6 +543,7 @@ _FACTOR_LIST = (
         (
             "batch sizes?",
             "batch groups",
+            r"bs(?= ?(?:=|of)? ?\d)",
             "groups per (?:batch|step)",
             "number of groups",
             "batch(?:es)? of(?= \\d+ groups)",
@@ -564,6 +573,7 @@ _FACTOR_LIST = (
             r"clip(?= (?:of |at |= ?)?\d)",  # "clip 0.3 vs clip 0.2"
             "clipping",
             "epsilon",
+            "ε",
         ),
         raised=0.3,
         lowered=0.1,
@@ -575,7 +585,7 @@ _FACTOR_LIST = (
         "real",
         "weight decay",
         0.0,
-        ("weight decay", "l2 regulari[sz]ation"),
+        ("weight decay", "l2 regulari[sz]ation", r"wd(?= ?(?:=|of|\d))"),
         raised=0.1,
         lowered=0.0,
         alternative=0.01,
@@ -686,6 +696,9 @@ _FACTOR_LIST = (
             "zero_variance_groups",
             "all equal groups?",
             "zero (?:advantage|reward variance|std) groups?",  # every advantage is 0
+            # "all-correct and all-wrong groups" (DAPO's dynamic sampling filters them)
+            "all correct (?:and|or|/) all (?:wrong|incorrect) groups?",
+            "(?:solved|unsolved) (?:and|or) (?:unsolved|solved) groups?",
         ),
         choices=_choices("zero_variance_groups"),
         values={"keep(?:ing|s)?": "keep", "drop(?:ping|s)?": "drop"},
@@ -756,7 +769,7 @@ _FACTOR_LIST = (
         "real",
         "the rollout sampling temperature",
         1.0,
-        ("(?:sampling |rollout )?temperatures?", "temp"),
+        ("(?:sampling |rollout )?temperatures?", "temp", r"t(?= ?= ?\d)"),
         values={r"greedy(?: sampling| decoding| rollouts?)?": 0.0},
         where="workflow_params",
         low=0.0,
@@ -782,6 +795,10 @@ _FACTOR_LIST = (
             _NOT_SPENT
             + "(?:more|fewer|extra) (?:completion |generation |output |response )?tokens",
             "(?:longer|shorter) (?:completions|responses|answers|outputs)",
+            # "giving the model 256 tokens instead of 128": a number of tokens set against
+            # another is the budget
+            r"(?<=\d\s)tokens(?= (?:instead of|rather than|vs\.?|versus|over|not) \d)",
+            r"(?<=\d\s)tokens(?= per (?:completion|response|answer|generation|call))",
             # "capping completions at 32 tokens", "limiting responses to 32 tokens"
             r"(?:limit\w*|capp?(?:ed|ing|s)?|restrict\w*|truncat\w*) (?:the )?(?:model'?s )?"
             r"(?:completions?|responses?|answers?|outputs?|generations?|replies|reply)",

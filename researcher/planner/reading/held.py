@@ -25,6 +25,7 @@ from researcher.planner.catalogue import (
     TWO_SIDED_WORDS,
     WORKFLOW_PREFIX,
     describe_level,
+    on_by_default,
 )
 from researcher.planner.reading.mentions import scan
 from researcher.planner.reading.numbers import NUMBER, as_factor_type
@@ -77,6 +78,7 @@ def held_settings(
     ("does group size 8 help at lr 1e-5?": lr 1e-5), those settings, and their words. A
     setting is held only when something else is still named to vary once it is taken out,
     and it is named nowhere else (then it is varied: "lr 1e-4 with group size 8 vs ...")."""
+    text = _leading_context(text)
     held: dict[str, Level] = {}
     words: list[str] = []
     # after the verb: "does group size 16 help at lr 1e-5?" holds lr; "does group size 16
@@ -126,6 +128,30 @@ def held_settings(
     return text, held, words
 
 
+# "in our setting (LoRA rank 16, lr 1e-4), does …": a context in brackets before the question
+_BRACKETED_CONTEXT = re.compile(
+    r"^(?:in|for|with|using|under)\s+(?:(?:our|my|the|a|this)\s+)?(?:(?:usual|current|"
+    r"default|baseline|standard)\s+)?(?:setting|setup|set-up|config\w*|runs?|baseline|recipe)?"
+    r"\s*\(([^()]{3,120})\)\s*,?\s*"
+)
+# "with LoRA rank 16, lr 1e-4, does …": settings listed before the question
+_LISTED_CONTEXT = re.compile(
+    r"^((?:at|with|using|under)\s+[^,?]+?),\s+([^,?]+?),\s+"
+    r"(?=(?:does|do|is|are|can|will|would|should|how|which|what)\b)"
+)
+
+
+def _leading_context(text: str) -> str:
+    """A leading context written as a list ("in our setting (LoRA rank 16, lr 1e-4), does
+    …", "with LoRA rank 16, lr 1e-4, does …") as the one clause it means: "with LoRA rank 16
+    and lr 1e-4, does …" — each setting in it held for every arm."""
+    bracketed = _BRACKETED_CONTEXT.match(text)
+    if bracketed:
+        listed = " and ".join(part.strip() for part in bracketed.group(1).split(","))
+        text = f"with {listed}, {text[bracketed.end() :]}"
+    return _LISTED_CONTEXT.sub(r"\1 and \2, ", text)
+
+
 def _still_varies(text: str, params: dict[str, Any] | None, held: str) -> bool:
     """Whether `text` still names a setting to vary other than `held` (and names `held` no
     more): a setting or PARAM by name, two levels of one ("RLOO beat GRPO"), or one level
@@ -144,6 +170,8 @@ def _still_varies(text: str, params: dict[str, Any] | None, held: str) -> bool:
             m.kind != "value"
             or len(levels[m.key]) >= 2
             or (m.key in FACTORS and m.level != FACTORS[m.key].default)  # "LoRA": r=16
+            # "does std normalization matter for RLOO?": on by default, named to vary
+            or (m.key in FACTORS and m.key != "lora" and on_by_default(FACTORS[m.key]))
         )
         for m in mentions
     )

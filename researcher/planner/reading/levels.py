@@ -25,6 +25,7 @@ from researcher.planner.catalogue import (
     Factor,
     describe_level,
     distinct_levels,
+    on_by_default,
 )
 from researcher.planner.reading.control import choose_control, contrasted_index
 from researcher.planner.reading.mixes import mix_levels, model_levels
@@ -216,7 +217,7 @@ def read_levels(q: Question, factor: str, task: str, tasks: list[str]) -> tuple[
             f"only {describe_level(factor, default)} named, the default, as the level moved "
             f"to: compared against {describe_level(factor, control)} (control)"
         )
-    elif len(levels) == 1 and levels[0] == default and _on_by_default(spec) and q.asks_if_needed():
+    elif len(levels) == 1 and levels[0] == default and on_by_default(spec) and q.asks_if_needed():
         # "is full fine-tuning necessary?": on (the default) is the control, off the treatment
         control, levels = default, [default, spec.alternative]
         q.taken_away = True
@@ -265,14 +266,6 @@ def read_levels(q: Question, factor: str, task: str, tasks: list[str]) -> tuple[
             f"{describe_level(factor, default)} (without it)"
         )
     return [control, *(level for level in levels if level != control)], control
-
-
-def _on_by_default(spec: Factor) -> bool:
-    """Whether the factor's default is its "on" state and its alternative "off": tree merging
-    (vs none), std scaling (vs none), full fine-tuning (vs a LoRA rank)."""
-    if spec.kind == "lora":
-        return spec.default == "full"
-    return spec.kind == "choice" and spec.alternative == "none" and spec.default != "none"
 
 
 def _against_off(
@@ -386,7 +379,7 @@ def _unnamed_levels(
     own = [m for m in q.mentions if m.key == factor and m.kind == "factor"]
     if (
         spec.kind == "choice"
-        and _on_by_default(spec)
+        and on_by_default(spec)
         and q.direction in ("greater", "less")  # a claim about what it does; "matter" keeps
         and not best
         and not takes_away(q.text, own)

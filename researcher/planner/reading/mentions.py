@@ -66,6 +66,7 @@ _LOSE_AT_MOST = (
 
 _ASIDES = (  # number phrases that are not levels: (kind, regex)
     ("within_steps", r"within (?:the first )?(\d+) (?:training )?steps"),
+    ("at_step", r"(?:at|after|by) (?:training )?step (\d+)"),  # "the reward at step 20"
     ("margin", r"within (\d+(?:\.\d+)?) ?(?:percentage points?|points?|%|percent|pp)"),
     ("margin_abs", r"within (?:an? )?(?:margin of )?(0?\.\d+)"),
     # the effect hoped for, not a level: "improve accuracy by at least 5 points"

@@ -160,6 +160,8 @@ def read_outcome(q: Question, factor: str) -> tuple[str, float | None]:
     within = q.of("aside", "within_steps")
     if within:
         q.steps = int(within[0].groups[0])
+    for m in q.of("aside", "at_step"):  # "the training reward at step 20": the run's length
+        q.steps = q.steps or int(m.groups[0])
     for m in q.of("aside", "steps_n"):
         if factor != "max_steps" and q.steps is None:
             q.steps = int(m.groups[0])

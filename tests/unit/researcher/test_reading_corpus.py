@@ -961,6 +961,21 @@ CORPUS: list[Q] = [
     # RLOO spelt out; a ratio written "3 to 1"
     Q('Does REINFORCE with a leave-one-out baseline beat plain REINFORCE on chain_sum?', 'algorithm', ['reinforce', 'rloo'], 'chain_sum', H, G),
     Q('Does a 3 to 1 mix of chain_sum and letter_counting help chain_sum?', 'task_mix', [{'chain_sum': 1.0}, {'chain_sum': 0.75, 'letter_counting': 0.25}], 'chain_sum', H, G),
+    # abbreviations and paraphrases: ε, wd=, T=, bs, "256 tokens instead of 128",
+    # all-correct and all-wrong groups
+    Q('does ε=0.3 beat ε=0.2 on chain_sum?', 'clip_eps', [0.2, 0.3], 'chain_sum', H, G),
+    Q('is wd=0.01 better than none for letter counting?', 'weight_decay', [0.0, 0.01], 'letter_counting', H, G),
+    Q('T=0.5 vs T=1 on letter counting: which learns faster?', 'temperature', [1.0, 0.5], 'letter_counting', LS, TWO_SIDED),
+    Q('bs 8 vs bs 4 on mastermind wall time', 'batch_groups', [4, 8], 'mastermind', COST, TWO_SIDED),
+    Q('Does giving the model 256 tokens instead of 128 help countdown?', 'max_tokens', [128, 256], 'countdown', H, G),
+    Q('Does training on 256 tokens instead of 64 per completion help letter counting?', 'max_tokens', [64, 256], 'letter_counting', H, G),
+    Q('Does dropping all-correct and all-wrong groups help learning speed on the easy task?', 'zero_variance_groups', ['keep', 'drop'], 'learnable', LS, G),
+    # a context before the question holds its settings; "for RLOO" holds the algorithm
+    # beside a setting on by default; "at step 20" fixes the run's length
+    Q('In our setting (LoRA rank 16, lr 1e-4), does RLOO outperform GRPO on letter counting?', 'algorithm', ['grpo', 'rloo'], 'letter_counting', H, G, extra={'held': {'lr': 1e-4, 'lora': 16}}),
+    Q('With LoRA rank 16, lr 1e-4, does RLOO outperform GRPO on letter counting?', 'algorithm', ['grpo', 'rloo'], 'letter_counting', H, G, extra={'held': {'lr': 1e-4, 'lora': 16}}),
+    Q('Does std normalization matter for RLOO on chain_sum?', 'scale_rewards', ['none', 'group'], 'chain_sum', H, TWO_SIDED, extra={'held': {'algorithm': 'rloo'}}),
+    Q('How does the training reward at step 20 compare between lr 1e-5 and lr 1e-4 on chain_sum?', 'lr', [1e-5, 1e-4], 'chain_sum', TR, TWO_SIDED, extra={'steps': 20}),
     # the level after "as good as" is the control, even when it is the setting off
     Q('Is KL 0.02 at least as good as no KL on basic arithmetic?', 'kl_coef', [0.0, 0.02], 'basic_arithmetic', H, NI, 0.05),
 ]
