@@ -627,6 +627,7 @@ _FACTOR_LIST = (
             r"(?:keep\w*|allow\w*|accept\w*|us(?:e|es|ing)|train\w* on) (?:the )?stale samples": 4,
             # "fully on-policy training": no sample may lag a version
             r"(?:fully |strictly |purely |pure )?on policy(?: training| rl| updates?)?": 0,
+            r"(?:fully |strictly )?synchronous(?: training| rl| updates?)?": 0,
         },
         **_bounds(protocol.MaxStaleness),
     ),

@@ -37,16 +37,18 @@ from researcher.planner.reading.question import Question
 _HOLDABLE = ("lr", "kl_coef", "clip_eps", "weight_decay", "max_grad_norm", "group_size",
              "batch_groups", "max_staleness", "temperature", "max_tokens", "lora")  # fmt: skip
 
-_HELD_WORDS = ("algorithm", "lora")
+_HELD_WORDS = ("algorithm", "lora", "max_staleness")  # "under RLOO", "with LoRA", "when on-policy"
 
 _HELD_BEFORE = re.compile(
-    r"\b(?:at|with|using|under|keeping|holding|when|while|and)\s+(?:an?\s+|the\s+)?$"
+    r"\b(?:at|with|using|under|keeping|holding|when|while|and)\s+(?:(?:training|running)\s+)?"
+    r"(?:an?\s+|the\s+)?$"
 )
 
 # a level word right after the verb or "for": the training it is about ("help RLOO", "matter
 # for LoRA"), only where something else still varies
 _HELD_AFTER_VERB = re.compile(
-    r"\b(?:for|helps?|hurts?|benefits?|improves?|slows?|speeds? up|matters? for)\s+"
+    r"\b(?:for|helps?|hurts?|benefits?|improves?|slows?|speeds? up|matters? for|"
+    r"destabili[sz]es?|stabili[sz]es?)\s+"
     r"(?:an?\s+|the\s+)?$"
 )
 

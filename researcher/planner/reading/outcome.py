@@ -177,6 +177,17 @@ def read_outcome(q: Question, factor: str) -> tuple[str, float | None]:
         if re.search(rf"\b(?:{words})", measured):
             outcome = name
             break
+    kept = _KEEPS_ACCURACY.search(q.text)
+    if outcome == "cost" and kept:
+        # "does capping at 128 tokens cut cost without hurting accuracy?": the saving is what
+        # the treatment is for; whether it costs accuracy is the question (non-inferiority)
+        outcome = "heldout_accuracy"
+        measured = measured.replace(kept.group(0), " " * len(kept.group(0)))
+        q.assumptions.append(
+            f"{kept.group(0)!r} read as the question: judged by held-out accuracy, the "
+            "treatment no worse than the control (its cost, each run's wall time and "
+            "tokens, is in the report)"
+        )
     how_many = re.search(
         r"how (?:many|much) (?:training )?steps|steps to |"
         r"(?:steps|updates|iterations) (?:it )?(?:needed|required|it takes)\b",
@@ -241,7 +252,40 @@ def read_outcome(q: Question, factor: str) -> tuple[str, float | None]:
             )
         else:
             q.assumptions.append("judged by held-out accuracy (no other outcome named)")
+    _second_outcome(q, outcome, measured)
     return outcome, threshold
+
+
+_OUTCOME_IN_WORDS = {
+    "heldout_accuracy": "held-out accuracy",
+    "learning_speed": "learning speed",
+    "final_train_reward": "final training reward",
+    "cost": "cost",
+}
+# a saving named with what it must not cost: "cut cost without hurting accuracy"
+_KEEPS_ACCURACY = re.compile(
+    r"\bwithout (?:hurting|harming|losing|degrading|sacrificing|costing|giving up)\b[^?;]{0,30}?"
+    r"\b(?:accuracy|performance|rewards?|scores?)\b"
+)
+_ACCURACY_NAMED = re.compile(r"\b(?:held[\s-]?out |test )?accuracy\b|\bpass ?@ ?1\b")
+
+
+def _second_outcome(q: Question, outcome: str, measured: str) -> None:
+    """Says a second outcome the question names ("improve both accuracy and learning
+    speed"): a study judges one; the other is not passed over in silence."""
+    others = [
+        _OUTCOME_IN_WORDS[name]
+        for name, words in OUTCOME_WORDS
+        if name != outcome and re.search(rf"\b(?:{words})", measured)
+    ]
+    if outcome != "heldout_accuracy" and _ACCURACY_NAMED.search(measured):
+        others.append("held-out accuracy")
+    if others and outcome != "cost":  # cost words also name constraints ("at equal cost")
+        q.assumptions.append(
+            f"{' and '.join(others)} also named: a study judges one outcome, here "
+            f"{_OUTCOME_IN_WORDS[outcome]} (the report shows the others' curves and scores); "
+            "ask again with the other as the outcome to judge it"
+        )
 
 
 def _threshold(q: Question, reach: Mention) -> float:

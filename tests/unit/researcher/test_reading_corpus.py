@@ -976,6 +976,14 @@ CORPUS: list[Q] = [
     Q('With LoRA rank 16, lr 1e-4, does RLOO outperform GRPO on letter counting?', 'algorithm', ['grpo', 'rloo'], 'letter_counting', H, G, extra={'held': {'lr': 1e-4, 'lora': 16}}),
     Q('Does std normalization matter for RLOO on chain_sum?', 'scale_rewards', ['none', 'group'], 'chain_sum', H, TWO_SIDED, extra={'held': {'algorithm': 'rloo'}}),
     Q('How does the training reward at step 20 compare between lr 1e-5 and lr 1e-4 on chain_sum?', 'lr', [1e-5, 1e-4], 'chain_sum', TR, TWO_SIDED, extra={'steps': 20}),
+    # on-policy and synchronous are staleness 0, held after "when"; a level word held after
+    # "destabilize"; a saving "without hurting accuracy" is judged on accuracy
+    Q('Does PPO clipping matter at all when fully on-policy on chain_sum?', 'clip_eps', [0.2, 0.1], 'chain_sum', H, TWO_SIDED, extra={'held': {'max_staleness': 0}}),
+    Q('does a kl of 0.05 help when training fully on-policy?', 'kl_coef', [0.0, 0.05], 'chain_sum', H, G, extra={'held': {'max_staleness': 0}}),
+    Q('Does fully async training (staleness 8) hurt countdown compared with synchronous training?', 'max_staleness', [0, 8], 'countdown', H, L),
+    Q('Does increasing the clip range to 0.4 destabilize RLOO on chain_sum?', 'clip_eps', [0.2, 0.4], 'chain_sum', H, L, extra={'held': {'algorithm': 'rloo'}}),
+    Q('Does capping completions at 128 tokens cut cost without hurting accuracy on countdown?', 'max_tokens', [256, 128], 'countdown', H, NI, 0.05),
+    Q('does LoRA save compute without losing accuracy on chain_sum?', 'lora', ['full', 16], 'chain_sum', H, NI, 0.05),
     # the level after "as good as" is the control, even when it is the setting off
     Q('Is KL 0.02 at least as good as no KL on basic arithmetic?', 'kl_coef', [0.0, 0.02], 'basic_arithmetic', H, NI, 0.05),
 ]
@@ -1679,3 +1687,14 @@ def test_a_batch_the_question_fixes_reaches_every_arm_and_prices_the_steps() -> 
     assert steps("does 4 groups of 16 beat 16 groups of 4 on chain_sum?") == pytest.approx(
         steps("does group size 16 beat 4 on chain_sum?") / 4, abs=1
     )
+
+
+def test_a_second_outcome_named_is_said_not_passed_over() -> None:
+    both = read_question(
+        "Does group size 8 improve both accuracy and learning speed on chain_sum?",
+        served_models=ONE,
+    )
+    assert both.outcome == "learning_speed"
+    assert any(a.startswith("held-out accuracy also named") for a in both.assumptions)
+    one = read_question("does lr 1e-4 learn faster on chain_sum?", served_models=ONE)
+    assert not any("also named" in a for a in one.assumptions)
