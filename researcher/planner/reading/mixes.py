@@ -15,7 +15,7 @@ from researcher.plan import Level
 from researcher.planner.catalogue import distinct_levels
 from researcher.planner.reading.control import contrasted_index
 from researcher.planner.reading.models import model_scale, serves
-from researcher.planner.reading.moves import way_asked
+from researcher.planner.reading.moves import BEST, way_asked
 from researcher.planner.reading.numbers import written_numbers
 from researcher.planner.reading.question import Question
 
@@ -63,6 +63,13 @@ def mix_levels(q: Question, task: str, tasks: list[str]) -> tuple[list[Level], L
         control = mixes[contrasted]
         q.assumptions.append("two mixes compared: the one compared against is the control")
         return [control, *(m for m in mixes if m != control)], control
+    if not shares and BEST.search(q.masked):
+        # "which mix of A and B is best for B?": a sweep of the share mixed in
+        shares = [0.25, 0.5]
+        q.assumptions.append(
+            f"which mix is best: {task} alone (control), and {', '.join(partners)} as 25% and "
+            "50% of the tasks (a sweep)"
+        )
     if not shares:
         shares = [round(len(partners) / (len(partners) + 1), 4)]
         q.assumptions.append(f"mixed arm: {task} and {', '.join(partners)} in equal shares")

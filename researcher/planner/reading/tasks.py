@@ -243,7 +243,12 @@ def _judged_strength(q: Question, mention: Mention) -> int:
     if re.search(r"\b(?:held[\s-]?out|test|into|onto)\s+(?:the\s+)?(?:held[\s-]?out\s+)?$", before):
         return 3
     if re.search(
-        r"\b(?:train\w*|mix\w*|add\w*)\s+(?:only\s+)?(?:on|in|with)\s+(?:the\s+)?$", before
+        r"\bsingle[\s-]task\s+(?:training\s+)?(?:on|for)\s+(?:the\s+)?$", q.text[: mention.start]
+    ):
+        return 3  # "multi-task training … better than single-task on letter_counting"
+    if re.search(  # unmasked: "multi-task training on X" is itself a mention
+        r"\b(?:train\w*|mix\w*|add\w*)\s+(?:only\s+)?(?:on|in|with)\s+(?:the\s+)?$",
+        q.text[: mention.start],
     ):
         return 0
     mixed = r"\b(?:mix\w*|blend\w*|combination|ratio|split)\s+of\s+(?:the\s+)?$"

@@ -984,6 +984,9 @@ CORPUS: list[Q] = [
     Q('Does increasing the clip range to 0.4 destabilize RLOO on chain_sum?', 'clip_eps', [0.2, 0.4], 'chain_sum', H, L, extra={'held': {'algorithm': 'rloo'}}),
     Q('Does capping completions at 128 tokens cut cost without hurting accuracy on countdown?', 'max_tokens', [256, 128], 'countdown', H, NI, 0.05),
     Q('does LoRA save compute without losing accuracy on chain_sum?', 'lora', ['full', 16], 'chain_sum', H, NI, 0.05),
+    # task mixes: the task "single-task on" names is judged; "which mix is best" sweeps
+    Q('Is multi-task training on chain_sum, basic_arithmetic and letter_counting better than single-task on letter_counting?', 'task_mix', [{'letter_counting': 1.0}, {'letter_counting': 0.3333, 'chain_sum': 0.3333, 'basic_arithmetic': 0.3333}], 'letter_counting', H, G),
+    Q('which mix of chain_sum and countdown is best for countdown?', 'task_mix', [{'countdown': 1.0}, {'countdown': 0.75, 'chain_sum': 0.25}, {'countdown': 0.5, 'chain_sum': 0.5}], 'countdown', H, TWO_SIDED),
     # the level after "as good as" is the control, even when it is the setting off
     Q('Is KL 0.02 at least as good as no KL on basic arithmetic?', 'kl_coef', [0.0, 0.02], 'basic_arithmetic', H, NI, 0.05),
 ]
