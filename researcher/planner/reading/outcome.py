@@ -135,7 +135,8 @@ _NONINFERIOR = re.compile(
     r"losing|degrading|sacrificing)\b|\bat least as (?:good|well|accurate|effective|high)\b|"
     r"\blos(?:e|es|ing) (?:nothing|no (?:accuracy|reward|performance)|no more than|not more "
     r"than|at most|less than)\b|\bget away with\b|"
-    r"\bsafe to (?:use|cut|drop|lower|reduce|shrink)\b"
+    r"\bsafe to (?:use|cut|drop|lower|reduce|shrink)\b|"
+    r"\benough\b|\bsuffic\w*"  # "is group size 2 enough?": it may do better, not worse
 )
 
 
