@@ -1090,6 +1090,7 @@ GREATER_WORDS = (
 LESS_WORDS = (
     r"hurt\w*|harm\w*|worse|degrad\w*|slow\w*|damag\w*|"
     r"lower (?:the )?(?:final |training |held[- ]out |test )*(?:accuracy|reward|score)|"
+    r"lower (?:my |our |the |its )(?:[\w'’-]+ ){0,2}(?:accuracy|rewards?|scores?)|"
     r"reduc\w* (?:the )?(?:final |training |held[- ]out |test )*(?:accuracy|reward|score|performance)|"
     r"cheaper|cuts?|cutting|sav(?:e|es|ing)|"
     r"less (?:[\w-]+[ -])?(?:accurate|efficient)|destabili[sz]\w*|break\w*|weaker|inferior|"

@@ -50,6 +50,14 @@ def min_effect(q: Question, outcome: str, threshold: float | None) -> float | No
     absolute = effect.key in ("effect_abs", "margin_abs")
     value = float(number) if absolute else float(number) / 100
     unit = "of the control's cost" if outcome == "cost" else "absolute, not relative"
+    if absolute and value > 1 and q.params is None and outcome != "cost":
+        # "by at least 5" on a shipped task, whose accuracy runs 0 to 1: 5 points
+        value, words = _in_units(q, named, value)
+        q.assumptions.append(
+            f"{named!r} is the smallest difference that counts, not a level: {words} "
+            "(a number above 1 on a 0-1 accuracy read as points)"
+        )
+        return value
     if absolute or outcome == "cost":
         q.assumptions.append(
             f"{named!r} is the smallest difference that counts: {value:g} ({unit}), not a level"

@@ -80,7 +80,18 @@ _ASIDES = (  # number phrases that are not levels: (kind, regex)
     # the most a treatment may lose: "lose no more than 2 points" (a non-inferiority margin)
     ("margin", _LOSE_AT_MOST + r"(\d+(?:\.\d+)?) ?(?:percentage points?|points?|%|percent|pp)"),
     ("margin_abs", _LOSE_AT_MOST + r"(0?\.\d+)"),
-    ("effect_abs", r"by (?:at least|more than) (0?\.\d+)"),
+    # a bare number: in the outcome's units ("by at least 2" on a 0-10 rubric)
+    (
+        "effect_abs",
+        r"by (?:at least|more than) (\d*\.?\d+)(?! ?(?:x\b|×|times|fold|%|percent|points?|pp))",
+    ),
+    # the reward's scale, stated: "out of 10", "on the 10-point scale", "rewards run from
+    # -1 to 0": no level
+    ("scale", r"out of (\d+(?:\.\d+)?)|(\d+)[- ]point (?:rubric|scale)"),
+    (
+        "scale",
+        r"(?:runs?|ranges?|go(?:es)?|lies?|is) (?:from|between) (-?\d+(?:\.\d+)?) (?:to|and) (-?\d+(?:\.\d+)?)",
+    ),
     ("margin", r"margin (?:of )?(\d+(?:\.\d+)?) ?(?:percentage points?|points?|%|percent|pp)"),
     ("margin_abs", r"margin (?:of )?(0?\.\d+)"),
     ("seeds", r"(\d+) (?:random )?seeds?"),
@@ -89,7 +100,7 @@ _ASIDES = (  # number phrases that are not levels: (kind, regex)
     (
         "threshold",
         r"(?:reach\w*|hit\w*|gets? to|achiev\w*)(?: an?)?(?: training)?(?: reward| accuracy| "
-        r"score)?(?: of)? (\d+(?:\.\d+)?)(%?)",
+        r"score)?(?: of)? (-?\d+(?:\.\d+)?)(%?)",
     ),
     # "get chain_sum to 80% reward", "steps to 0.7 reward", "until 0.6 reward": the reward
     # noun after the number (not "the lr to 1e-4")

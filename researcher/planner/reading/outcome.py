@@ -189,8 +189,8 @@ def read_outcome(q: Question, factor: str) -> tuple[str, float | None]:
             "treatment no worse than the control (its cost, each run's wall time and "
             "tokens, is in the report)"
         )
-    how_many = re.search(
-        r"how (?:many|much) (?:training )?steps|steps to |"
+    how_many = re.search(  # not "raising max_steps to 10", a PARAM named *_steps
+        r"how (?:many|much) (?:training )?steps|(?<![\w-])(?<!max )steps to |"
         r"(?:steps|updates|iterations) (?:it )?(?:needed|required|it takes)\b",
         q.text,
     )
@@ -297,6 +297,12 @@ def _threshold(q: Question, reach: Mention) -> float:
     value, percent = reach.groups
     number = float(value)
     if percent:
+        if q.params is not None:  # the reward's range is unknown before a run
+            q.assumptions.append(
+                f"the training reward to reach, {number:g}%, read as {number / 100:g} (a share "
+                "of a reward of 0 to 1); when your workflow's rewards run beyond 0-1, name the "
+                f"threshold in its own units ('reach a score of ...')"
+            )
         return number / 100
     if number > 1 and q.params is not None:
         q.assumptions.append(
@@ -306,6 +312,16 @@ def _threshold(q: Question, reach: Mention) -> float:
         )
         return number
     return number / 100 if number > 1 else number
+
+
+# a penalty moved: "cut the penalty", "reduce my agent's penalty" (group 1: the verb); "less
+# negative" (group 2: the reward up), "more negative" (down)
+_PENALTY_UP = r"increas|rais|doubl|grow|inflat"
+_PENALTY_MOVED = re.compile(
+    r"\b(cut\w*|reduc\w*|lower\w*|decreas\w*|shrink\w*|minimi[sz]\w*|halv\w*|increas\w*|"
+    r"rais\w*|doubl\w*|grow\w*|inflat\w*)\s+(?:the\s+|my\s+|our\s+|its\s+)?(?:agent'?s\s+)?"
+    r"(?:[\w-]+\s+)?penalt(?:y|ies)\b|\b(less negative)\b|\bmore negative\b"
+)
 
 
 def read_direction(q: Question, outcome: str, factor: str) -> tuple[str, float | None]:
@@ -333,6 +349,17 @@ def read_direction(q: Question, outcome: str, factor: str) -> tuple[str, float |
                 f"equivalence test: the treatment keeps it within ±{margin:g} of the control"
             )
         return "equivalent", margin
+    if penalty := _PENALTY_MOVED.search(text):
+        # "does a word budget of 20 cut the penalty?": a penalty is a negative reward, so
+        # cutting it raises the reward
+        up = bool(penalty.group(2)) or (
+            bool(penalty.group(1)) and not re.match(_PENALTY_UP, penalty.group(1))
+        )
+        q.assumptions.append(
+            f"{penalty.group(0)!r} read as {'raising' if up else 'lowering'} the reward (a "
+            f"penalty is a negative reward): one-sided, {'greater' if up else 'less'}"
+        )
+        return ("greater" if up else "less"), None
     # a verb that moves the factor is no direction: "does cutting the lr in half help?"
     text = re.sub(_MOVES_FACTOR, " ", text)
     undirected = None  # a direction word about an outcome no study measures

@@ -20,6 +20,7 @@ from researcher.planner.reading.control import CONTRAST, choose_control, contras
 from researcher.planner.reading.moves import BEST, names_default, takes_away, way_asked
 from researcher.planner.reading.numbers import (
     multiplier_named,
+    shift_named,
     with_verb,
     word_numbers,
     written_numbers,
@@ -62,8 +63,18 @@ def param_levels(q: Question, key: str) -> tuple[list[Level], Level]:
         return [default, not default], default
     if isinstance(default, int | float):
         found = [(p, v) for p, v, _ in written_numbers(q.text, q.mentions)]
+        added = _ADDED.search(q.text)
+        if added and isinstance(default, int) and not isinstance(default, bool):
+            # "adding 2 to top_k": the default and the default plus 2
+            other = default + int(added.group(1))
+            q.assumptions.append(
+                f"{factor} moved by +{added.group(1)}: {default} (control) vs {other}"
+            )
+            return [default, other], default
         if isinstance(default, int) and not found:  # "five examples instead of two"
             found = word_numbers(q.text, q.mentions)
+        if isinstance(default, int):  # "one retry", "a single retry", "zero-shot"
+            found += _one_or_zero(q.text, key)
         found = [
             (p, int(v) if isinstance(default, int) and v.is_integer() else v) for p, v in found
         ]
@@ -85,6 +96,8 @@ def param_levels(q: Question, key: str) -> tuple[list[Level], Level]:
             return [control, *(v for v in named if v != control)], control
         if not others and BEST.search(q.masked):
             sweep = [0, 1, 3] if default == 0 else [default / 2, default, default * 2]
+            if isinstance(default, int) and default != 0:  # an odd count: its half rounded
+                sweep = [max(1, default // 2), default, default * 2]
             sweep = [int(v) if isinstance(default, int) and float(v).is_integer() else v
                      for v in sweep]  # fmt: skip
             sweep = distinct_levels(sweep)
@@ -93,6 +106,11 @@ def param_levels(q: Question, key: str) -> tuple[list[Level], Level]:
                 f"(the default {default} as control)"
             )
             return [default, *(v for v in sweep if v != default)], default
+        if not others and (shift := shift_named(q.text, q.mentions)) is not None:
+            # "increasing top_k by 2": the default and the default plus 2
+            other = default + (int(shift) if isinstance(default, int) else shift)
+            q.assumptions.append(f"{factor} moved by {shift:+g}: {default} (control) vs {other}")
+            return [default, other], default
         if not others:
             way = way_asked(q.text, q.of("param", factor))
             multiplier = with_verb(multiplier_named(q.text, q.mentions), way)
@@ -107,8 +125,14 @@ def param_levels(q: Question, key: str) -> tuple[list[Level], Level]:
                 )
                 return [default, *others], default
             other = default * multiplier
-            others = [int(other) if isinstance(default, int) else other]
-            q.assumptions.append(f"no {factor} level named: tried {others[0]}")
+            others = [max(1, int(other)) if isinstance(default, int) else other]
+            if multiplier_named(q.text, q.mentions) is not None:
+                q.assumptions.append(
+                    f"{factor} {default} x {multiplier:g}: tried {others[0]}"
+                    + (" (rounded down to a whole number)" if others[0] != other else "")
+                )
+            else:
+                q.assumptions.append(f"no {factor} level named: tried {others[0]}")
         return [default, *others], default
     if isinstance(default, str) or default is None:
         if not quoted:  # "tool=python", "tool: search": a bare word as the value
@@ -179,6 +203,25 @@ def param_levels(q: Question, key: str) -> tuple[list[Level], Level]:
         f"{factor} is a {type(default).__name__}: the template reader varies numbers, "
         f"booleans and text only"
     )
+
+
+# "adding 2 to top_k", "add 1 more to retries"
+_ADDED = re.compile(r"\badd(?:s|ed|ing)?\s+(\d+)\s+(?:more\s+)?(?:to|onto)\b")
+
+
+def _one_or_zero(text: str, key: str) -> list[tuple[int, float]]:
+    """ "one retry", "a single retry" (1) and "zero-shot" / "one-shot" (0 / 1) for a count
+    PARAM: "one" is no level elsewhere (too common a word), but beside the PARAM's own noun
+    it is one."""
+    stems = [word[:4] for word in re.split(r"[_\W]+", key.lower()) if len(word) >= 4]
+    found: list[tuple[int, float]] = []
+    for m in re.finditer(r"\b(?:one|a single|single)\s+([a-z]+)", text):
+        if any(m.group(1).startswith(stem) for stem in stems):
+            found.append((m.start(), 1.0))
+    if re.search(r"shot|example|demo", key.lower()):
+        for m in re.finditer(r"\b(zero|one)[\s-]shot\b", text):
+            found.append((m.start(), 0.0 if m.group(1) == "zero" else 1.0))
+    return found
 
 
 def _no_value_named(key: str, default: str | None) -> str:

@@ -71,6 +71,8 @@ def _question(question: str, served: list[str], params: dict[str, Any] | None) -
         text, episodes, batch_said = batch_named(question.lower())
     except BatchRefused as why:
         raise UnreadableQuestion(f"cannot read {question!r}: {why}.") from None
+    if params is not None:  # a quoted prompt is a PARAM's value: no setting is read in it
+        text = re.sub(r'"[^"]*"|“[^”]*”', lambda m: '"' + " " * (len(m.group(0)) - 2) + '"', text)
     text, held, held_words = held_settings(text, params)
     mentions = scan(text, params)
     assumptions = [

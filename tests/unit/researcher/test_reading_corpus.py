@@ -49,6 +49,14 @@ AGENT = {"few_shot": 0, "temperature": 1.0, "tool": "calculator", "retries": 1, 
 RUBRIC = {"system_prompt": "You are a helpful writing assistant.", "max_tokens": 256}
 TOOL_AGENT = {"tool": "search", "max_turns": 4}  # a tool-using agent that searches by default
 G, L, TWO_SIDED, EQ, NI = "greater", "less", "two_sided", "equivalent", "noninferior"
+# workflows of the workflow probe: retrieval QA, retries, a few-shot count, a penalty, a
+# PARAM named like a run length
+RAG = {"top_k": 3, "system_prompt": "Answer from the passages."}
+RETRY = {"retries": 2, "persona": "paralegal"}
+SHOTS = {"n_examples": 2, "max_tokens": 256}
+PENALTY = {"style": "terse", "word_budget": 12}
+LOOP = {"max_steps": 5, "batch_size": 4}
+TOOLS = {"tool": "calculator", "max_turns": 4, "system_prompt": "Use the tool."}
 
 # fmt: off
 CORPUS: list[Q] = [
@@ -987,6 +995,25 @@ CORPUS: list[Q] = [
     # task mixes: the task "single-task on" names is judged; "which mix is best" sweeps
     Q('Is multi-task training on chain_sum, basic_arithmetic and letter_counting better than single-task on letter_counting?', 'task_mix', [{'letter_counting': 1.0}, {'letter_counting': 0.3333, 'chain_sum': 0.3333, 'basic_arithmetic': 0.3333}], 'letter_counting', H, G),
     Q('which mix of chain_sum and countdown is best for countdown?', 'task_mix', [{'countdown': 1.0}, {'countdown': 0.75, 'chain_sum': 0.25}, {'countdown': 0.5, 'chain_sum': 0.5}], 'countdown', H, TWO_SIDED),
+    # a user's workflow (the workflow probe): "one"/"a single"/"zero-shot" are levels of a
+    # count; "by 2" and "adding 2 to" add; an odd count's sweep; a bare "by at least 2" and
+    # a stated scale are no levels; a negative threshold; a PARAM named *_steps; a penalty cut
+    Q('does one retry instead of two hurt my agent?', 'workflow:retries', [2, 1], 'workflow', H, L, params=RETRY),
+    Q('is zero-shot as good as 2 examples for my agent?', 'workflow:n_examples', [2, 0], 'workflow', H, EQ, 0.05, params=SHOTS),
+    Q('does increasing top k by 2 help my agent?', 'workflow:top_k', [3, 5], 'workflow', H, G, params=RAG),
+    Q('does adding 2 to top_k help my agent?', 'workflow:top_k', [3, 5], 'workflow', H, G, params=RAG),
+    Q('which top_k is best for my agent?', 'workflow:top_k', [3, 1, 6], 'workflow', H, TWO_SIDED, params=RAG),
+    Q("does a KL of 0.05 lower my agent's score by at least 2?", 'kl_coef', [0.0, 0.05], 'workflow', H, L, extra={'min_effect': 2.0}, params=RUBRIC),
+    Q("does lr 5e-5 improve my agent's score by at least 2?", 'lr', [2e-5, 5e-5], 'workflow', H, G, extra={'min_effect': 2.0}, params=RUBRIC),
+    Q("does lr 5e-5 improve my agent's score by at least 0.5 out of 10?", 'lr', [2e-5, 5e-5], 'workflow', H, G, extra={'min_effect': 0.5}, params=RUBRIC),
+    Q("does lr 5e-5 improve my agent's score by at least 0.5 on the 10-point scale?", 'lr', [2e-5, 5e-5], 'workflow', H, G, extra={'min_effect': 0.5}, params=RUBRIC),
+    Q('does my agent reach a training reward of -0.2 within 20 steps at lr 5e-5?', 'lr', [2e-5, 5e-5], 'workflow', LS, G, extra={'threshold': -0.2}, params=PENALTY),
+    Q("does lr 5e-5 improve my agent's reward by at least 0.1 (rewards run from -1 to 0)?", 'lr', [2e-5, 5e-5], 'workflow', H, G, extra={'min_effect': 0.1}, params=PENALTY),
+    Q('does raising max_steps to 10 help my agent?', 'workflow:max_steps', [5, 10], 'workflow', H, G, params=LOOP),
+    Q('does a word_budget of 20 cut the penalty?', 'workflow:word_budget', [12, 20], 'workflow', H, G, params=PENALTY),
+    Q("does lr 5e-5 make my agent's reward less negative?", 'lr', [2e-5, 5e-5], 'workflow', H, G, params=PENALTY),
+    Q('does adding "Call a tool first." to the system prompt help my agent?', 'workflow:system_prompt', ['Use the tool.', 'Use the tool. Call a tool first.'], 'workflow', H, G, params=TOOLS),
+    Q('does lr 1e-4 improve accuracy by at least 5 on chain_sum?', 'lr', [2e-5, 1e-4], 'chain_sum', H, G, extra={'min_effect': 0.05}),
     # the level after "as good as" is the control, even when it is the setting off
     Q('Is KL 0.02 at least as good as no KL on basic arithmetic?', 'kl_coef', [0.0, 0.02], 'basic_arithmetic', H, NI, 0.05),
 ]
