@@ -315,7 +315,8 @@ def _of_test_split(framing, design) -> str:
     holds = f"{size}+" if size >= TEST_SIZE_CAP else str(size)
     return (
         f" (the first {design.eval_episodes} of the {holds} tasks your tasks('test') holds: a "
-        f"run is judged on {MIN_EVAL_EPISODES} to {MAX_EVAL_EPISODES}, as the budget allows)"
+        f"run is judged on {MIN_EVAL_EPISODES} to {min(MAX_EVAL_EPISODES, size)}, as the budget "
+        "allows)"
     )
 
 

@@ -48,6 +48,16 @@ def param_levels(q: Question, key: str) -> tuple[list[Level], Level]:
     ]
     if isinstance(default, bool):
         mentioned = q.of("param", factor)
+        bad = [v for _, v, _ in written_numbers(q.text, q.mentions) if v not in (0.0, 1.0)]
+        if bad and any(
+            re.match(r"\s*(?:=|is|of|set to|at)?\s*\d", q.text[m.end :]) for m in mentioned
+        ):
+            # "does use_hint=2 help?": a flag has two values
+            raise q.unreadable(
+                f"{key} is a flag (default {default}): {bad[0]:g} is no value of it; ask "
+                f"'does turning {key} {'off' if default else 'on'} help my agent?'",
+                how=False,
+            )
         if (
             takes_away(q.text, mentioned)
             or q.asks_if_needed()

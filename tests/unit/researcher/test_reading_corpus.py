@@ -1728,3 +1728,10 @@ def test_a_second_outcome_named_is_said_not_passed_over() -> None:
     assert any(a.startswith("held-out accuracy also named") for a in both.assumptions)
     one = read_question("does lr 1e-4 learn faster on chain_sum?", served_models=ONE)
     assert not any("also named" in a for a in one.assumptions)
+
+
+def test_a_flag_param_given_a_number_that_is_no_flag_is_refused_saying_so() -> None:
+    with pytest.raises(UnreadableQuestion) as refused:
+        read_question("does use_hint=2 help my agent?", served_models=ONE,
+                      workflow_params={"use_hint": False, "few_shot": 0})  # fmt: skip
+    assert "use_hint is a flag (default False): 2 is no value of it" in str(refused.value)
