@@ -75,7 +75,10 @@ def _comparison_unaffordable(ctx: StudyContext, state: StudyState) -> str | None
         return None
     pilot = Pilot.model_validate(state["pilot"])
     planned = Design.model_validate(state["planned"])
-    left = ctx.budget_left() - budget.reserve_s(ctx.study().budget_s)
+    # the whole budget left, the report's reserve included: a comparison that would end a
+    # little into the reserve still answers (its runs are priced with their evaluation);
+    # one that cannot end before the budget does would be stopped before it answers
+    left = ctx.budget_left()
     run_s = pilot.run_seconds
     if not run_s:
         return None if left > 0 else "the pilot spent the budget"

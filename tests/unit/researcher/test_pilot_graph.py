@@ -120,6 +120,25 @@ def test_rewards_beyond_0_to_1_in_the_pilot_set_the_comparisons_smallest_effect(
 
 
 @pytest.mark.slow
+def test_a_comparison_that_ends_inside_the_reports_reserve_still_runs(harness):
+    """The pilot's runs cost 480 of 1000 s; the comparison's first look costs 480 more: it
+    ends inside the reserve kept for the report (60 s), and its runs answer (they are priced
+    with their evaluation). A loaded box made the old rule, which kept the reserve out, end
+    such a study 'not tested' by a few seconds."""
+    _scores(harness, trained=[1.0, 1.0, 1.0, 0.0] * 4, untrained=[0.0] * 16)
+    ctx = harness.create(pilot=True, seeds=2, budget_s=1000.0)
+
+    def spend_480(gateway, run):  # 2 pilot runs: 240 s each; 2 treatment seeds: 480 s
+        with ctx.session() as session:
+            crud.update_study(session, study_id=ctx.study_id, budget_used_s=480.0)
+
+    harness.gateway.on_get_run = spend_480
+    assert harness.drive() == 0
+    decisions = _events(harness, "decide")
+    assert not any("cannot pay for the comparison" in d for d in decisions), decisions
+    assert any("-r2-" in name for name in harness.gateway.created)  # the comparison ran
+
+
 def test_a_pilot_that_leaves_too_little_budget_for_the_comparison_concludes_without_it(harness):
     """A loaded box: the pilot's runs cost most of the budget. What is left cannot pay for
     one treatment seed, so no comparison run starts (it would be stopped before a step and
