@@ -74,6 +74,7 @@ _STEPS_NEEDED = re.compile(
 _UNMEASURED = re.compile(
     r"\b(?:(?:more |less )?stab(?:le|ility|ili[sz]\w*)|unstable|instabilit\w*|collaps\w*|"
     r"diverg\w*|reward hacking|entropy|diversity|calibrat\w*|robust\w*|"
+    r"(?:gpu |peak |cpu )?memory|vram|(?:gpu |peak )?ram\b|"
     r"overfit\w*|forget\w*|verbos\w*|response length|(?:gradient )?variance|"
     r"(?:responses?|answers?|outputs?|completions?) (?:get )?(?:longer|shorter)|"
     r"(?:longer|shorter) (?:responses?|answers?|outputs?|completions?))\b"
@@ -253,8 +254,25 @@ def read_outcome(q: Question, factor: str) -> tuple[str, float | None]:
             )
         else:
             q.assumptions.append("judged by held-out accuracy (no other outcome named)")
+    if outcome == "cost" and not _RATE.search(q.text) and re.search(r"\btokens?\b", measured):
+        q.assumptions.append(
+            "tokens named as the cost: each run is judged on its training wall time, which "
+            "moves with the tokens it generates at a fixed number of steps (its tokens are "
+            "judged only when no wall time was recorded)"
+        )
+    if outcome == "cost" and (rate := _RATE.search(q.text)):
+        q.assumptions.append(
+            f"{rate.group(0)!r} read as cost: each run's training wall time over the same "
+            "number of steps (a rate is not measured: a setting that does more per step, a "
+            "larger batch, costs more per run even when its rate is higher)"
+        )
     _second_outcome(q, outcome, measured)
     return outcome, threshold
+
+
+_RATE = re.compile(
+    r"\bthroughput\b|\b(?:steps|tokens|episodes|samples) (?:per|a|/) ?(?:second|sec|s|minute|min|hour)\b"
+)
 
 
 _OUTCOME_IN_WORDS = {

@@ -1735,3 +1735,16 @@ def test_a_flag_param_given_a_number_that_is_no_flag_is_refused_saying_so() -> N
         read_question("does use_hint=2 help my agent?", served_models=ONE,
                       workflow_params={"use_hint": False, "few_shot": 0})  # fmt: skip
     assert "use_hint is a flag (default False): 2 is no value of it" in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("question", "said"),
+    [
+        ("Does LoRA reduce GPU memory on chain_sum?", "'gpu memory' is no outcome"),
+        ("Does a larger batch improve throughput on chain_sum?", "'throughput' read as cost"),
+        ("does lr 1e-4 use more tokens on chain_sum?", "tokens named as the cost"),
+    ],
+)
+def test_a_cost_or_memory_the_study_does_not_measure_as_written_is_said(question, said) -> None:
+    reading = read_question(question, served_models=ONE)
+    assert any(said in a for a in reading.assumptions), reading.assumptions
