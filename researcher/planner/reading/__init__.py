@@ -12,6 +12,7 @@ One module per part of a reading, each saying in its docstring what it owns:
 - `numbers.py`: numbers as written, in words, scaled ("tenfold") or shifted ("by 4");
 - `spelling.py`: setting and task names written slightly wrong;
 - `held.py`: settings fixed for every arm ("at lr 1e-5", "at few_shot=3");
+- `batch.py`: the episodes per step a question fixes ("a batch of 64", "4 groups of 16");
 - `factor.py`: the setting varied;
 - `tasks.py`: the judged task, the others named, and their difficulty levels;
 - `outcome.py`: the outcome and the direction;
