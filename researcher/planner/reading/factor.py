@@ -263,6 +263,13 @@ def read_factor(q: Question) -> str:
             if q.params is not None
             else ""
         )
+        if _PER_STEP_NAMED.search(q.text):  # "does the number of rollouts per step matter?"
+            raise q.unreadable(
+                f"no run setting named: it names {where} and the episodes per step, which are "
+                "group_size x batch_groups; name the one to vary ('does batch_groups 16 beat 4?'"
+                ": 64 vs 16 episodes at group size 4), or fix the total and vary the group "
+                "size ('does 4 groups of 16 beat 16 groups of 4?')"
+            )
         raise q.unreadable(f"no run setting named: it names {where} but not what to vary{declared}")
     if about_training:
         raise q.unreadable("no run setting or task named")
@@ -272,6 +279,11 @@ def read_factor(q: Question) -> str:
         f"{how_to_ask(q.params)}"
     )
 
+
+_PER_STEP_NAMED = re.compile(
+    r"\b(?:episodes|samples|rollouts|completions|generations|trajectories)\s+(?:per|a|each)\s+"
+    r"(?:training\s+)?(?:step|update|batch|iteration)\b"
+)
 
 _FASTER_OR_MOVED = re.compile(
     r"\b(?:fewer|less|more|faster|sooner|quicker)\s+(?:training\s+)?(?:steps|updates|"

@@ -1020,6 +1020,12 @@ CORPUS: list[Q] = [
 # fmt: on
 
 REFUSALS: list[tuple[str, type[UnmappableQuestion], str]] = [
+    # episodes per step named as what varies: which of its two settings
+    (
+        "Does the number of rollouts per step matter (64 vs 16) on countdown?",
+        UnreadableQuestion,
+        "which are group_size x batch_groups; name the one to vary",
+    ),
     # interactions between two settings, named or one of them held
     (
         "Does the KL penalty matter more for RLOO than for GRPO on chain_sum?",
