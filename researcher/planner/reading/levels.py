@@ -233,7 +233,17 @@ def read_levels(q: Question, factor: str, task: str, tasks: list[str]) -> tuple[
         )
         levels = [control, levels[0]]
     else:
+        named_default = len(levels) == 1 and levels[0] == default
         control, levels = _unnamed_levels(q, spec, default, way, multiplier)
+        if (
+            named_default
+            and q.assumptions
+            and q.assumptions[-1].startswith(f"no {factor} level named")
+        ):
+            # "does training for 20 steps help?" with 20 the default: it was named
+            q.assumptions[-1] = q.assumptions[-1].replace(
+                f"no {factor} level named", f"only the default {factor} named", 1
+            )
     if (
         factor == "max_grad_norm"
         and written < 1

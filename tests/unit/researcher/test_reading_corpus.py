@@ -1754,3 +1754,10 @@ def test_a_flag_param_given_a_number_that_is_no_flag_is_refused_saying_so() -> N
 def test_a_cost_or_memory_the_study_does_not_measure_as_written_is_said(question, said) -> None:
     reading = read_question(question, served_models=ONE)
     assert any(said in a for a in reading.assumptions), reading.assumptions
+
+
+def test_the_default_named_alone_is_said_as_named() -> None:
+    reading = read_question("does training for 20 steps help chain_sum?", served_models=ONE)
+    assert reading.levels == [20, 40]
+    assert "only the default max_steps named: 20 (control) vs 40" in reading.assumptions
+    assert not any(a.startswith("no max_steps level named") for a in reading.assumptions)
