@@ -233,17 +233,9 @@ def read_levels(q: Question, factor: str, task: str, tasks: list[str]) -> tuple[
         )
         levels = [control, levels[0]]
     else:
-        named_default = len(levels) == 1 and levels[0] == default
-        control, levels = _unnamed_levels(q, spec, default, way, multiplier)
-        if (
-            named_default
-            and q.assumptions
-            and q.assumptions[-1].startswith(f"no {factor} level named")
-        ):
-            # "does training for 20 steps help?" with 20 the default: it was named
-            q.assumptions[-1] = q.assumptions[-1].replace(
-                f"no {factor} level named", f"only the default {factor} named", 1
-            )
+        # "does training for 20 steps help?" with 20 the default: said as named
+        written_default = len(levels) == 1 and levels[0] == default
+        control, levels = _unnamed_levels(q, spec, default, way, multiplier, written_default)
     if (
         factor == "max_grad_norm"
         and written < 1
@@ -252,7 +244,9 @@ def read_levels(q: Question, factor: str, task: str, tasks: list[str]) -> tuple[
         q.taken_away = True
         # no clipping: a norm no gradient reaches (the bound of POST /runs)
         control, levels = default, [default, as_factor_type(spec, spec.high or 1e6)]
-        if q.assumptions and q.assumptions[-1].startswith(f"no {factor} level named"):
+        if q.assumptions and q.assumptions[-1].startswith(
+            (f"no {factor} level named", f"only the default {factor} named")
+        ):
             q.assumptions.pop()  # the level tried without one named: replaced here
         q.assumptions.append(
             f"gradient clipping taken away: max_grad_norm {default:g} (control) vs "
@@ -336,11 +330,20 @@ def _moved_from_default(spec: Factor, default: Level, way: str | None) -> Level 
 
 
 def _unnamed_levels(
-    q: Question, spec: Factor, default: Level, way: str | None, multiplier: float | None
+    q: Question,
+    spec: Factor,
+    default: Level,
+    way: str | None,
+    multiplier: float | None,
+    written_default: bool = False,
 ) -> tuple[Level, list[Level]]:
-    """(control, levels) when the question writes no level: raised, lowered, a sweep, a
-    shift or a multiple of the default, or the factor's alternative level."""
+    """(control, levels) when the question writes no level but the default
+    (`written_default`) or none: raised, lowered, a sweep, a shift or a multiple of the
+    default, or the factor's alternative level."""
     factor = spec.name
+    none_named = (
+        f"only the default {factor} named" if written_default else f"no {factor} level named"
+    )
     raised, lowered, alternative = spec.raised, spec.lowered, spec.alternative
     if factor == "max_tokens" and isinstance(default, int):
         raised, lowered, alternative = default * 2, max(1, default // 2), default * 2
@@ -406,7 +409,7 @@ def _unnamed_levels(
     elif best and lowered is not None:
         dose = distinct_levels([lowered, default, raised])
         q.assumptions.append(
-            f"no {factor} level named: a dose-response over "
+            f"{none_named}: a dose-response over "
             f"{', '.join(describe_level(factor, v) for v in dose)} (default as control)"
         )
         return default, dose
@@ -419,7 +422,7 @@ def _unnamed_levels(
     if other == default:
         other = alternative if alternative != default else raised
     q.assumptions.append(
-        f"no {factor} level named: {describe_level(factor, default)} (control) vs "
+        f"{none_named}: {describe_level(factor, default)} (control) vs "
         f"{describe_level(factor, other)}"
     )
     return default, [default, other]

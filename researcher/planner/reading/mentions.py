@@ -121,6 +121,8 @@ _ASIDES = (  # number phrases that are not levels: (kind, regex)
         r"(?=(?: as)?(?: (larger|higher|bigger|greater|more|longer|smaller|lower|less|fewer|"
         r"shorter|large|high|big|much))?)",
     ),
+    # "adding 2 to top_k": an amount added (`numbers.shift_named`)
+    ("added_to", r"add(?:s|ed|ing)? (\d+) (?:more )?(?:to|onto)\b"),
     # "by a factor of 10"; "dividing the lr by 10" (a bare "by N" only after such a verb)
     ("factor_of", rf"by a factor of ({_TIMES_COUNT})"),
     (

@@ -110,9 +110,12 @@ def multiplier_named(text: str, mentions: list[Mention]) -> float | None:
 
 
 def shift_named(text: str, mentions: list[Mention]) -> float | None:
-    """The amount an "increasing X by 4" adds or a "reducing X by 0.1" takes away; None when
+    """The amount an "increasing X by 4" or "adding 4 to X" adds or a "reducing X by 0.1"
+    takes away; None when
     the question scales (multiplies, divides) or names no such amount."""
     for m in mentions:
+        if m.key == "added_to":  # "adding 2 to top_k"
+            return float(m.groups[0])
         if m.key == "divided_by":
             verb = SCALING_VERB.search(text[: m.start])
             if verb and not verb.group(0).startswith(("divid", "multipl")):

@@ -73,14 +73,6 @@ def param_levels(q: Question, key: str) -> tuple[list[Level], Level]:
         return [default, not default], default
     if isinstance(default, int | float):
         found = [(p, v) for p, v, _ in written_numbers(q.text, q.mentions)]
-        added = _ADDED.search(q.text)
-        if added and isinstance(default, int) and not isinstance(default, bool):
-            # "adding 2 to top_k": the default and the default plus 2
-            other = default + int(added.group(1))
-            q.assumptions.append(
-                f"{factor} moved by +{added.group(1)}: {default} (control) vs {other}"
-            )
-            return [default, other], default
         if isinstance(default, int) and not found:  # "five examples instead of two"
             found = word_numbers(q.text, q.mentions)
         if isinstance(default, int):  # "one retry", "a single retry", "zero-shot"
@@ -213,10 +205,6 @@ def param_levels(q: Question, key: str) -> tuple[list[Level], Level]:
         f"{factor} is a {type(default).__name__}: the template reader varies numbers, "
         f"booleans and text only"
     )
-
-
-# "adding 2 to top_k", "add 1 more to retries"
-_ADDED = re.compile(r"\badd(?:s|ed|ing)?\s+(\d+)\s+(?:more\s+)?(?:to|onto)\b")
 
 
 def _one_or_zero(text: str, key: str) -> list[tuple[int, float]]:

@@ -1002,6 +1002,7 @@ CORPUS: list[Q] = [
     Q('is zero-shot as good as 2 examples for my agent?', 'workflow:n_examples', [2, 0], 'workflow', H, EQ, 0.05, params=SHOTS),
     Q('does increasing top k by 2 help my agent?', 'workflow:top_k', [3, 5], 'workflow', H, G, params=RAG),
     Q('does adding 2 to top_k help my agent?', 'workflow:top_k', [3, 5], 'workflow', H, G, params=RAG),
+    Q('does adding 4 to the group size help chain_sum?', 'group_size', [4, 8], 'chain_sum', H, G),
     Q('which top_k is best for my agent?', 'workflow:top_k', [3, 1, 6], 'workflow', H, TWO_SIDED, params=RAG),
     Q("does a KL of 0.05 lower my agent's score by at least 2?", 'kl_coef', [0.0, 0.05], 'workflow', H, L, extra={'min_effect': 2.0}, params=RUBRIC),
     Q("does lr 5e-5 improve my agent's score by at least 2?", 'lr', [2e-5, 5e-5], 'workflow', H, G, extra={'min_effect': 2.0}, params=RUBRIC),
