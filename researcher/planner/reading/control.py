@@ -4,7 +4,8 @@ after "than", "instead of", "rather than", "compared with", "as good as", "match
 "from", "replacing", or "versus" after a verb ("does A save time versus B"); the catalogue
 default when it is among the levels; B of a directional "A vs B" ("does 1e-4 vs 1e-5
 help?": 1e-5); the smallest of three or more numbers; else the first named ("0.1 vs 0.3":
-0.1).
+0.1). One level set against several after "than" ("does 1e-4 beat 1e-5, 3e-5 and 5e-5?")
+is refused: no one control tests it.
 
 Must not know how the levels were found (`levels.py`, `params.py`, `mixes.py`), nor arms,
 budgets, the gateway or the database.
@@ -78,6 +79,7 @@ def choose_control(
         return control
     contrasted = contrasted_index(q.text, positions)
     if contrasted is not None:
+        _refuse_one_against_several(q, factor, levels, positions, contrasted)
         control = levels[contrasted]
         q.assumptions.append(
             f"control {describe_level(factor, control)}: the level the question compares against"
@@ -106,3 +108,29 @@ def choose_control(
         return control
     q.assumptions.append(f"control {describe_level(factor, levels[0])}: the first named")
     return levels[0]
+
+
+def _refuse_one_against_several(
+    q: Question, factor: str, levels: list[Level], positions: list[int], contrasted: int
+) -> None:
+    """ "does lr 1e-4 beat 1e-5, 3e-5 and 5e-5?" asks whether one level beats EACH of the
+    others; a study compares every treatment with one control and answers yes when any
+    beats it, so read with the first after "than" as control it would test whether 3e-5 or
+    5e-5 beats 1e-5 — another question. Refused with the two that can be asked."""
+    at = positions[contrasted]
+    before = [level for level, p in zip(levels, positions, strict=True) if p < at]
+    after = [level for level, p in zip(levels, positions, strict=True) if p >= at]
+    if len(before) != 1 or len(after) < 2 or q.direction == "two_sided":
+        return
+    named = factor if isinstance(before[0], int | float) else ""  # "lr 0.0001", "rloo"
+    subject = f"{named} {describe_level(factor, before[0])}".strip()
+    words = [describe_level(factor, v) for v in after]
+    raise q.unreadable(
+        f"it asks whether {subject} beats each of {', '.join(words[:-1])} and {words[-1]}: a "
+        f"study compares its treatments with one control, and would answer whether any of "
+        f"them beats it, not whether one beats them all. Ask it of one level at a time "
+        f"('does {subject} beat {words[0]}?'), or ask 'which {factor} is best: "
+        f"{', '.join([describe_level(factor, before[0]), *words[:-1]])} or {words[-1]}?' "
+        f"to compare them all",
+        how=False,
+    )

@@ -1318,6 +1318,15 @@ REFUSALS: list[tuple[str, type[UnmappableQuestion], str]] = [
         UnreadableQuestion,
         "it names 2 settings (scale_rewards, algorithm)",
     ),
+    # one level against several: a study answers whether ANY treatment beats its control,
+    # and with the first after "than" as control it would ask whether 3e-5 or 5e-5 beats 1e-5
+    (
+        "does lr 1e-4 beat 1e-5, 3e-5 and 5e-5 on countdown?",
+        UnreadableQuestion,
+        "it asks whether lr 0.0001 beats each of 1e-05, 3e-05 and 5e-05",
+    ),
+    ("is rloo better than grpo and reinforce?", UnreadableQuestion, "beats each of grpo and"),
+    ("is group size 8 better than 4, 16 and 32?", UnreadableQuestion, "which group_size is best"),
 ]
 
 
