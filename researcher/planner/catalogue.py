@@ -380,6 +380,18 @@ UNSUPPORTED_SETTINGS = (
     r"gspo|group sequence policy optimi[sz]ation",
     r"dapo(?!'?s? clip)",
     "vapo",
+    "remax",
+    # DAPO's dynamic sampling resamples until no group has all-equal rewards; this trainer
+    # drops them instead (zero_variance_groups): the refusal says how to ask that
+    r"(?:dapo'?s? )?dynamic sampling",
+    r"k ?[123] (?:kl )?estimators?|kl (?:divergence )?estimators?|estimators? (?:of|for) (?:the )?kl",
+    r"truncated importance sampling|importance sampling (?:correction|weights?|ratios?)",
+    r"overlong (?:filtering|reward shaping|penalty|punishment|masking)",
+    r"(?:bf16|fp16|fp32|bfloat16|float16|float32) (?:vs\.?|versus|or|instead of) "
+    r"(?:bf16|fp16|fp32|bfloat16|float16|float32)|(?:mixed|numerical|training) precision",
+    r"sft|supervised fine tuning|warm ?start\w*",
+    r"(?:learned |trained |better |a |the )?reward models?",
+    r"(?:reward|advantage) (?:std )?normali[sz]ation (?:across|over) (?:the )?(?:whole )?batch",
     r"(?:token|sequence|sample) level (?:loss(?:es)?|normali[sz]ation|aggregation|averag\w*)",
     "loss aggregation",
     r"(?:sequence|token) level (?:importance )?ratios?",
@@ -403,6 +415,17 @@ UNSHIPPED_TASKS = (
     "livecodebench",
     "big bench(?: hard)?",
     "olympiad ?bench",
+    # games and datasets people train agents on that no shipped task is
+    "wordle",
+    "chess",
+    "tic tac toe",
+    "blocks ?world",
+    "hotpot ?qa",
+    "trivia ?qa",
+    "natural questions",
+    "web ?arena",
+    "tau ?bench",
+    r"code generation|program synthesis|coding (?:tasks?|problems?|benchmarks?)",
 )
 
 FactorKind = Literal["real", "int", "choice", "lora", "task_mix", "base_model", "param"]
@@ -702,7 +725,10 @@ _FACTOR_LIST = (
             "(?:solved|unsolved) (?:and|or) (?:unsolved|solved) groups?",
         ),
         choices=_choices("zero_variance_groups"),
-        values={"keep(?:ing|s)?": "keep", "drop(?:ping|s)?": "drop"},
+        values={
+            "keep(?:ing|s)?": "keep",
+            "drop(?:ping|s)?|filter(?:ing|s|ed)?(?: out)?|(?:remov|discard|skipp)(?:e|es|ed|ing)": "drop",
+        },
         alternative="keep",
         values_need_name=True,
     ),
@@ -735,6 +761,9 @@ _FACTOR_LIST = (
             "(?:division|dividing) by (?:the )?(?:group'?s? )?std": "none",
             "scale rewards ?(?:=|to|of)? ?[\"']?group": "group",
             "scale rewards ?(?:=|to|of)? ?[\"']?none": "none",
+            # TRL's booleans: scale_rewards=False is no std division
+            "scale rewards ?(?:=|to)? ?(?:false|off|no)": "none",
+            "scale rewards ?(?:=|to)? ?(?:true|on|yes)": "group",
         },
         alternative="none",
     ),
@@ -1043,7 +1072,10 @@ def check_reading(
 OUTCOME_WORDS: tuple[tuple[str, str], ...] = (
     (
         "cost",
-        r"cheap\w*|costs?|costl\w*|expensive|wall[\s-]?(?:clock|time)|(?<!\d\s)tokens?|compute|"
+        # not "does it cost accuracy", "cost more than 2 points": a loss of accuracy
+        r"cheap\w*|costs?(?!(?: (?:us|me|any|much|more than|over|at least|[\d.]+|points?|"
+        r"percentage|of|the|some|a|few))* ?(?:accuracy|points?|performance|rewards?|scores?)\b)|"
+        r"costl\w*|expensive|wall[\s-]?(?:clock|time)|(?<!\d\s)tokens?|compute|"
         r"gpu[\s-]hours?|throughput|time per step|training time|faster to train|"
         r"(?:training|wall[\s-]?clock) speed|speed of training|steps per (?:second|minute|hour)|"
         r"sav(?:e|es|ed|ing) (?:\w+ )?time|(?:takes?|took|needs?) less time|"
@@ -1059,7 +1091,10 @@ OUTCOME_WORDS: tuple[tuple[str, str], ...] = (
         r"converge\w* (?:faster|slower|sooner)|how (?:many|much) (?:training )?steps|"
         r"steps to (?:learn|reach|converge)|learn\w* (?:\w+ )?(?:as )?(?:quickly|fast)|"
         r"as (?:fast|quickly) as|(?:as |more |less )?(?:fast|quick|slow)(?:er)? to learn|"
-        r"area under (?:the )?(?:training[\s-])?(?:reward[\s-])?(?:learning[\s-])?curve|\bauc\b",
+        r"area under (?:the )?(?:training[\s-])?(?:reward[\s-])?(?:learning[\s-])?curve|\bauc\b|"
+        r"(?:slow|fast|quick)\w* to converge|(?:longer|more (?:training )?steps|fewer (?:training )?"
+        r"steps) (?:than [^?.,;]{1,30}? )?to (?:converge|reach|learn|get to)|sluggish|"
+        r"(?:how much |\bmuch )(?:faster|quicker|slower|sooner)\b.{0,40}?\blearn\w*",
     ),
     (
         "final_train_reward",
@@ -1076,7 +1111,10 @@ EQUIVALENT_WORDS = (
     r"without (?:hurting|harming|losing|degrading|costing)|get away with|safe to (?:use|cut|drop)|"
     r"los(?:e|es|ing) (?:no more than|not more than|at most|less than)|"
     r"(?:good )?enough|no difference|irrelevant|(?:does ?n[o']?t|doesn't|not) matter|"
-    r"(?:doesn't|don't|didn't|not|never) (?:hurt|harm|degrad|worsen|slow)\w*"
+    r"(?:doesn't|don't|didn't|not|never) (?:hurt|harm|degrad|worsen|slow)\w*|"
+    r"non[\s-]?inferior\w*|harmless|neither better nor worse|no different|not (?:significantly |"
+    r"meaningfully |statistically )?different|(?:does ?n[o']?t|not|never) make (?:a|any) difference|"
+    r"similar (?:[\w-]+ )?(?:accuracy|results?|performance|rewards?|scores?)|(?:about|roughly) the same"
 )
 GREATER_WORDS = (
     r"help\w*|improv\w*|better|boost\w*|speeds? up|faster|quicker|sooner|outperform\w*|"
@@ -1088,11 +1126,13 @@ GREATER_WORDS = (
     r"(?:accuracy|rewards?|scores?) (?:is |are |gets? )?(?:higher|better)"
 )
 LESS_WORDS = (
-    r"hurt\w*|harm\w*|worse|degrad\w*|slow\w*|damag\w*|"
+    r"hurt\w*|harm\w*|worse|degrad\w*|slow\w*|damag\w*|sluggish|(?:takes?|took|taking|needs?) longer|"
     r"lower (?:the )?(?:final |training |held[- ]out |test )*(?:accuracy|reward|score)|"
     r"lower (?:my |our |the |its )(?:[\w'’-]+ ){0,2}(?:accuracy|rewards?|scores?)|"
     r"reduc\w* (?:the )?(?:final |training |held[- ]out |test )*(?:accuracy|reward|score|performance)|"
     r"cheaper|cuts?|cutting|sav(?:e|es|ing)|"
+    r"(?:cost(?:s|ing)?|los(?:e|es|ing)) (?:(?:us|me|any|much|more than|over|at least|[\d.]+|points?|percentage|of|"
+    r"the|some|a|few) )*(?:accuracy|points?|performance|rewards?|scores?)\b|"
     r"less (?:[\w-]+[ -])?(?:accurate|efficient)|destabili[sz]\w*|break\w*|weaker|inferior|"
     r"underperform\w*|fall\w* behind|lag\w* behind|"
     r"(?:harder|more difficult|tougher) to (?:learn|train)|"

@@ -104,6 +104,12 @@ def read_levels(q: Question, factor: str, task: str, tasks: list[str]) -> tuple[
             "every algorithm here trains with the PPO-clip loss and differs in its "
             "advantage estimator: PPO is read as RLOO (critic-free PPO-style baselines)"
         )
+    if factor == "algorithm" and re.search(r"\breinforce\s*\+\+|reinforce plus plus", q.text):
+        q.assumptions.append(
+            "REINFORCE++ read as reinforce: the reward minus the batch's mean reward, groups "
+            "ignored (REINFORCE++ also divides by the batch's std and puts the KL in the "
+            "reward; neither is done here)"
+        )
     if factor == "algorithm" and re.search(
         r"\b(?:vanilla|plain|simple) (?:policy gradient|pg)", q.text
     ):

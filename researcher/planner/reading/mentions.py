@@ -77,6 +77,22 @@ _ASIDES = (  # number phrases that are not levels: (kind, regex)
         r"(?:at least |more than )?(\d+(?:\.\d+)?) ?(?:percentage points?|points?|pp|%|percent) "
         r"(?:better|worse|higher|lower|more|less|cheaper|faster|slower|shorter)",
     ),
+    (
+        "effect",
+        r"(?:(?:minimum|smallest) (?:detectable )?)?effect(?: size)? of (?:at least )?"
+        r"(\d+(?:\.\d+)?) ?(?:percentage points?|points?|pp|%|percent)",
+    ),
+    (
+        "effect_abs",
+        r"(?:(?:minimum|smallest) (?:detectable )?)?effect(?: size)? of (?:at least )?"
+        r"(\d*\.?\d+)(?! ?(?:%|percent|points?|pp))|(0?\.\d+) (?:minimum )?effect(?: size)?",
+    ),
+    # "does it cost more than 2 points": the loss hoped to be ruled out or shown
+    (
+        "effect",
+        r"(?:los(?:e|es|ing)|cost(?:s|ing)?|drop(?:s|ping)?)(?: us| me)? (?:more than|over|at "
+        r"least) (\d+(?:\.\d+)?) ?(?:percentage points?|points?|%|percent|pp)",
+    ),
     # the most a treatment may lose: "lose no more than 2 points" (a non-inferiority margin)
     ("margin", _LOSE_AT_MOST + r"(\d+(?:\.\d+)?) ?(?:percentage points?|points?|%|percent|pp)"),
     ("margin_abs", _LOSE_AT_MOST + r"(0?\.\d+)"),
@@ -94,7 +110,49 @@ _ASIDES = (  # number phrases that are not levels: (kind, regex)
     ),
     ("margin", r"margin (?:of )?(\d+(?:\.\d+)?) ?(?:percentage points?|points?|%|percent|pp)"),
     ("margin_abs", r"margin (?:of )?(0?\.\d+)"),
+    ("margin", r"(\d+(?:\.\d+)?) ?(?:percentage points?|points?|%|percent|pp) margin"),
+    ("margin_abs", r"(0?\.\d+) margin"),
     ("seeds", r"(\d+) (?:random )?seeds?"),
+    # how the study is run, not a level: the test's confidence or alpha, a time budget,
+    # the hardware, runs per arm (`NOTED` says each in the reading's assumptions)
+    (
+        "confidence",
+        r"(\d+(?:\.\d+)?) ?(?:%|percent) (?:confidence|ci|significance|power|credib\w*)"
+        r"(?: levels?| intervals?)?",
+    ),
+    (
+        "confidence",
+        r"(?:alpha|α|significance level|significance|p[- ]?values?)(?: ?(?:=|<|≤|of|at|below|"
+        r"under|level of))? ?(0?\.\d+)|p ?(?:=|<|≤) ?(0?\.\d+)",
+    ),
+    (
+        "budget",
+        r"(?:(?:a|the|my|our) (?:time |compute |gpu )?budget of )?(?:about |under |less than )?"
+        r"(\d+(?:\.\d+)?)[- ]?(?:gpu[- ]?|cpu[- ]?|wall[- ]?clock |compute )?(?:hours?|hrs?|"
+        r"minutes?|mins?|days?|weeks?)(?: (?:of )?(?:gpu |compute |wall[- ]?clock )?(?:time|"
+        r"budget|compute))?",
+    ),
+    ("hardware", r"(\d+) ?(?:x ?)?(?:gpus?|h100s?|a100s?|h200s?|cpus?|cores?|nodes?|machines?)"),
+    (
+        "replicates",
+        r"(\d+) (?:runs?|replicates?|repeats?|repetitions?|trials?|seeds?) (?:per|for each|each|"
+        r"an?) (?:arm|level|condition|setting|config\w*|variant|group)",
+    ),
+    # a result already seen, in a sentence of context: "our runs plateau at 0.6", "our
+    # accuracy is 27%", "collapse around step 30"
+    (
+        "observed",
+        r"(?:plateau\w*|stall\w*|stuck|saturat\w*|peak\w*|tops? out|level\w* off|flatten\w*)"
+        r"(?: out)?(?: (?:at|around|near|about|below))(?: an?)?(?: reward| accuracy| score)?"
+        r"(?: of)? (\d*\.?\d+)(%?)",
+    ),
+    (
+        "observed",
+        r"(?:accuracy|reward|score|success rate)(?: \w+)? (?:is|was|sits at|stays at|stays "
+        r"around|is stuck at|is only|of only|hovers around) (?:only |about |around )?"
+        r"(\d*\.?\d+)(%?)",
+    ),
+    ("step_seen", r"(?:around|near|about|from|since|past|beyond|before) (?:training )?step (\d+)"),
     ("pass_at_k", r"pass ?@ ?(\d+)"),
     ("task_size", r"\d+[\s-](?:numbers?|digits?|terms?)"),  # "3-number countdown": a level
     (
@@ -112,6 +170,7 @@ _ASIDES = (  # number phrases that are not levels: (kind, regex)
     ),
     # "4 steps of staleness" is a lag, not a run length
     ("steps_n", r"(\d+) (?:training |more )?steps(?! of (?:staleness|lag|delay|off))"),
+    ("steps_n", r"(\d+)[- ]step (?:budget|runs?|limit|horizon|training runs?)"),
     ("ratio", r"(\d{1,3}) ?[/:-] ?(\d{1,3})(?!\.\d)(?: (?:mix|split|ratio))?"),
     ("ratio", r"(\d{1,3}) to (\d{1,3}) (?:mix|split|ratio)"),  # "a 3 to 1 mix"
     (
@@ -136,6 +195,9 @@ _ASIDES = (  # number phrases that are not levels: (kind, regex)
     ),
 )
 
+# asides about how the study is run or what was seen: no outcome or direction word in them
+NOTED_ASIDES = ("confidence", "budget", "hardware", "replicates", "observed", "step_seen")
+
 NUMBER_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "eight": 8, "ten": 10}
 
 
@@ -157,7 +219,9 @@ def _static_patterns() -> list[tuple[re.Pattern[str], str, str, Level]]:
         if name in AMBIGUOUS_DATASET_NAMES:
             fragment = rf"(?:reasoning gym {name}(?: dataset| task)?|{name} (?:dataset|task)s?)"
         else:
-            fragment = rf"(?:reasoning gym )?{name.replace('_', ' ')}(?: dataset| tasks?)?"
+            # "knights and knaves" is knights_knaves
+            words = name.replace("_", " (?:and )?")
+            fragment = rf"(?:reasoning gym )?{words}(?: dataset| tasks?| puzzles?)?"
         patterns.append((_compile(fragment), "task", name, None))
     for name in UNSHIPPED_TASKS:
         if is_task(name):
@@ -290,4 +354,6 @@ def blank_mentions(text: str, mentions: list[Mention]) -> str:
     for m in mentions:
         if m.kind in ("task", "factor", "value", "param", "model", "fixed", "unshipped"):
             chars[m.start : m.end] = "#" * (m.end - m.start)
+        elif m.kind == "aside" and m.key in NOTED_ASIDES:  # "a budget of 4 gpu-hours": no cost
+            chars[m.start : m.end] = " " * (m.end - m.start)
     return "".join(chars)

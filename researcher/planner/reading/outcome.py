@@ -46,7 +46,7 @@ _TIME_TO_REACH = re.compile(
     r"rais\w*|lengthen\w*|doubl\w*|more|longer)\s+(?:the\s+)?(?:number\s+of\s+)?)?"
     r"\b(?:(?:training|wall[\s-]?clock)\s+)?(?:time|steps|updates|iterations)\s+"
     r"(?:(?:it\s+)?(?:needed|required|needs|takes|it\s+takes|necessary)\s+)?"
-    r"(?:to|until|before)\s+(?:reach|hit|get|achiev)"
+    r"(?:than\s+[^?.,;]{1,30}?\s+)?(?:to|until|before)\s+(?:reach|hit|get|achiev|converge|learn)"
 )
 
 # "does my agent need more than 4 turns?", "does chain_sum need a larger group?", "does it
@@ -137,7 +137,8 @@ _NONINFERIOR = re.compile(
     r"\blos(?:e|es|ing) (?:nothing|no (?:accuracy|reward|performance)|no more than|not more "
     r"than|at most|less than)\b|\bget away with\b|"
     r"\bsafe to (?:use|cut|drop|lower|reduce|shrink)\b|"
-    r"\benough\b|\bsuffic\w*"  # "is group size 2 enough?": it may do better, not worse
+    r"\benough\b|\bsuffic\w*|"  # "is group size 2 enough?": it may do better, not worse
+    r"\bnon[\s-]?inferior\w*|\bharmless\b|\bdoes ?n[o']?t cost (?:any )?(?:accuracy|points?)"
 )
 
 
@@ -163,7 +164,8 @@ def read_outcome(q: Question, factor: str) -> tuple[str, float | None]:
     if within:
         q.steps = int(within[0].groups[0])
     for m in q.of("aside", "at_step"):  # "the training reward at step 20": the run's length
-        q.steps = q.steps or int(m.groups[0])
+        if re.search(r"(?:reward|accuracy|score|success)\w*(?: \w+)?\s*$", q.text[: m.start]):
+            q.steps = q.steps or int(m.groups[0])
     for m in q.of("aside", "steps_n"):
         if factor != "max_steps" and q.steps is None:
             q.steps = int(m.groups[0])
@@ -411,12 +413,14 @@ def read_direction(q: Question, outcome: str, factor: str) -> tuple[str, float |
             )
             or (greater if not re.search(r"\bslow", text) else None),
         )
+    chooses = re.sub(r"\bor (?:more|higher|above|better|greater|so|beyond)\b", " ", text)
     if (greater and less) or (
-        (greater or less) and re.search(r"\bwhich\b|\bor\b", text)
+        (greater or less) and re.search(r"\bwhich\b|\bor\b", chooses)
     ):  # "help or hurt", "RLOO or GRPO: which learns faster?"
         return "two_sided", None
     negated = re.search(
-        rf"\b(?:{_NOT})\s+(?:[a-z]+\s+)?(?:{GREATER_WORDS})|\bfail(?:s|ed)? to\s+(?:{GREATER_WORDS})",
+        rf"\b(?:{_NOT})\s+(?:[a-z]+\s+)?(?:{GREATER_WORDS})|\bfail(?:s|ed)? to\s+(?:{GREATER_WORDS})|"
+        r"\bno (?:better|faster|quicker|more accurate|stronger|higher)\b",
         text,
     )
     if greater and negated:

@@ -30,7 +30,7 @@ from researcher.planner.reading.effects import min_effect
 from researcher.planner.reading.factor import can_it_learn, read_factor
 from researcher.planner.reading.held import AT_DEFAULT, checked_held, held_settings
 from researcher.planner.reading.levels import read_levels
-from researcher.planner.reading.mentions import blank_mentions, scan
+from researcher.planner.reading.mentions import Mention, blank_mentions, scan
 from researcher.planner.reading.moves import TOO
 from researcher.planner.reading.numbers import plain_numbers, written_numbers
 from researcher.planner.reading.outcome import comparisons_in_words, read_direction, read_outcome
@@ -81,6 +81,7 @@ def _question(question: str, served: list[str], params: dict[str, Any] | None) -
         + " for every arm (held, not varied)"
         for key, words in zip(held, held_words, strict=True)
     ]
+    assumptions += _noted(text, mentions)
     if misspelt:
         assumptions.append(f"{misspelt!r} read as a misspelt setting's name")
     assumptions.extend(batch_said)
@@ -97,11 +98,42 @@ def _question(question: str, served: list[str], params: dict[str, Any] | None) -
     )
 
 
+# number phrases about how the study is run or what was seen, said once each: none is a level
+_NOTED = {
+    "confidence": "noted: every study tests at the 5% level (95% intervals, widened for "
+    "several treatments and for interim looks); it is no setting",
+    "budget": "noted as a time budget: set it with --budget (e.g. --budget 2h); the "
+    "question's words do not set it",
+    "hardware": "noted: the hardware is the gateway's, no run setting",
+    "replicates": "noted: the seeds per arm are set with --seeds (else sized from the budget)",
+    "seeds": "noted: the seeds per arm are set with --seeds (else sized from the budget)",
+    "observed": "read as a result already seen, not a level",
+    "step_seen": "read as context, neither a level nor the run's length",
+}
+
+
+def _noted(text: str, mentions: list[Mention]) -> list[str]:
+    """The assumptions saying what each noted number phrase was read as."""
+    said: list[str] = []
+    for m in mentions:
+        if m.kind == "aside" and m.key in _NOTED:
+            said.append(f"{text[m.start : m.end]!r} {_NOTED[m.key]}")
+    return list(dict.fromkeys(said))
+
+
 # what to ask instead about an unshipped benchmark that has an offline procedural relative
 _OFFLINE_TWINS = {
     "gsm8k": "reasoning-gym's gsm_symbolic (GSM8K's problems as templates) is its offline "
     "twin: ask about gsm_symbolic",
 }
+
+# a method named as the source of an idea, not as what is varied: "(as in DAPO)", "DAPO
+# suggests clip-higher", "like DAPO does", "in the DAPO paper"
+_CITED = re.compile(r"(?:\bas in(?: the)?|\blike|\bfollowing|\bin the|[(,]\s*as)\s+$")
+_CITES = re.compile(
+    r"'s\s|(?:'s)?\s+(?:paper|suggests?|recommends?|uses?|drops?|does|did|found|finds|shows?|"
+    r"reports?|proposes?|removes?)\b|\)"
+)
 
 _TRANSFER = re.compile(r"\btransfer\w*|\bgenerali[sz]\w* (?:to|onto)\b")
 # "does training on chain_sum raise accuracy on basic_arithmetic?": trained on one task,
@@ -175,7 +207,7 @@ def _read(q: Question) -> Reading:
         if q.params is None:
             twin = _OFFLINE_TWINS.get(m.key)
             raise q.unreadable(
-                f"{m.key!r} is not a task this planner ships (it ships "
+                f"{q.text[m.start : m.end]!r} is not a task this planner ships (it ships "
                 f"{tasks_in_words()}); "
                 + (f"{twin}; " if twin else "")
                 + "study your own agent on it with --workflow FILE"
@@ -183,7 +215,15 @@ def _read(q: Question) -> Reading:
     for m in q.of("unsupported"):
         named = q.text[m.start : m.end]
         why = ""
-        if re.search(r"ppo|inner|update|optimi", named):
+        if _CITED.search(q.text[: m.start]) or _CITES.match(q.text, m.end):
+            continue  # "removing the KL (as in DAPO)", "DAPO suggests clip-higher": a source
+        if "dynamic sampling" in named:
+            why = (
+                " (it resamples until no group's rewards are all equal; this trainer drops "
+                "such groups instead, its default: ask 'does dropping zero-variance groups "
+                "help?', which tries keeping them against dropping)"
+            )
+        elif re.search(r"ppo|inner|update|optimi", named):
             why = " (each batch gets one optimizer update: there are no inner epochs)"
         elif "epoch" in named:
             why = (

@@ -1017,6 +1017,49 @@ CORPUS: list[Q] = [
     Q('does lr 1e-4 improve accuracy by at least 5 on chain_sum?', 'lr', [2e-5, 1e-4], 'chain_sum', H, G, extra={'min_effect': 0.05}),
     # the level after "as good as" is the control, even when it is the setting off
     Q('Is KL 0.02 at least as good as no KL on basic arithmetic?', 'kl_coef', [0.0, 0.02], 'basic_arithmetic', H, NI, 0.05),
+    # numbers about how the study is run or what was already seen are no levels (probe 5)
+    Q('At 95% confidence, does a KL of 0.05 hurt letter counting?', 'kl_coef', [0.0, 0.05], 'letter_counting', H, L),
+    Q('Does doubling the group size improve chain_sum accuracy by at least 3 points at 90% confidence?', 'group_size', [4, 8], 'chain_sum', H, G, extra={'min_effect': 0.03}),
+    Q('Is KL 0.01 equivalent to KL 0 on chain_sum within 2 points, 95% CI?', 'kl_coef', [0.0, 0.01], 'chain_sum', H, EQ, 0.02),
+    Q('I have 1 GPU for an afternoon: does batch_groups 8 help chain_sum?', 'batch_groups', [4, 8], 'chain_sum', H, G),
+    Q('Does group size 8 help chain_sum? Use a 100-step budget.', 'group_size', [4, 8], 'chain_sum', H, G, extra={'steps': 100}),
+    Q('Our runs on chain_sum plateau at 0.6 reward. Would lr 5e-5 do better?', 'lr', [2e-5, 5e-5], 'chain_sum', H, G),
+    Q('Our chain_sum accuracy is 0.68 after 20 steps. Does lr 5e-5 beat that?', 'lr', [2e-5, 5e-5], 'chain_sum', H, G, extra={'steps': 20}),
+    Q('After 20 steps our held-out accuracy is 27%. Would group size 8 help chain_sum?', 'group_size', [4, 8], 'chain_sum', H, G),
+    Q("I'm seeing reward collapse on countdown after step 15. Would a KL penalty of 0.05 fix it?", 'kl_coef', [0.0, 0.05], 'countdown', H, TWO_SIDED, extra={'steps': None}),
+    Q('does temperature 0.7 help countdown in 2 hours?', 'temperature', [1.0, 0.7], 'countdown', H, G),
+    Q('Does group size 8 help chain_sum in under 30 minutes?', 'group_size', [4, 8], 'chain_sum', H, G),
+    Q('In 2 hours of GPU time, can we tell whether lr 5e-5 beats 2e-5 on chain_sum?', 'lr', [2e-5, 5e-5], 'chain_sum', H, G),
+    Q('given 3 runs per arm, does temperature 0.7 help countdown?', 'temperature', [1.0, 0.7], 'countdown', H, G),
+    Q('With a budget of 4 GPU-hours, which learning rate is best for countdown: 1e-5, 3e-5 or 1e-4?', 'lr', [1e-5, 3e-5, 1e-4], 'countdown', H, TWO_SIDED),
+    Q('Does lr 1e-4 beat 1e-5 on chain_sum with a minimum detectable effect of 3 points?', 'lr', [1e-5, 1e-4], 'chain_sum', H, G, extra={'min_effect': 0.03}),
+    Q('does group size 8 help chain_sum with an effect size of at least 0.1?', 'group_size', [4, 8], 'chain_sum', H, G, extra={'min_effect': 0.1}),
+    Q('Is max_staleness 2 non-inferior to 1 on chain_sum with a 0.03 margin?', 'max_staleness', [1, 2], 'chain_sum', H, NI, 0.03),
+    Q('Does lowering the lr to 1e-5 cost more than 2 points of accuracy on countdown?', 'lr', [2e-5, 1e-5], 'countdown', H, L, extra={'min_effect': 0.02}),
+    Q('Is lr 1e-4 better than 2e-5 on countdown at the 5% significance level?', 'lr', [2e-5, 1e-4], 'countdown', H, G),
+    Q('With alpha = 0.05 and 4 seeds, does group size 8 help countdown?', 'group_size', [4, 8], 'countdown', H, G),
+    Q('We see training collapse around step 30 on countdown with lr 1e-4. Would 5e-5 be more stable?', 'lr', [1e-4, 5e-5], 'countdown', H, TWO_SIDED),
+    # synonyms read the right way round; a method cited as a source is no factor
+    Q('Does filtering zero-variance groups help countdown?', 'zero_variance_groups', ['keep', 'drop'], 'countdown', H, G),
+    Q('does scale_rewards=False help countdown?', 'scale_rewards', ['group', 'none'], 'countdown', H, G),
+    Q('Does removing the KL term (as in DAPO) hurt chain_sum?', 'kl_coef', [0.05, 0.0], 'chain_sum', H, L),
+    Q('DAPO suggests clip-higher with 0.28. Does it help on chain_sum?', 'clip_eps', [0.2, 0.28], 'chain_sum', H, G),
+    Q('Does lr 1e-4 help on the knights and knaves puzzles?', 'lr', [2e-5, 1e-4], 'knights_knaves', H, G),
+    Q('REINFORCE++ vs GRPO on countdown?', 'algorithm', ['grpo', 'reinforce'], 'countdown', H, TWO_SIDED),
+    # direction and outcome words
+    Q('Does group size 8 improve chain_sum accuracy by 5 points or more?', 'group_size', [4, 8], 'chain_sum', H, G, extra={'min_effect': 0.05}),
+    Q('Is RLOO no better than GRPO on countdown?', 'algorithm', ['grpo', 'rloo'], 'countdown', H, G, extra={'negated': True}),
+    Q('Is group size 2 slower to converge than group size 4 on chain_sum?', 'group_size', [4, 2], 'chain_sum', LS, L),
+    Q('Does group size 2 take longer to converge than 4 on chain_sum?', 'group_size', [4, 2], 'chain_sum', LS, L),
+    Q('Will a higher KL make countdown learning sluggish?', 'kl_coef', [0.0, 0.1], 'countdown', LS, L),
+    Q('Does RLOO need more steps than GRPO to reach 0.7 training reward on letter counting?', 'algorithm', ['grpo', 'rloo'], 'letter_counting', LS, L, extra={'threshold': 0.7}),
+    Q('How much faster does lr 1e-4 learn chain_sum than 2e-5?', 'lr', [2e-5, 1e-4], 'chain_sum', LS, G),
+    Q('Is temperature 0.7 neither better nor worse than 1.0 on chain_sum?', 'temperature', [1.0, 0.7], 'chain_sum', H, EQ, 0.05),
+    Q('Is kl 0.05 not significantly different from kl 0 on chain_sum?', 'kl_coef', [0.0, 0.05], 'chain_sum', H, EQ, 0.05),
+    Q('Does clip 0.3 give similar accuracy to clip 0.2 on countdown?', 'clip_eps', [0.2, 0.3], 'countdown', H, EQ, 0.05),
+    Q('Would weight decay 0.01 be harmless on letter counting?', 'weight_decay', [0.0, 0.01], 'letter_counting', H, NI, 0.05),
+    Q('Is max_staleness 2 non-inferior to 1 on chain_sum with a margin of 0.03?', 'max_staleness', [1, 2], 'chain_sum', H, NI, 0.03),
+    Q('Does lowering the lr to 1e-5 cost accuracy on countdown?', 'lr', [2e-5, 1e-5], 'countdown', H, L),
 ]
 # fmt: on
 
@@ -1327,6 +1370,47 @@ REFUSALS: list[tuple[str, type[UnmappableQuestion], str]] = [
     ),
     ("is rloo better than grpo and reinforce?", UnreadableQuestion, "beats each of grpo and"),
     ("is group size 8 better than 4, 16 and 32?", UnreadableQuestion, "which group_size is best"),
+    # methods the trainer does not have, refused by name (not mapped onto a nearby setting)
+    ("Does ReMax beat RLOO on chain_sum?", UnreadableQuestion, "'remax' is not a setting"),
+    (
+        "Does using the k3 KL estimator help chain_sum?",
+        UnreadableQuestion,
+        "'k3 kl estimator' is not",
+    ),
+    (
+        "Does truncated importance sampling help with stale samples on chain_sum?",
+        UnreadableQuestion,
+        "'truncated importance sampling' is not a setting",
+    ),
+    ("Does overlong filtering help?", UnreadableQuestion, "'overlong filtering' is not a setting"),
+    (
+        "Does DAPO's overlong reward shaping hurt chain_sum?",
+        UnreadableQuestion,
+        "'overlong reward shaping' is not a setting",
+    ),
+    (
+        "Does bf16 vs fp32 matter on countdown?",
+        UnreadableQuestion,
+        "'bf16 vs fp32' is not a setting",
+    ),
+    ("Does SFT before RL help countdown?", UnreadableQuestion, "'sft' is not a setting"),
+    (
+        "does DAPO dynamic sampling help countdown?",
+        UnreadableQuestion,
+        "does dropping zero-variance",
+    ),
+    ("does DAPO beat GRPO?", UnreadableQuestion, "'dapo' is not a setting"),
+    (
+        "does lr 1e-4 help on Wordle?",
+        UnreadableQuestion,
+        "'wordle' is not a task this planner ships",
+    ),
+    ("Does kl 0.05 help on tic-tac-toe?", UnreadableQuestion, "'tic-tac-toe' is not a task"),
+    (
+        "Does group size 8 help on code generation?",
+        UnreadableQuestion,
+        "'code generation' is not a",
+    ),
 ]
 
 
