@@ -552,6 +552,11 @@ _FACTOR_LIST = (
             "(?:bigger|larger|smaller) groups?",
             "(?:samples|rollouts|completions|generations|responses|answers) per (?:prompt|task|question)",
             "num generations",
+            # terse: "grp size", "gs=8", "g=16" (the GRPO paper's G), "n=16" (samples per prompt)
+            "gro?u?ps? (?:size|sz)|group sz",
+            r"gs(?= ?=? ?\d)",
+            r"[gn](?= ?= ?\d)",
+            r"n samples(?= ?=? ?\d)",
         ),
         raised=8,
         lowered=2,
@@ -568,6 +573,7 @@ _FACTOR_LIST = (
             "batch groups",
             r"bs(?= ?(?:=|of)? ?\d)",
             "groups per (?:batch|step)",
+            "grps per (?:batch|step)",
             "number of groups",
             "batch(?:es)? of(?= \\d+ groups)",
             "(?:prompts|tasks) per (?:batch|step)",
@@ -593,6 +599,7 @@ _FACTOR_LIST = (
             "clip_eps",
             "ppo clip(?:ping)?",
             "clip higher",
+            r"eps(?:ilon)? high",  # DAPO's upper clip (the clip here is symmetric)
             r"clip(?= (?:of |at |= ?)?\d)",  # "clip 0.3 vs clip 0.2"
             "clipping",
             "epsilon",
@@ -717,6 +724,7 @@ _FACTOR_LIST = (
         "drop",
         (
             "zero variance groups?",
+            "zero var groups?",
             "zero_variance_groups",
             "all equal groups?",
             "zero (?:advantage|reward variance|std) groups?",  # every advantage is 0
@@ -1104,6 +1112,7 @@ OUTCOME_WORDS: tuple[tuple[str, str], ...] = (
 )
 EQUIVALENT_WORDS = (
     r"as (?:good|well|accurate|fast|effective|strong|cheap|quickly) as|match(?:es|ed|ing)?|"
+    r"at least as (?:good|accurate|effective|strong)\b|"
     r"as (?:fast|quick|easy) to (?:learn|train) as|"
     r"same as|the same (?:accuracy|results?|performance|reward|score)|"
     r"keeps? (?:the )?(?:[\w-]+ ){0,2}(?:accuracy|results?|performance|rewards?|scores?) (?:the same|unchanged)|no worse|not worse|comparabl\w*|on par|equivalent\w*|just as|"

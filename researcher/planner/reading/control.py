@@ -122,6 +122,8 @@ def _refuse_one_against_several(
     after = [level for level, p in zip(levels, positions, strict=True) if p >= at]
     if len(before) != 1 or len(after) < 2 or q.direction == "two_sided":
         return
+    if re.search(r"[.;!?]\s", q.text[at : max(positions)]):
+        return  # "lr 5e-5 beat 2e-5. Would 1e-4 be better?": a result, then the question
     named = factor if isinstance(before[0], int | float) else ""  # "lr 0.0001", "rloo"
     subject = f"{named} {describe_level(factor, before[0])}".strip()
     words = [describe_level(factor, v) for v in after]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 
 from researcher.planner.catalogue import EQUIVALENT_WORDS
+from researcher.planner.reading.numbers import percent_change
 from researcher.planner.reading.question import Question
 
 DEFAULT_MARGIN = 0.05  # equivalence margin on accuracy / reward when the question gives none
@@ -30,7 +31,8 @@ COST_MARGIN = 0.10  # equivalence margin for cost: 10% of the control's cost
 def min_effect(q: Question, outcome: str, threshold: float | None) -> float | None:
     """The smallest difference the question names ("by at least 5 points"), as a
     fraction; None when it names none, or when the outcome is counted in steps."""
-    effects = q.of("aside", "effect") + q.of("aside", "effect_abs")
+    effects = [m for m in q.of("aside", "effect") if percent_change(q.text, m) is None]
+    effects += q.of("aside", "effect_abs")
     if not effects and q.direction != "equivalent":
         # "does lr 1e-4 vs 2e-5 matter, margin 2 points?": no equivalence test, so the
         # margin named is the smallest difference that counts

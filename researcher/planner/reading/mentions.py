@@ -188,6 +188,7 @@ _ASIDES = (  # number phrases that are not levels: (kind, regex)
         "divided_by",
         rf"by ({_TIMES_COUNT})(?! ?(?:%|percent|points?|pp)|\.\d|[ -]?(?:x\b|×|times|fold))",
     ),
+    ("fraction_of", r"(?:a|one) (tenth|fifth|quarter|third) of"),  # "a tenth of the lr"
     (
         "times_word",
         r"(twice|doubl\w*|half|halv\w*|tripl\w*|quadrupl\w*)|an order of magnitude"

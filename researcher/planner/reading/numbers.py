@@ -79,10 +79,46 @@ _CUT_BY = re.compile(
 )
 
 
+# a multiplier set beside a level it describes: "lr 1e-4 (5x the default)", "lr 1e-5, half
+# the default,"
+_OF_DEFAULT_BESIDE = re.compile(r"\d\S*\s*[(,]\s*$")
+_RAISED_BY = re.compile(r"\b(?:rais|increas|boost|grow|lift)\w*\b[^,;.?!]{0,40}\bby\s+(?:a\s+)?$")
+
+
+# a verb scaling a setting (not the outcome) right before "by N%"
+_SCALED_BEFORE = re.compile(
+    r"\b(?:(increas|rais|boost|grow|lift)|reduc|lower|cut|decreas|shrink|drop)\w*\s+"
+    r"(?:the\s+|our\s+|my\s+|its\s+)?(?:(?!accuracy|rewards?|scores?|performance|pass|success)"
+    r"[\w-]+\s+){1,3}$"
+)
+
+
+def percent_change(text: str, mention: Mention) -> float | None:
+    """The share a setting is moved by in "increasing the lr by 50%" (+0.5) or "cutting the
+    group size by 50%" (-0.5) — the "by N%" that is an effect after an outcome ("improve
+    accuracy by 5%"); None when `mention` is no such change."""
+    if mention.key != "effect":
+        return None
+    written = re.fullmatch(r"by (\d+(?:\.\d+)?) ?%", text[mention.start : mention.end])
+    verb = _SCALED_BEFORE.search(text[: mention.start])
+    if written is None or verb is None:
+        return None
+    share = float(written.group(1)) / 100
+    return share if verb.group(1) else -share
+
+
 def multiplier_named(text: str, mentions: list[Mention]) -> float | None:
     """The factor the question scales its setting by: "twice", "a 4x larger", "tenfold
     lower", "by a factor of 10", "dividing the lr by 10" (0.1); None when it names none."""
     for m in mentions:
+        if m.key in ("times", "times_word", "fraction_of") and _OF_DEFAULT_BESIDE.search(
+            text[: m.start]
+        ):
+            continue  # "lr 1e-4 (5x the default)": the level named, said against the default
+        if m.key == "fraction_of":  # "a tenth of the lr"
+            return {"te": 0.1, "fi": 0.2, "qu": 0.25, "th": 1 / 3}[m.groups[0][:2]]
+        if (share := percent_change(text, m)) is not None:  # "increasing the lr by 50%"
+            return 1 + share
         if m.key == "times":
             count, comparative = m.groups[0], m.groups[1] or ""
             k = _times_count(count)
@@ -105,6 +141,8 @@ def multiplier_named(text: str, mentions: list[Mention]) -> float | None:
                     not magnitude and _CUT_BY.search(text[: m.start])
                 )
                 return 0.1 if down else 10.0
+            if word == "half" and _RAISED_BY.search(text[: m.start]):
+                return 1.5  # "raising the lr by half"
             return {"tw": 2.0, "do": 2.0, "ha": 0.5, "tr": 3.0, "qu": 4.0}[word[:2]]
     return None
 
@@ -218,11 +256,16 @@ def plain_numbers(text: str) -> str:
         lambda m: f"{m.group(1) or '1'}e{m.group(2).translate(_SUPERSCRIPTS)}", text
     )
     text = _TIMES_POWER.sub(lambda m: f"{m.group(1) or '1'}e{m.group(2)}", text)
+    # "2^4" is 16; ".01" is 0.01; "5 percent" is 5%
+    text = _POWER.sub(lambda m: str(int(m.group(1)) ** int(m.group(2))), text)
+    text = re.sub(r"(?<![\w.])\.(?=\d)", "0.", text)
+    text = re.sub(r"(?<=\d)\s+per\s*cent\b", "%", text, flags=re.I)
     if _LORA_NAMED.search(text):  # "lora r8": the rank 8, as "r=8" reads
         text = _RANK_GLUED.sub(lambda m: f"r={m.group(1)}", text)
     return text
 
 
+_POWER = re.compile(r"(?<![\w.])(\d{1,3})\s*(?:\^|\*\*)\s*(\d{1,2})(?![\w.])")
 _LORA_NAMED = re.compile(r"(?i)\b(?:q?lora|ranks?|adapters?|peft)\b")
 _RANK_GLUED = re.compile(r"(?<![\w.=-])[rR](\d{1,4})(?![\w.-])")
 

@@ -254,7 +254,7 @@ def _read(q: Question) -> Reading:
             "batch size read as groups per step (batch_groups): each group is one prompt "
             "sampled group_size times, so a step trains on batch_groups x group_size episodes"
         )
-    if factor == "clip_eps" and re.search(r"clip[- ]higher", q.text):
+    if factor == "clip_eps" and re.search(r"clip[- ]higher|eps(?:ilon)?[_ -]high", q.text):
         q.assumptions.append(
             "clip-higher (DAPO) raises only the upper clip bound; clip_eps here clips both "
             "sides, so the levels apply to both"

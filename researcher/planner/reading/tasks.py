@@ -243,6 +243,10 @@ def _judged_strength(q: Question, mention: Mention) -> int:
     if re.search(r"\b(?:held[\s-]?out|test|into|onto)\s+(?:the\s+)?(?:held[\s-]?out\s+)?$", before):
         return 3
     if re.search(
+        r"[.;]\s[^.;?]*\b(?:also|too|as well|likewise|equally)\b[^.;?]*$", q.text[: mention.start]
+    ):
+        return 3  # "We found group size 8 helps chain_sum. Does it also help countdown?"
+    if re.search(
         r"\bsingle[\s-]task\s+(?:training\s+)?(?:on|for)\s+(?:the\s+)?$", q.text[: mention.start]
     ):
         return 3  # "multi-task training … better than single-task on letter_counting"

@@ -1060,6 +1060,36 @@ CORPUS: list[Q] = [
     Q('Would weight decay 0.01 be harmless on letter counting?', 'weight_decay', [0.0, 0.01], 'letter_counting', H, NI, 0.05),
     Q('Is max_staleness 2 non-inferior to 1 on chain_sum with a margin of 0.03?', 'max_staleness', [1, 2], 'chain_sum', H, NI, 0.03),
     Q('Does lowering the lr to 1e-5 cost accuracy on countdown?', 'lr', [2e-5, 1e-5], 'countdown', H, L),
+    # multipliers and fractions: beside a level they describe it against the default
+    Q('does a tenth of the default lr hurt chain_sum?', 'lr', [2e-5, 2e-6], 'chain_sum', H, L),
+    Q('does lr 1e-4 (5x the default) help countdown?', 'lr', [2e-5, 1e-4], 'countdown', H, G),
+    Q('would lr 1e-5 (half the default) hurt letter counting?', 'lr', [2e-5, 1e-5], 'letter_counting', H, L),
+    Q('does lr 1e-4, five times the default, help countdown?', 'lr', [2e-5, 1e-4], 'countdown', H, G),
+    Q('Does increasing the lr by 50% help chain_sum?', 'lr', [2e-5, 3e-5], 'chain_sum', H, G, extra={'min_effect': None}),
+    Q('Does increasing the lr by 50 percent help chain_sum?', 'lr', [2e-5, 3e-5], 'chain_sum', H, G),
+    Q('does cutting the group size by 50% hurt countdown?', 'group_size', [4, 2], 'countdown', H, L),
+    Q('Does raising the lr by half help chain_sum?', 'lr', [2e-5, 3e-5], 'chain_sum', H, G),
+    Q('does a KL coefficient of 5 percent hurt chain_sum?', 'kl_coef', [0.0, 0.05], 'chain_sum', H, L),
+    Q('does a group size of 2^4 help countdown?', 'group_size', [4, 16], 'countdown', H, G),
+    # terse forms
+    Q('gs 8 vs 4 chain_sum', 'group_size', [4, 8], 'chain_sum', H, TWO_SIDED),
+    Q('does bigger grp size help cntdown', 'group_size', [4, 8], 'countdown', H, G),
+    Q('wd .01 hurt?', 'weight_decay', [0.0, 0.01], 'chain_sum', H, L),
+    Q('clip .3 vs .2 letter counting pls', 'clip_eps', [0.2, 0.3], 'letter_counting', H, TWO_SIDED),
+    Q('quick q: does dropping zero-var groups matter on countdown', 'zero_variance_groups', ['keep', 'drop'], 'countdown', H, TWO_SIDED),
+    Q('is g=16 better than g=4 on chain_sum', 'group_size', [4, 16], 'chain_sum', H, G),
+    Q('n=16 rollouts vs n=4 on countdown', 'group_size', [4, 16], 'countdown', H, TWO_SIDED),
+    Q('8 grps per step vs 4 grps, chain sum', 'batch_groups', [4, 8], 'chain_sum', H, TWO_SIDED),
+    Q('Does eps_high 0.28 help chain_sum?', 'clip_eps', [0.2, 0.28], 'chain_sum', H, G),
+    # a sentence of setup before the question: its settings held, the question's own level
+    # set against the setup's
+    Q('We currently use no KL. Does adding a KL of 0.02 hurt chain_sum accuracy?', 'kl_coef', [0.0, 0.02], 'chain_sum', H, L),
+    Q('We use RLOO on basic arithmetic. Is lr 1e-4 better than 1e-5?', 'lr', [1e-5, 1e-4], 'basic_arithmetic', H, G, extra={'held': {'algorithm': 'rloo'}}),
+    Q("I'm training on basic arithmetic with RLOO. Is lr 1e-5 or 1e-4 better?", 'lr', [1e-5, 1e-4], 'basic_arithmetic', H, TWO_SIDED, extra={'held': {'algorithm': 'rloo'}}),
+    Q('Baseline: GRPO, group size 4, lr 2e-5 on letter counting. Question: does RLOO do better?', 'algorithm', ['grpo', 'rloo'], 'letter_counting', H, G, extra={'held': {'lr': 2e-5, 'group_size': 4}}),
+    Q('Context: LoRA rank 16, lr 1e-4, chain_sum. Does increasing the group size to 16 help?', 'group_size', [4, 16], 'chain_sum', H, G, extra={'held': {'lr': 1e-4, 'lora': 16}}),
+    Q('Assume full fine-tuning at lr 2e-5. Is LoRA r=8 at least as good on chain_sum?', 'lora', ['full', 8], 'chain_sum', H, NI, 0.05, extra={'held': {'lr': 2e-5}}),
+    Q('We found group size 8 helps chain_sum. Does it also help countdown?', 'group_size', [4, 8], 'countdown', H, G),
 ]
 # fmt: on
 
