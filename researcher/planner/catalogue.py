@@ -391,6 +391,8 @@ UNSUPPORTED_SETTINGS = (
     r"(?:bf16|fp16|fp32|bfloat16|float16|float32)|(?:mixed|numerical|training) precision",
     r"sft|supervised fine tuning|warm ?start\w*",
     r"(?:learned |trained |better |a |the )?reward models?",
+    # the shipped tasks' prompts are their own (a workflow's prompt PARAM is varied instead)
+    r"chain of thought prompt\w*|cot prompt\w*|prompt(?:ing)? (?:strateg\w*|engineering|templates?)",
     r"(?:reward|advantage) (?:std )?normali[sz]ation (?:across|over) (?:the )?(?:whole )?batch",
     r"(?:token|sequence|sample) level (?:loss(?:es)?|normali[sz]ation|aggregation|averag\w*)",
     "loss aggregation",

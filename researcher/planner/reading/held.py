@@ -151,7 +151,8 @@ _CONTEXT_THEN_QUESTION = re.compile(
 _CONTEXT_LEAD = re.compile(
     r"^(?:(?:baseline|setup|set-up|context|setting|config\w*|assum\w*|suppos\w*|given)\b\s*:?\s*"
     r"(?:(?:that\s+)?(?:we|i)\s+(?:use|train|run)\w*\s+)?|(?:our|my)\s+(?:runs?|setup|set-up|"
-    r"baseline|config\w*|recipe)\s+(?:uses?|is|are|runs?)\s+|(?:we|i)(?:'m|'re|\s+am|\s+are)?"
+    r"baseline|config\w*|recipe)\s+(?:uses?|is|are|runs?)\s+|[\w.-]+(?:\s+[\w.-]+)?\s+(?:used|uses|"
+    r"trained\s+with|trains\s+with)\s+|(?:we|i)(?:'m|'re|\s+am|\s+are)?"
     r"(?:\s+currently|\s+now|\s+always)?\s+(?:use|using|train|training|run|running)\w*\s+)"
 )
 

@@ -20,7 +20,13 @@ from __future__ import annotations
 
 import re
 
-from researcher.planner.catalogue import GREATER_WORDS, LESS_WORDS, OUTCOME_WORDS, TWO_SIDED_WORDS
+from researcher.planner.catalogue import (
+    EQUIVALENT_WORDS,
+    GREATER_WORDS,
+    LESS_WORDS,
+    OUTCOME_WORDS,
+    TWO_SIDED_WORDS,
+)
 from researcher.planner.reading.effects import equivalence_margin
 from researcher.planner.reading.mentions import Mention
 from researcher.planner.reading.question import Question
@@ -75,7 +81,9 @@ _UNMEASURED = re.compile(
     r"\b(?:(?:more |less )?stab(?:le|ility|ili[sz]\w*)|unstable|instabilit\w*|collaps\w*|"
     r"diverg\w*|reward hacking|entropy|diversity|calibrat\w*|robust\w*|"
     r"(?:gpu |peak |cpu )?memory|vram|(?:gpu |peak )?ram\b|"
-    r"overfit\w*|forget\w*|verbos\w*|response length|(?:gradient )?variance|"
+    r"overfit\w*|forget\w*|verbos\w*|response length|(?:gradient )?variance|creativ\w*|"
+    r"smooth\w*|(?:std|spread|standard deviation|variability)(?: of [\w -]{1,30}?)? across seeds|"
+    r"seed[\s-]to[\s-]seed \w+|"
     r"(?:responses?|answers?|outputs?|completions?) (?:get )?(?:longer|shorter)|"
     r"(?:longer|shorter) (?:responses?|answers?|outputs?|completions?))\b"
 )
@@ -344,6 +352,18 @@ _PENALTY_MOVED = re.compile(
 )
 
 
+def _question_sentence(text: str) -> str:
+    """The sentence that asks, when a sentence of context before it has its own direction
+    words ("Our runs are slow. Would doubling the lr speed up learning?": the context's
+    "slow" is no direction) and the asking sentence has some; else `text`."""
+    start = max((m.end() for m in re.finditer(r"[.;!](?=\s)", text.split("?")[0])), default=0)
+    asking = text[start:]
+    words = rf"\b(?:{GREATER_WORDS}|{LESS_WORDS}|{EQUIVALENT_WORDS}|{TWO_SIDED_WORDS})"
+    if start and re.search(words, asking) and re.search(words, text[:start]):
+        return " " * start + asking
+    return text
+
+
 def read_direction(q: Question, outcome: str, factor: str) -> tuple[str, float | None]:
     """The direction and, for an equivalence question, its margin."""
     text = q.masked
@@ -382,6 +402,7 @@ def read_direction(q: Question, outcome: str, factor: str) -> tuple[str, float |
         return ("greater" if up else "less"), None
     # a verb that moves the factor is no direction: "does cutting the lr in half help?"
     text = re.sub(_MOVES_FACTOR, " ", text)
+    text = _question_sentence(text)
     undirected = None  # a direction word about an outcome no study measures
     if outcome == "heldout_accuracy":
         text, undirected = _without_unmeasured_direction(text)
@@ -390,6 +411,10 @@ def read_direction(q: Question, outcome: str, factor: str) -> tuple[str, float |
         if outcome == "learning_speed"
         else None
     )
+    if outcome == "learning_speed" and re.search(
+        r"\bsav(?:e|es|ed|ing)\b[^.?;]{0,20}?\bto (?:reach|hit|get|learn)", text
+    ):  # "how many steps does group size 8 save to reach 0.8?": fewer steps, faster
+        return "greater", None
     if to_reach and to_reach.group(1):
         # "reduce the time needed to hit 0.7": fewer steps to it is faster (greater)
         faster = not re.match(r"increas|rais|lengthen|doubl|more|longer", to_reach.group(1))

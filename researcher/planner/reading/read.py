@@ -217,7 +217,14 @@ def _read(q: Question) -> Reading:
         why = ""
         if _CITED.search(q.text[: m.start]) or _CITES.match(q.text, m.end):
             continue  # "removing the KL (as in DAPO)", "DAPO suggests clip-higher": a source
-        if "dynamic sampling" in named:
+        if "prompt" in named:
+            if q.params is not None:
+                continue  # a workflow's prompt is its PARAM
+            why = (
+                " (a shipped task's prompt is its own: vary a prompt as a PARAM of your "
+                "workflow with --workflow FILE)"
+            )
+        elif "dynamic sampling" in named:
             why = (
                 " (it resamples until no group's rewards are all equal; this trainer drops "
                 "such groups instead, its default: ask 'does dropping zero-variance groups "

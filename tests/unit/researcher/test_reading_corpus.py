@@ -1090,6 +1090,10 @@ CORPUS: list[Q] = [
     Q('Context: LoRA rank 16, lr 1e-4, chain_sum. Does increasing the group size to 16 help?', 'group_size', [4, 16], 'chain_sum', H, G, extra={'held': {'lr': 1e-4, 'lora': 16}}),
     Q('Assume full fine-tuning at lr 2e-5. Is LoRA r=8 at least as good on chain_sum?', 'lora', ['full', 8], 'chain_sum', H, NI, 0.05, extra={'held': {'lr': 2e-5}}),
     Q('We found group size 8 helps chain_sum. Does it also help countdown?', 'group_size', [4, 8], 'countdown', H, G),
+    Q('DeepSeek-R1 used no KL. Does adding a KL of 0.001 hurt countdown?', 'kl_coef', [0.0, 0.001], 'countdown', H, L),
+    # the asking sentence's direction words, not the context's ("slow")
+    Q('Our runs are slow. Would doubling the lr speed up learning on letter counting?', 'lr', [2e-5, 4e-5], 'letter_counting', LS, G),
+    Q('How many steps does group size 8 save to reach 0.8 on chain_sum?', 'group_size', [4, 8], 'chain_sum', LS, G, extra={'threshold': 0.8}),
 ]
 # fmt: on
 
@@ -1441,6 +1445,11 @@ REFUSALS: list[tuple[str, type[UnmappableQuestion], str]] = [
         UnreadableQuestion,
         "'code generation' is not a",
     ),
+    (
+        "Does chain-of-thought prompting help countdown?",
+        UnreadableQuestion,
+        "as a PARAM of your workflow",
+    ),
 ]
 
 
@@ -1533,6 +1542,12 @@ def test_every_workflow_question_in_the_docs_reads_on_the_docs_agent() -> None:
         ("would a KL coefficient of 0.01 prevent reward hacking on countdown?", "reward hacking"),
         ("does a KL penalty stop the policy from collapsing on arithmetic?", "collapsing"),
         ("does RLOO reduce variance compared to GRPO on countdown?", "variance"),
+        ("Does the model become more creative with temperature 1.5?", "creative"),
+        ("Does the reward curve look smoother with RLOO on countdown?", "smoother"),
+        (
+            "Is the std of held-out accuracy across seeds lower with group size 16 than 4 on countdown?",
+            "std of held-out accuracy across seeds",
+        ),
     ],
 )
 def test_an_outcome_no_study_measures_is_said_not_passed_over(question: str, named: str) -> None:
