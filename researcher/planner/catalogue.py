@@ -381,6 +381,8 @@ UNSUPPORTED_SETTINGS = (
     r"dapo(?!'?s? clip)",
     "vapo",
     "remax",
+    # PPO the algorithm (a learned value critic); its clip and epochs are named on their own
+    r"ppo(?![\s_-]*(?:clip\w*|epochs?|style|loss|objective|ratios?|iterations?|updates?))",
     # DAPO's dynamic sampling resamples until no group has all-equal rewards; this trainer
     # drops them instead (zero_variance_groups): the refusal says how to ask that
     r"(?:dapo'?s? )?dynamic sampling",
@@ -701,7 +703,6 @@ _FACTOR_LIST = (
             r"reinforce(?:\+\+)?": "reinforce",
             # the plain policy gradient is REINFORCE (the advantage its own reward)
             r"(?:vanilla|plain|simple) (?:policy gradients?|pg)": "reinforce",
-            "ppo": "rloo",
         },
         alternative="rloo",
     ),

@@ -99,11 +99,6 @@ def read_levels(q: Question, factor: str, task: str, tasks: list[str]) -> tuple[
     if spec.kind == "lora" and named:
         values = [(p, v) for p, v in values if v == "full"]  # "LoRA r=8": the rank is 8
     named = sorted(named + values, key=lambda pair: pair[0])
-    if factor == "algorithm" and re.search(r"\bppo\b", q.text):
-        q.assumptions.append(
-            "every algorithm here trains with the PPO-clip loss and differs in its "
-            "advantage estimator: PPO is read as RLOO (critic-free PPO-style baselines)"
-        )
     if factor == "algorithm" and re.search(r"\breinforce\s*\+\+|reinforce plus plus", q.text):
         q.assumptions.append(
             "REINFORCE++ read as reinforce: the reward minus the batch's mean reward, groups "

@@ -217,7 +217,13 @@ def _read(q: Question) -> Reading:
         why = ""
         if _CITED.search(q.text[: m.start]) or _CITES.match(q.text, m.end):
             continue  # "removing the KL (as in DAPO)", "DAPO suggests clip-higher": a source
-        if "prompt" in named:
+        if named == "ppo":
+            why = (
+                " (PPO trains a learned value critic, which this trainer does not have: every "
+                "algorithm here — grpo, rloo, reinforce — uses the PPO-clip loss with a "
+                "critic-free baseline; ask e.g. 'does RLOO beat GRPO?')"
+            )
+        elif "prompt" in named:
             if q.params is not None:
                 continue  # a workflow's prompt is its PARAM
             why = (

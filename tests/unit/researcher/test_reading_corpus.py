@@ -165,7 +165,6 @@ CORPUS: list[Q] = [
     Q("does a higher learning rate help?", "lr", [2e-5, 1e-4], "chain_sum", H, G),
     Q("lr 1e-4 vs 2e-5 on arithmetic?", "lr", [2e-5, 1e-4], "arithmetic", H, TWO_SIDED),
     Q("is RLOO better than GRPO?", "algorithm", ["grpo", "rloo"], "chain_sum", H, G),
-    Q("GRPO vs PPO on arithmetic?", "algorithm", ["grpo", "rloo"], "arithmetic", H, TWO_SIDED),
     Q(
         "do bigger models learn arithmetic faster?",
         "base_model",
@@ -1450,6 +1449,9 @@ REFUSALS: list[tuple[str, type[UnmappableQuestion], str]] = [
         UnreadableQuestion,
         "as a PARAM of your workflow",
     ),
+    # PPO the algorithm has a learned critic: not read as RLOO (its clip and epochs still read)
+    ("GRPO vs PPO on arithmetic?", UnreadableQuestion, "PPO trains a learned value critic"),
+    ("does PPO beat GRPO on countdown?", UnreadableQuestion, "ask e.g. 'does RLOO beat GRPO?'"),
 ]
 
 
