@@ -58,7 +58,11 @@ _LEVEL_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:e-?\d+)?%?(?![\w.])")
 # at 16?": whether one setting's effect depends on another
 _ROBUST_TO = re.compile(
     r"\b(?:robust|sensitive|invariant) to\b|\b(?:depend\w*) on\b|"
-    r"\b(?:help|hurt)\w*\b[^?;]{0,60}\bbut\s+(?:help|hurt)\w*"
+    r"\b(?:help|hurt)\w*\b[^?;]{0,60}\bbut\s+(?:help|hurt)\w*|"
+    # "does group size 8 help more when the lr is high?", "is the optimal KL different for
+    # RLOO and GRPO?"
+    r"\b(?:help|hurt|matter|benefit)\w*\s+(?:\w+\s+)?(?:more|less)\s+(?:when|if|once|as|the\s+\w+er)\b|"
+    r"\b(?:optimal|best)\b[^?;]{1,40}?\b(?:differ\w*|the\s+same|change\w*)\s+(?:for|across|between|under|with)\b"
 )
 
 # "help more at lr 1e-4 than at lr 1e-5", "matter more for RLOO than for GRPO", "more with
@@ -66,6 +70,12 @@ _ROBUST_TO = re.compile(
 _MORE_THAN_UNDER = re.compile(
     r"\b(?:more|less|most|least|better|worse|bigger|larger|smaller|stronger|weaker)\b"
     r"[^?;]{0,60}?\bthan\s+(?:it\s+(?:does|do|did)\s+)?(?:at|for|with|under|without|when)\b"
+)
+
+# "does the best lr differ between countdown and chain_sum?"
+_BEST_DIFFERS = re.compile(
+    r"\b(?:optimal|best)\b[^?;]{1,40}?\b(?:differ\w*|the\s+same|change\w*)\s+"
+    r"(?:for|across|between|on|from)\b"
 )
 
 _MORE_THAN = re.compile(
@@ -355,7 +365,9 @@ def _no_interaction(q: Question, named: list[str]) -> None:
     if len(tasks) < 2:
         return
     later = [m for m in q.of("task") if m.key != q.of("task")[0].key]
-    if not any(_MORE_THAN.search(q.text[: m.start]) for m in later):
+    if not any(_MORE_THAN.search(q.text[: m.start]) for m in later) and not _BEST_DIFFERS.search(
+        q.text
+    ):
         return
     raise q.unreadable(
         f"it asks whether {setting}'s effect on {tasks[0]} differs from its effect on "

@@ -1452,6 +1452,18 @@ REFUSALS: list[tuple[str, type[UnmappableQuestion], str]] = [
     # PPO the algorithm has a learned critic: not read as RLOO (its clip and epochs still read)
     ("GRPO vs PPO on arithmetic?", UnreadableQuestion, "PPO trains a learned value critic"),
     ("does PPO beat GRPO on countdown?", UnreadableQuestion, "ask e.g. 'does RLOO beat GRPO?'"),
+    # interactions worded without "more … than"
+    ("Does group size 8 help more when the lr is high?", UnreadableQuestion, "(an interaction)"),
+    (
+        "Is the optimal KL coefficient different for RLOO and GRPO?",
+        UnreadableQuestion,
+        "depends on algorithm",
+    ),
+    (
+        "does the best lr differ between countdown and chain_sum?",
+        UnreadableQuestion,
+        "(an interaction)",
+    ),
 ]
 
 
