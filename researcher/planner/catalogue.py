@@ -559,7 +559,7 @@ _FACTOR_LIST = (
             # terse: "grp size", "gs=8", "g=16" (the GRPO paper's G), "n=16" (samples per prompt)
             "gro?u?ps? (?:size|sz)|group sz",
             r"gs(?= ?=? ?\d)",
-            r"[gn](?= ?= ?\d)",
+            r"[gn](?= ?= ?\d+\b(?! ?(?:seeds?|runs?|replicates?|repeats?|trials?)))",
             r"n samples(?= ?=? ?\d)",
         ),
         raised=8,
@@ -1084,7 +1084,7 @@ OUTCOME_WORDS: tuple[tuple[str, str], ...] = (
     (
         "cost",
         # not "does it cost accuracy", "cost more than 2 points": a loss of accuracy
-        r"cheap\w*|costs?(?!(?: (?:us|me|any|much|more than|over|at least|[\d.]+|points?|"
+        r"cheap\w*|costs?(?!(?: (?:us|me|any|much|nothing|no|in|more than|over|at least|[\d.]+|points?|"
         r"percentage|of|the|some|a|few))* ?(?:accuracy|points?|performance|rewards?|scores?)\b)|"
         r"costl\w*|expensive|wall[\s-]?(?:clock|time)|(?<!\d\s)tokens?|compute|"
         r"gpu[\s-]hours?|throughput|time per step|training time|faster to train|"
@@ -1119,7 +1119,10 @@ EQUIVALENT_WORDS = (
     r"as (?:fast|quick|easy) to (?:learn|train) as|"
     r"same as|the same (?:accuracy|results?|performance|reward|score)|"
     r"keeps? (?:the )?(?:[\w-]+ ){0,2}(?:accuracy|results?|performance|rewards?|scores?) (?:the same|unchanged)|no worse|not worse|comparabl\w*|on par|equivalent\w*|just as|"
-    r"indistinguishable|keeps? up with|as well\b|loses? (?:nothing|no accuracy)|suffic\w*|"
+    r"indistinguishable|keeps? up with|loses? (?:nothing|no accuracy)|suffic\w*|"
+    r"(?:do|does|did|perform\w*|work\w*|learn\w*|train\w*|scor\w*) (?:just |about )?as well\b|"
+    r"as well as\b(?! (?:#|on|for|in)\b)|as (?:well|good)[\s-](?:suited|fit\w*|matched) (?:as|to)\b|\bas (?:good|accurate|effective|strong)\b(?! as)|"
+    r"costs? (?:us |me )?nothing|"
     r"without (?:hurting|harming|losing|degrading|costing)|get away with|safe to (?:use|cut|drop)|"
     r"los(?:e|es|ing) (?:no more than|not more than|at most|less than)|"
     r"(?:good )?enough|no difference|irrelevant|(?:does ?n[o']?t|doesn't|not) matter|"
@@ -1135,6 +1138,8 @@ GREATER_WORDS = (
     r"(?:increas|rais)\w* (?:the )?(?:[\w'’-]+ ){0,2}(?:accuracy|rewards?|scores?)|"
     r"(?:increas|rais)\w* (?:the )?(?:auc|area under)\b|"
     r"stronger|superior|worth it|more (?:[\w-]+[ -])?efficient|easier to (?:learn|train)|"
+    r"break\w* (?:through|out of|past)|break\w* (?:the |a )?plateau|unstick\w*|"
+    r"(?:accuracy|rewards?|scores?)\b[^?.]{0,30}?\b(?:higher|better)\b|"
     r"(?:accuracy|rewards?|scores?) (?:is |are |gets? )?(?:higher|better)"
 )
 LESS_WORDS = (
@@ -1145,7 +1150,7 @@ LESS_WORDS = (
     r"cheaper|cuts?|cutting|sav(?:e|es|ing)|"
     r"(?:cost(?:s|ing)?|los(?:e|es|ing)) (?:(?:us|me|any|much|more than|over|at least|[\d.]+|points?|percentage|of|"
     r"the|some|a|few) )*(?:accuracy|points?|performance|rewards?|scores?)\b|"
-    r"less (?:[\w-]+[ -])?(?:accurate|efficient)|destabili[sz]\w*|break\w*|weaker|inferior|"
+    r"less (?:[\w-]+[ -])?(?:accurate|efficient)|destabili[sz]\w*|break\w*(?! (?:through|out|past|the plateau|a plateau))|weaker|inferior|"
     r"underperform\w*|fall\w* behind|lag\w* behind|"
     r"(?:harder|more difficult|tougher) to (?:learn|train)|"
     r"(?:accuracy|rewards?|scores?) (?:is |are |gets? )?(?:lower|worse)|"

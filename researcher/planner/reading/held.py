@@ -40,7 +40,8 @@ _HOLDABLE = ("lr", "kl_coef", "clip_eps", "weight_decay", "max_grad_norm", "grou
 _HELD_WORDS = ("algorithm", "lora", "max_staleness")  # "under RLOO", "with LoRA", "when on-policy"
 
 _HELD_BEFORE = re.compile(
-    r"\b(?:at|with|using|under|keeping|holding|when|while|and)\s+(?:(?:training|running)\s+)?"
+    r"\b(?:at|with|using|under|keeping|holding|when|while|and|given(?:\s+(?:our|my|an?|the))?)\s+"
+    r"(?:(?:training|running)\s+)?"
     r"(?:an?\s+|the\s+)?$"
 )
 
@@ -80,7 +81,7 @@ def held_settings(
     ("does group size 8 help at lr 1e-5?": lr 1e-5), those settings, and their words. A
     setting is held only when something else is still named to vary once it is taken out,
     and it is named nowhere else (then it is varied: "lr 1e-4 with group size 8 vs ...")."""
-    text = _leading_context(_context_sentence(text, params))
+    text = _leading_context(text)
     held: dict[str, Level] = {}
     words: list[str] = []
     # after the verb: "does group size 16 help at lr 1e-5?" holds lr; "does group size 16
@@ -141,65 +142,6 @@ _LISTED_CONTEXT = re.compile(
     r"^((?:at|with|using|under)\s+[^,?]+?),\s+([^,?]+?),\s+"
     r"(?=(?:does|do|is|are|can|will|would|should|how|which|what)\b)"
 )
-
-
-# a sentence of setup before the question: "Baseline: GRPO, group size 4, lr 2e-5 on letter
-# counting. Question: does RLOO do better?", "We use RLOO on basic arithmetic. Is …?"
-_CONTEXT_THEN_QUESTION = re.compile(
-    r"^(?P<context>[^?]+[.;])\s+(?:question\s*:\s*)?(?P<question>(?:[^?.;]|\.\d)+\?.*)$"
-)
-_CONTEXT_LEAD = re.compile(
-    r"^(?:(?:baseline|setup|set-up|context|setting|config\w*|assum\w*|suppos\w*|given)\b\s*:?\s*"
-    r"(?:(?:that\s+)?(?:we|i)\s+(?:use|train|run)\w*\s+)?|(?:our|my)\s+(?:runs?|setup|set-up|"
-    r"baseline|config\w*|recipe)\s+(?:uses?|is|are|runs?)\s+|[\w.-]+(?:\s+[\w.-]+)?\s+(?:used|uses|"
-    r"trained\s+with|trains\s+with)\s+|(?:we|i)(?:'m|'re|\s+am|\s+are)?"
-    r"(?:\s+currently|\s+now|\s+always)?\s+(?:use|using|train|training|run|running)\w*\s+)"
-)
-
-
-def _context_sentence(text: str, params: dict[str, Any] | None) -> str:
-    """Setup written as a sentence before the question, as the leading clause it means
-    ("We use RLOO on basic arithmetic. Is lr 1e-4 better than 1e-5?" → "with rloo, is lr
-    1e-4 better than 1e-5 on basic arithmetic?"), so that each setting in it is held. A
-    setting the question itself varies is the question's: where the question sets its level
-    against nothing, the setup's level is what it is compared with ("We use no KL. Does
-    adding a KL of 0.02 hurt?": 0 vs 0.02). Setup that reports a result ("We found group
-    size 8 helps") or lists no settings is left as written."""
-    found = _CONTEXT_THEN_QUESTION.match(text)
-    if not found:
-        return text
-    context, question = found.group("context")[:-1].strip(), found.group("question").strip()
-    lead = _CONTEXT_LEAD.match(context)
-    if lead is None or re.search(
-        rf"\b(?:{GREATER_WORDS}|{LESS_WORDS}|{EQUIVALENT_WORDS}|{TWO_SIDED_WORDS})", context
-    ):
-        return text
-    asked = {m.key for m in scan(question, params) if m.kind in ("factor", "value", "param")}
-    held, tasks, against = [], [], []
-    for item in re.split(r",|;|\s+(?:and|with|at|using|under)\s+", context[lead.end() :]):
-        item = re.sub(r"^\s*(?:with|using|at|under)\s+", "", item).strip()
-        on_task = re.search(r"(?:^|\s+)((?:on|for)\s+.+)$", item)
-        if on_task:
-            tasks.append(on_task.group(1))
-            item = item[: on_task.start()].strip()
-        named = [m for m in scan(item, params) if m.kind in ("factor", "value", "param")]
-        if not named:
-            if any(m.kind == "task" for m in scan(item, params)):
-                tasks.append(f"on {item}")
-            continue
-        if any(m.key in asked for m in named):
-            against.append(item)
-        else:
-            held.append(item)
-    body = question.rstrip("?").rstrip()
-    if against and not re.search(
-        r"\b(?:than|vs\.?|versus|compared|instead of|against|relative to|over|from)\b", body
-    ):
-        body += f" relative to {' and '.join(against)}"
-    if tasks:
-        body += " " + " ".join(tasks)
-    question = body + "?"
-    return f"with {' and '.join(held)}, {question}" if held else question
 
 
 def _leading_context(text: str) -> str:

@@ -123,7 +123,7 @@ _ASIDES = (  # number phrases that are not levels: (kind, regex)
     (
         "confidence",
         r"(?:alpha|α|significance level|significance|p[- ]?values?)(?: ?(?:=|<|≤|of|at|below|"
-        r"under|level of))? ?(0?\.\d+)|p ?(?:=|<|≤) ?(0?\.\d+)",
+        r"under|level of))? ?(0?\.\d+)|p ?(?:=|<|≤|below|under|less than) ?(0?\.\d+)",
     ),
     (
         "budget",
@@ -188,7 +188,12 @@ _ASIDES = (  # number phrases that are not levels: (kind, regex)
         "divided_by",
         rf"by ({_TIMES_COUNT})(?! ?(?:%|percent|points?|pp)|\.\d|[ -]?(?:x\b|×|times|fold))",
     ),
-    ("fraction_of", r"(?:a|one) (tenth|fifth|quarter|third) of"),  # "a tenth of the lr"
+    ("fraction_of", r"(?:a|one)[ -](tenth|fifth|quarter|third) of"),
+    # "2 more turns", "two extra groups": an amount added (`numbers.shift_named`)
+    (
+        "added_to",
+        r"(\d+|two|three|four|five|six|eight|ten) (?:more|extra|additional)(?= [a-z])",
+    ),  # "a tenth of the lr"
     (
         "times_word",
         r"(twice|doubl\w*|half|halv\w*|tripl\w*|quadrupl\w*)|an order of magnitude"

@@ -81,7 +81,9 @@ _CUT_BY = re.compile(
 
 # a multiplier set beside a level it describes: "lr 1e-4 (5x the default)", "lr 1e-5, half
 # the default,"
-_OF_DEFAULT_BESIDE = re.compile(r"\d\S*\s*[(,]\s*$")
+_OF_DEFAULT_BESIDE = re.compile(
+    r"\d\S*\s*(?:[(,—–]|\s-)\s*(?:(?:i\.?e\.?|which is|that is|or|about|roughly),?\s*)?$"
+)
 _RAISED_BY = re.compile(r"\b(?:rais|increas|boost|grow|lift)\w*\b[^,;.?!]{0,40}\bby\s+(?:a\s+)?$")
 
 
@@ -152,8 +154,8 @@ def shift_named(text: str, mentions: list[Mention]) -> float | None:
     takes away; None when
     the question scales (multiplies, divides) or names no such amount."""
     for m in mentions:
-        if m.key == "added_to":  # "adding 2 to top_k"
-            return float(m.groups[0])
+        if m.key == "added_to":  # "adding 2 to top_k", "2 more turns"
+            return _times_count(m.groups[0])
         if m.key == "divided_by":
             verb = SCALING_VERB.search(text[: m.start])
             if verb and not verb.group(0).startswith(("divid", "multipl")):

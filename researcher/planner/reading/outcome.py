@@ -172,7 +172,7 @@ def read_outcome(q: Question, factor: str) -> tuple[str, float | None]:
     if within:
         q.steps = int(within[0].groups[0])
     for m in q.of("aside", "at_step"):  # "the training reward at step 20": the run's length
-        if re.search(r"(?:reward|accuracy|score|success)\w*(?: \w+)?\s*$", q.text[: m.start]):
+        if re.search(r"(?:reward|accuracy|score|success)\w*\s*$", q.text[: m.start]):
             q.steps = q.steps or int(m.groups[0])
     for m in q.of("aside", "steps_n"):
         if factor != "max_steps" and q.steps is None:
@@ -440,7 +440,8 @@ def read_direction(q: Question, outcome: str, factor: str) -> tuple[str, float |
         )
     chooses = re.sub(r"\bor (?:more|higher|above|better|greater|so|beyond)\b", " ", text)
     if (greater and less) or (
-        (greater or less) and re.search(r"\bwhich\b|\bor\b", chooses)
+        # not a relative clause: "a KL of 0.1, which we use now, …"
+        (greater or less) and re.search(r"\bwhich\b(?! (?:we|i|you|they|our|my)\b)|\bor\b", chooses)
     ):  # "help or hurt", "RLOO or GRPO: which learns faster?"
         return "two_sided", None
     negated = re.search(

@@ -35,6 +35,7 @@ from researcher.planner.reading.moves import TOO
 from researcher.planner.reading.numbers import plain_numbers, written_numbers
 from researcher.planner.reading.outcome import comparisons_in_words, read_direction, read_outcome
 from researcher.planner.reading.question import EXAMPLE_QUESTIONS, Question
+from researcher.planner.reading.setup import outside_asking, read_setup
 from researcher.planner.reading.spelling import spelling_fixed
 from researcher.planner.reading.summary import summarise
 from researcher.planner.reading.tasks import read_task, read_task_levels
@@ -73,6 +74,7 @@ def _question(question: str, served: list[str], params: dict[str, Any] | None) -
         raise UnreadableQuestion(f"cannot read {question!r}: {why}.") from None
     if params is not None:  # a quoted prompt is a PARAM's value: no setting is read in it
         text = re.sub(r'"[^"]*"|“[^”]*”', lambda m: '"' + " " * (len(m.group(0)) - 2) + '"', text)
+    text, setup_notes = read_setup(text, params)
     text, held, held_words = held_settings(text, params)
     mentions = scan(text, params)
     assumptions = [
@@ -81,7 +83,7 @@ def _question(question: str, served: list[str], params: dict[str, Any] | None) -
         + " for every arm (held, not varied)"
         for key, words in zip(held, held_words, strict=True)
     ]
-    assumptions += _noted(text, mentions)
+    assumptions += setup_notes + _noted(text, mentions)
     if misspelt:
         assumptions.append(f"{misspelt!r} read as a misspelt setting's name")
     assumptions.extend(batch_said)
@@ -129,7 +131,10 @@ _OFFLINE_TWINS = {
 
 # a method named as the source of an idea, not as what is varied: "(as in DAPO)", "DAPO
 # suggests clip-higher", "like DAPO does", "in the DAPO paper"
-_CITED = re.compile(r"(?:\bas in(?: the)?|\blike|\bfollowing|\bin the|[(,]\s*as)\s+$")
+_CITED = re.compile(
+    r"(?:\bas in(?: the)?|\blike|\bfollowing|\bin the|[(,]\s*as|\b(?:proposed|introduced|"
+    r"described|suggested|popularized|used|done|recommended) (?:in|by)(?: the)?)\s+$"
+)
 _CITES = re.compile(
     r"'s\s|(?:'s)?\s+(?:paper|suggests?|recommends?|uses?|drops?|does|did|found|finds|shows?|"
     r"reports?|proposes?|removes?)\b|\)"
@@ -217,6 +222,12 @@ def _read(q: Question) -> Reading:
         why = ""
         if _CITED.search(q.text[: m.start]) or _CITES.match(q.text, m.end):
             continue  # "removing the KL (as in DAPO)", "DAPO suggests clip-higher": a source
+        if outside_asking(q.text, m.start):  # "We use the k3 estimator. Does a KL … hurt?"
+            q.assumptions.append(
+                f"{named!r}, named around the question, is nothing this trainer has: the "
+                "study runs without it"
+            )
+            continue
         if named == "ppo":
             why = (
                 " (PPO trains a learned value critic, which this trainer does not have: every "

@@ -1093,6 +1093,53 @@ CORPUS: list[Q] = [
     # the asking sentence's direction words, not the context's ("slow")
     Q('Our runs are slow. Would doubling the lr speed up learning on letter counting?', 'lr', [2e-5, 4e-5], 'letter_counting', LS, G),
     Q('How many steps does group size 8 save to reach 0.8 on chain_sum?', 'group_size', [4, 8], 'chain_sum', LS, G, extra={'threshold': 0.8}),
+    # sentences of setup around the question (probe 6): held; the setup's level of the
+    # question's own setting is its control; a result seen is no level
+    Q('We keep the lr at 1e-5. Does RLOO help?', 'algorithm', ['grpo', 'rloo'], 'chain_sum', H, G, extra={'held': {'lr': 1e-5}}),
+    Q('We sample 8 completions per prompt. Does RLOO help countdown?', 'algorithm', ['grpo', 'rloo'], 'countdown', H, G, extra={'held': {'group_size': 8}}),
+    Q('We also use a KL of 0.02. Does RLOO help countdown?', 'algorithm', ['grpo', 'rloo'], 'countdown', H, G, extra={'held': {'kl_coef': 0.02}}),
+    Q('We train at temperature 0.7. Does 1.0 do better on chain_sum?', 'temperature', [0.7, 1.0], 'chain_sum', H, G),
+    Q('We use clip 0.3. Does 0.2 do better on chain_sum?', 'clip_eps', [0.3, 0.2], 'chain_sum', H, G),
+    Q('The KL coefficient is 0.1 in our runs. Does removing it help letter counting?', 'kl_coef', [0.1, 0.0], 'letter_counting', H, G),
+    Q('We use a KL of 0.05. Does 0.01 do better on countdown?', 'kl_coef', [0.05, 0.01], 'countdown', H, G),
+    Q('We use lr 2e-5. Is 1e-4 better than 5e-5 on chain_sum?', 'lr', [5e-5, 1e-4], 'chain_sum', H, G),
+    Q('Our runs use group size 16 on chain_sum. Is 4 enough?', 'group_size', [16, 4], 'chain_sum', H, NI, 0.05),
+    Q('Does lr 1e-4 help countdown? For reference, we currently use 3e-5.', 'lr', [3e-5, 1e-4], 'countdown', H, G),
+    Q('Is group size 16 better on chain_sum? Our current group size is 8.', 'group_size', [8, 16], 'chain_sum', H, G),
+    Q('Does group size 16 help chain_sum? We train with group size 8 and RLOO.', 'group_size', [8, 16], 'chain_sum', H, G, extra={'held': {'algorithm': 'rloo'}}),
+    Q("We're at 55% on letter counting after 40 steps. Would a KL of 0.01 help?", 'kl_coef', [0.0, 0.01], 'letter_counting', H, G, extra={'steps': 40}),
+    Q('Our model scores 0.68 on chain_sum. Can lr 5e-5 beat that?', 'lr', [2e-5, 5e-5], 'chain_sum', H, G),
+    Q('Does lr 1e-4 help chain_sum? Baseline: 0.68.', 'lr', [2e-5, 1e-4], 'chain_sum', H, G),
+    Q('We got 0.45 held-out accuracy on countdown with group size 4. Would group size 8 do better?', 'group_size', [4, 8], 'countdown', H, G),
+    Q('For chain_sum we use lr 2e-5. For countdown, is 5e-5 better?', 'lr', [2e-5, 5e-5], 'countdown', H, G),
+    Q('My setup: RLOO on countdown. Does a KL of 0.01 hurt?', 'kl_coef', [0.0, 0.01], 'countdown', H, L, extra={'held': {'algorithm': 'rloo'}}),
+    Q('Does lr 1e-4 help countdown? We use RLOO.', 'lr', [2e-5, 1e-4], 'countdown', H, G, extra={'held': {'algorithm': 'rloo'}}),
+    Q('Question: does KL 0.05 hurt chain_sum? Context: we use RLOO with group size 8.', 'kl_coef', [0.0, 0.05], 'chain_sum', H, L, extra={'held': {'group_size': 8, 'algorithm': 'rloo'}}),
+    Q('Our runs are 50 steps long. Would RLOO help countdown?', 'algorithm', ['grpo', 'rloo'], 'countdown', H, G, extra={'steps': 50}),
+    Q('We use the k3 estimator. Does a KL of 0.01 hurt chain_sum?', 'kl_coef', [0.0, 0.01], 'chain_sum', H, L),
+    Q('Please test whether lr 5e-5 beats 2e-5 on chain_sum. Keep group size at 8.', 'lr', [2e-5, 5e-5], 'chain_sum', H, G, extra={'held': {'group_size': 8}}),
+    Q('Dr. GRPO argues the std division biases updates. Does removing it help chain_sum?', 'scale_rewards', ['group', 'none'], 'chain_sum', H, G),
+    Q('Given our lr of 5e-5, would a KL of 0.01 help chain_sum?', 'kl_coef', [0.0, 0.01], 'chain_sum', H, G, extra={'held': {'lr': 5e-5}}),
+    Q('We use the search tool. Does group size 8 help my agent?', 'group_size', [4, 8], 'workflow', H, G, extra={'held': {'workflow:tool': 'search'}}, params=TOOL_AGENT),
+    # "as well" is no equivalence; "is GRPO as good?" is
+    Q('Does RLOO help countdown as well?', 'algorithm', ['grpo', 'rloo'], 'countdown', H, G),
+    Q('We use RLOO. Is GRPO as good?', 'algorithm', ['rloo', 'grpo'], 'chain_sum', H, EQ, 0.05),
+    # multipliers beside a level, fractions, amounts added
+    Q('Would a group size of 16, i.e. 4x the default, help countdown?', 'group_size', [4, 16], 'countdown', H, G),
+    Q('Does lr 2e-4 — ten times the default — hurt chain_sum?', 'lr', [2e-5, 2e-4], 'chain_sum', H, L),
+    Q('Does one-fifth of the default lr hurt countdown?', 'lr', [2e-5, 4e-6], 'countdown', H, L),
+    Q('Does 2 more groups per step help chain_sum?', 'batch_groups', [4, 6], 'chain_sum', H, G),
+    Q('Does giving my agent two extra turns help?', 'workflow:max_turns', [4, 6], 'workflow', H, G, params=TOOL_AGENT),
+    # direction words
+    Q('Would group size 16 break the plateau on chain_sum?', 'group_size', [4, 16], 'chain_sum', H, G),
+    Q('Is the accuracy at lr 5e-5 higher than at 2e-5 on chain_sum?', 'lr', [2e-5, 5e-5], 'chain_sum', H, G),
+    Q('Is a KL of 0.1, which we use now, worse than none on countdown?', 'kl_coef', [0.0, 0.1], 'countdown', H, L),
+    Q('We noticed that accuracy drops after step 25 on countdown. Would weight decay 0.01 prevent that?', 'weight_decay', [0.0, 0.01], 'countdown', H, TWO_SIDED, extra={'steps': None}),
+    Q('Does clip-higher, as proposed in DAPO, help letter counting?', 'clip_eps', [0.2, 0.3], 'letter_counting', H, G),
+    # p-values and "n=" seeds are no levels
+    Q('Does lr 5e-5 beat 2e-5 on chain_sum (p < 0.05)?', 'lr', [2e-5, 5e-5], 'chain_sum', H, G),
+    Q('Does RLOO beat GRPO on countdown with n = 5 runs per arm?', 'algorithm', ['grpo', 'rloo'], 'countdown', H, G, extra={'held': {}}),
+    Q('With n=4 seeds, does RLOO beat GRPO on countdown?', 'algorithm', ['grpo', 'rloo'], 'countdown', H, G),
 ]
 # fmt: on
 

@@ -1,0 +1,242 @@
+"""Sentences of setup around the question: "Baseline: GRPO, group size 4, lr 2e-5 on letter
+counting. Question: does RLOO do better?", "We keep the lr at 1e-5. Does RLOO help?", "Is
+group size 16 better? Our current group size is 8." The asking sentence (the one with "?")
+is the question; every other sentence that names a run setting (or PARAM) and no direction
+word is setup, rewritten as the leading clause it means ("with group size 4 and lr 2e-5,
+does rloo do better on letter counting?") so that `held.py` holds each of its settings. A
+setting the question itself varies is the question's: its setup level is what the
+question's one level is set against ("We use a KL of 0.05. Does 0.01 do better?": 0.05 vs
+0.01); where the question names no setting at all, the setup's one setting is what it asks
+about ("We train at temperature 0.7. Does 1.0 do better?"; "Does removing it help?" names
+it). A sentence that reports a result ("We found group size 8 helps chain_sum.", "Our model
+scores 0.68.") stays as written, its bare numbers blanked (a result seen is no level).
+
+Must not know what the held settings become, the factor's levels, arms, budgets, the
+gateway or the database.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from researcher.planner.catalogue import (
+    EQUIVALENT_WORDS,
+    GREATER_WORDS,
+    LESS_WORDS,
+    TWO_SIDED_WORDS,
+)
+from researcher.planner.reading.mentions import Mention, scan
+from researcher.planner.reading.numbers import NUMBER
+
+# a sentence ends at . ; ! ? or : followed by a space (a decimal's dot is not)
+_SENTENCE_END = re.compile(r"(?<=[.;!?:])\s+(?=\S)")
+_DIRECTION = re.compile(rf"\b(?:{GREATER_WORDS}|{LESS_WORDS}|{EQUIVALENT_WORDS}|{TWO_SIDED_WORDS})")
+_SETTING = ("factor", "value", "param")
+# a question that asks against something already
+_SET_AGAINST = re.compile(
+    r"\b(?:than|vs\.?|versus|compared|instead of|against|relative to|over|from)\b"
+)
+# a verb that says what is used now: "we currently use 3e-5"
+_IN_USE = re.compile(r"\b(?:use|using|uses|run|running|train|training|set|have|is|are)\b")
+# a sentence that reports what someone found or argues: motivation, not setup
+_CLAIM = re.compile(
+    r"\b(?:argu\w*|claim\w*|show\w*|found|finds?|suggest\w*|report\w*|says?|said|"
+    r"recommend\w*|propos\w*|paper|tried|diverged?)\b"
+)
+_PRONOUN = re.compile(r"\b(?:it|them|this|that)\b")
+
+
+def read_setup(text: str, params: dict[str, Any] | None) -> tuple[str, list[str]]:
+    """`text` with its sentences of setup folded into the asking sentence, and what was
+    read so (said in the assumptions); `text` as it was when it is one sentence."""
+    parts = _sentences(text)
+    asking = next((i for i, part in enumerate(parts) if "?" in part), None)
+    if asking is None:  # "Please test whether lr 5e-5 beats 2e-5. Keep group size at 8."
+        asking = next((i for i, part in enumerate(parts) if _DIRECTION.search(part)), None)
+    if asking and parts[asking - 1].endswith(":") and _named(parts[asking - 1], params):
+        # "gs=16, lr=1e-5: better than defaults?": what the question asks about, not setup
+        parts[asking - 1 : asking + 1] = [f"{parts[asking - 1]} {parts[asking]}"]
+        asking -= 1
+    if len(parts) < 2 or asking is None:
+        return text, []
+    question = re.sub(r"^question\s*:\s*", "", parts[asking])
+    in_question = scan(question, params)
+    asked = {m.key for m in in_question if m.kind in _SETTING}
+    numeric = _one_numeric_setting(question, in_question)
+    held: list[str] = []
+    against: list[str] = []
+    tasks: list[str] = []
+    before: list[str] = []
+    after: list[str] = []
+    notes: list[str] = []
+    for i, part in enumerate(parts):
+        if i == asking or re.fullmatch(r"[\w\s-]{1,30}:", part):  # "Baseline:" is a label
+            continue
+        body = part.rstrip(".;!:").strip()
+        mentions = scan(body, params)
+        named = [m for m in mentions if m.kind in _SETTING]
+        if (
+            _DIRECTION.search(_blank(body, mentions))
+            or _CLAIM.search(body)
+            or not (named or _bare_numbers(body, mentions))
+        ):
+            kept, said = _results_blanked(body, mentions)  # a result, motivation, an aside
+            notes += said
+            (before if i < asking else after).append(kept + part[len(body) :])
+            continue
+        if not named:  # "For reference, we currently use 3e-5.": the asked setting's level
+            if numeric and _IN_USE.search(body):
+                against += [f"{numeric} {number}" for number in _bare_numbers(body, mentions)]
+                continue
+            kept, said = _results_blanked(body, mentions)
+            notes += said
+            (before if i < asking else after).append(kept + part[len(body) :])
+            continue
+        notes += [
+            f"{body[m.start : m.end]!r}, named in the setup, is nothing this trainer has: the "
+            "study runs without it"
+            for m in mentions
+            if m.kind == "unsupported"
+        ]
+        if any(m.kind == "task" for m in in_question):
+            # "For chain_sum we use lr 2e-5. For countdown, is 5e-5 better?": the asking
+            # sentence's task is judged; the setup's is about other runs
+            for m in reversed([m for m in mentions if m.kind == "task"]):
+                lead = re.search(r"(?:\b(?:for|on|in)\s+)?(?:the\s+)?$", body[: m.start])
+                body = body[: lead.start() if lead else m.start] + body[m.end :]
+            mentions = scan(body, params)
+            named = [m for m in mentions if m.kind in _SETTING]
+            if not named:
+                continue
+        tasks_named = [m for m in mentions if m.kind == "task"]
+        sized = [m for m in mentions if m.kind == "aside" and m.key == "task_size"]
+        start = min(m.start for m in named + tasks_named + sized + _number_mentions(body, mentions))
+        for item in re.split(
+            r",|;|\s+(?:and|using|under|plus)\s+|\s+(?:at|with)\s+(?!\d|\.\d)", body[start:]
+        ):
+            item = re.sub(r"^\s*(?:with|using|at|under|then)\s+", "", item).strip()
+            # "a group size of 8" as "group size 8": close enough to a "than" before it
+            item = re.sub(r"\s+(?:is|are|=|of|set to)\s+(?=[\d.])", " ", item)
+            item = re.sub(r"^(?:an?|the|our|my|its)\s+", "", item)
+            on_task = re.search(r"(?:^|\s+)((?:on|for)\s+.+)$", item)
+            if on_task:
+                tasks.append(on_task.group(1))
+                item = item[: on_task.start()].strip()
+            keys = {m.key for m in scan(item, params) if m.kind in _SETTING}
+            if not keys:
+                if any(m.kind == "task" for m in scan(item, params)):
+                    tasks.append(f"on {item}")
+                continue
+            if keys & asked:
+                against.append(item)
+            else:
+                held.append(item)
+    if not asked and len(held) == 1:
+        # "We train at temperature 0.7. Does 1.0 do better?", "Does removing it help?"
+        against, held = held, []
+    question = question.rstrip().rstrip("?.").rstrip()
+    if against and not asked and _PRONOUN.search(question):
+        question = _PRONOUN.sub(lambda _: "the " + against[0], question, count=1)
+    elif against and not _SET_AGAINST.search(question):
+        # "than" after a comparative ("would the calculator tool do better than the search
+        # tool?"), else "relative to" ("does adding a KL of 0.02 hurt relative to no KL?")
+        joined = " and ".join(against)
+        comparative = re.search(r"\b(?:better|worse)\b", question)
+        question += f" than {joined}" if comparative else f" relative to {joined}"
+    if tasks and not any(m.kind == "task" for m in in_question):
+        question += " " + " ".join(tasks)
+    question += "?"
+    if held:  # a text PARAM's value before its name ("search tool") as "tool=search"
+        question = f"with {' and '.join(_word_value_as_key(i, params) for i in held)}, {question}"
+    return " ".join([*before, question, *after]), notes
+
+
+# abbreviations whose dot ends no sentence
+_ABBREVIATION = re.compile(r"(?:^|[\s(])(?:dr|e\.g|i\.e|vs|etc|cf|approx|fig|no|mr|ms)\.$", re.I)
+
+
+def _sentences(text: str) -> list[str]:
+    """`text` cut into sentences, an abbreviation's dot ("Dr. GRPO", "i.e.") no end."""
+    parts: list[str] = []
+    for part in _SENTENCE_END.split(text.strip()):
+        if parts and _ABBREVIATION.search(parts[-1]):
+            parts[-1] = f"{parts[-1]} {part}"
+        elif part:
+            parts.append(part)
+    return parts
+
+
+def outside_asking(text: str, at: int) -> bool:
+    """Whether position `at` of `text` lies in a sentence other than the asking one (the
+    first with "?"): setup or a remark around the question."""
+    parts = _sentences(text)
+    if len(parts) < 2:
+        return False
+    start = 0
+    for part in parts:
+        start = text.find(part, start)
+        if "?" in part:
+            return not start <= at < start + len(part)
+        start += len(part)
+    return False
+
+
+def _word_value_as_key(item: str, params: dict[str, Any] | None) -> str:
+    """A text PARAM's value written before its name ("the search tool") as "tool=search",
+    the form a held PARAM is read in."""
+    for key, default in (params or {}).items():
+        words = r"[\s_-]?".join(re.escape(part) for part in key.lower().split("_"))
+        found = re.fullmatch(rf"(?:the\s+)?([a-z][\w.+-]*)\s+{words}", item)
+        if isinstance(default, str) and found:
+            return f"{key}={found.group(1)}"
+    return item
+
+
+def _named(text: str, params: dict[str, Any] | None) -> bool:
+    return any(m.kind in _SETTING for m in scan(text, params))
+
+
+def _blank(text: str, mentions: list[Mention]) -> str:
+    """`text` with its setting and task names blanked (their words are no direction)."""
+    chars = list(text)
+    for m in mentions:
+        if m.kind in (*_SETTING, "task", "unsupported", "aside"):
+            chars[m.start : m.end] = " " * (m.end - m.start)
+    return "".join(chars)
+
+
+def _number_mentions(text: str, mentions: list[Mention]) -> list[Mention]:
+    """The bare numbers of `text` as mentions (for where setup starts: "8 completions")."""
+    taken = [(m.start, m.end) for m in mentions if m.kind == "aside"]
+    return [
+        Mention(n.start(), n.end(), "number", "")
+        for n in NUMBER.finditer(text)
+        if not any(a <= n.start() < b for a, b in taken)
+    ]
+
+
+def _bare_numbers(text: str, mentions: list[Mention]) -> list[str]:
+    return [text[m.start : m.end] for m in _number_mentions(text, mentions)]
+
+
+def _results_blanked(text: str, mentions: list[Mention]) -> tuple[str, list[str]]:
+    """A sentence that is no setup, its bare numbers (no aside, no setting's) blanked: a
+    result seen ("our model scores 0.68") is no level."""
+    if any(m.kind in _SETTING for m in mentions):
+        return text, []
+    numbers = _number_mentions(text, mentions)
+    said = [f"{text[n.start : n.end]!r} in {text!r} read as a result already seen, not a level"
+            for n in numbers]  # fmt: skip
+    for n in reversed(numbers):
+        text = text[: n.start] + " " * (n.end - n.start) + text[n.end :]
+    return text, said
+
+
+def _one_numeric_setting(question: str, mentions: list[Mention]) -> str | None:
+    """The words of the one setting a question names by name ("does lr 1e-4 help?" →
+    "lr"), which a bare setup number is a level of."""
+    named = [m for m in mentions if m.kind in ("factor", "param")]
+    if len({m.key for m in named}) != 1:
+        return None
+    return question[named[0].start : named[0].end]
