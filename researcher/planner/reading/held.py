@@ -120,7 +120,7 @@ def held_settings(
             continue
         start, end, level = found
         # a clause before the verb holds only when set apart: "at lr 5e-5, does kl help?"
-        if (verb is None or start < verb.end()) and not re.match(r"\s*,", text[end:]):
+        if (verb is None or start < verb.end()) and not re.match(r"\s*[,:]", text[end:]):
             continue
         blanked = text[:start] + " " * (end - start) + text[end:]
         if not _still_varies(blanked, params, m.key):

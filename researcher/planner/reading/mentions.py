@@ -72,7 +72,8 @@ _ASIDES = (  # number phrases that are not levels: (kind, regex)
     # the effect hoped for, not a level: "improve accuracy by at least 5 points"
     (
         "effect",
-        r"by (?:at least |more than |over |as much as |a good |some )?(\d+(?:\.\d+)?) ?"
+        r"by (?:at least |more than |over |as much as |a good |some |approx\.? |approximately |"
+        r"about |around |roughly |~ ?)?(\d+(?:\.\d+)?) ?"
         r"(?:percentage points?|points?|pp|%|percent)|"
         r"(?:at least |more than )?(\d+(?:\.\d+)?) ?(?:percentage points?|points?|pp|%|percent) "
         r"(?:better|worse|higher|lower|more|less|cheaper|faster|slower|shorter)",
@@ -145,6 +146,12 @@ _ASIDES = (  # number phrases that are not levels: (kind, regex)
         r"(?:plateau\w*|stall\w*|stuck|saturat\w*|peak\w*|tops? out|level\w* off|flatten\w*)"
         r"(?: out)?(?: (?:at|around|near|about|below))(?: an?)?(?: reward| accuracy| score)?"
         r"(?: of)? (\d*\.?\d+)(%?)",
+    ),
+    # a result reported: "KL 0.1 gave 0.3", "lr 1e-4 got 0.4", "group size 8 scored 0.5"
+    (
+        "observed",
+        r"(?:gave|gives|got|gets|scored|scores|yielded|yields)(?: us| me)?"
+        r"(?: an?| only| about| around)? (\d*\.?\d+)(%?)(?! ?(?:x\b|times|steps?))",
     ),
     (
         "observed",

@@ -352,6 +352,14 @@ _PENALTY_MOVED = re.compile(
 )
 
 
+# "which" that asks ("which is better?"), not one that opens a relative clause ("a KL of 0.1,
+# which we use now", "16, which is 4x the default")
+_WHICH_ASKS = (
+    r"\bwhich\b(?! (?:we|i|you|they|our|my)\b)(?! (?:is|are|was|were|means)\b(?! (?:better|"
+    r"worse|best|faster|slower|higher|lower|more|less)\b))"
+)
+
+
 def _question_sentence(text: str) -> str:
     """The sentence that asks, when a sentence of context before it has its own direction
     words ("Our runs are slow. Would doubling the lr speed up learning?": the context's
@@ -441,7 +449,7 @@ def read_direction(q: Question, outcome: str, factor: str) -> tuple[str, float |
     chooses = re.sub(r"\bor (?:more|higher|above|better|greater|so|beyond)\b", " ", text)
     if (greater and less) or (
         # not a relative clause: "a KL of 0.1, which we use now, …"
-        (greater or less) and re.search(r"\bwhich\b(?! (?:we|i|you|they|our|my)\b)|\bor\b", chooses)
+        (greater or less) and re.search(_WHICH_ASKS + r"|\bor\b", chooses)
     ):  # "help or hurt", "RLOO or GRPO: which learns faster?"
         return "two_sided", None
     negated = re.search(

@@ -241,7 +241,7 @@ def _no_value_named(key: str, default: str | None) -> str:
 _NOT_A_VALUE = re.compile(
     r"the|an?|my|your|our|its|their|this|that|these|those|same|default|current|usual|new|"
     r"old|other|another|different|each|every|any|no|one|own|which|what|whose|\w+er|\w+est|"
-    r"good|bad|right|wrong|first|second|\d[\w.]*|"
+    r"good|bad|right|wrong|first|second|\d[\w.]*|than|worse|more|less|rather|instead|"
     r"does|do|did|is|are|was|were|will|would|should|can|could|has|have|had|using|use",
 )
 

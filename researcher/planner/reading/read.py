@@ -132,7 +132,7 @@ _OFFLINE_TWINS = {
 # a method named as the source of an idea, not as what is varied: "(as in DAPO)", "DAPO
 # suggests clip-higher", "like DAPO does", "in the DAPO paper"
 _CITED = re.compile(
-    r"(?:\bas in(?: the)?|\blike|\bfollowing|\bin the|[(,]\s*as|\b(?:proposed|introduced|"
+    r"(?:\bas in(?: the)?|\blike|\bfollowing|\bin the|[(,]\s*as|\bcf\.?|\b(?:proposed|introduced|"
     r"described|suggested|popularized|used|done|recommended) (?:in|by)(?: the)?)\s+$"
 )
 _CITES = re.compile(

@@ -30,7 +30,7 @@ from researcher.planner.reading.mentions import Mention, scan
 from researcher.planner.reading.numbers import NUMBER
 
 # a sentence ends at . ; ! ? or : followed by a space (a decimal's dot is not)
-_SENTENCE_END = re.compile(r"(?<=[.;!?:])\s+(?=\S)")
+_SENTENCE_END = re.compile(r"(?<=[.;!?])\s+(?=\S)|(?<=:)\s+(?=[^\d\s.])")
 _DIRECTION = re.compile(rf"\b(?:{GREATER_WORDS}|{LESS_WORDS}|{EQUIVALENT_WORDS}|{TWO_SIDED_WORDS})")
 _SETTING = ("factor", "value", "param")
 # a question that asks against something already
@@ -38,12 +38,16 @@ _SET_AGAINST = re.compile(
     r"\b(?:than|vs\.?|versus|compared|instead of|against|relative to|over|from)\b"
 )
 # a verb that says what is used now: "we currently use 3e-5"
-_IN_USE = re.compile(r"\b(?:use|using|uses|run|running|train|training|set|have|is|are)\b")
+_IN_USE = re.compile(r"\b(?:currently|right now|at the moment|these days|current)\b")
+# a sentence that lists the levels to try: "Levels: 1e-5, 1e-4."
+_LEVELS_LISTED = re.compile(r"^(?:levels?|values?|try|compare|candidates?|options?)\b")
 # a sentence that reports what someone found or argues: motivation, not setup
 _CLAIM = re.compile(
     r"\b(?:argu\w*|claim\w*|show\w*|found|finds?|suggest\w*|report\w*|says?|said|"
     r"recommend\w*|propos\w*|paper|tried|diverged?)\b"
 )
+_OUTCOME_NOUN = re.compile(r"\b(?:accuracy|rewards?|scores?|success|loss|pass)\b")
+_SCALING_ASIDES = ("times", "times_word", "factor_of", "divided_by", "added_to", "fraction_of")
 _PRONOUN = re.compile(r"\b(?:it|them|this|that)\b")
 
 
@@ -54,8 +58,9 @@ def read_setup(text: str, params: dict[str, Any] | None) -> tuple[str, list[str]
     asking = next((i for i, part in enumerate(parts) if "?" in part), None)
     if asking is None:  # "Please test whether lr 5e-5 beats 2e-5. Keep group size at 8."
         asking = next((i for i, part in enumerate(parts) if _DIRECTION.search(part)), None)
-    if asking and parts[asking - 1].endswith(":") and _named(parts[asking - 1], params):
-        # "gs=16, lr=1e-5: better than defaults?": what the question asks about, not setup
+    if asking and parts[asking - 1].endswith(":"):
+        # "gs=16, lr=1e-5: better than defaults?", "On countdown: does RLOO help?": part of
+        # the question, not setup
         parts[asking - 1 : asking + 1] = [f"{parts[asking - 1]} {parts[asking]}"]
         asking -= 1
     if len(parts) < 2 or asking is None:
@@ -71,7 +76,10 @@ def read_setup(text: str, params: dict[str, Any] | None) -> tuple[str, list[str]
     after: list[str] = []
     notes: list[str] = []
     for i, part in enumerate(parts):
-        if i == asking or re.fullmatch(r"[\w\s-]{1,30}:", part):  # "Baseline:" is a label
+        if i == asking or (re.fullmatch(r"[\w\s-]{1,30}:", part) and not _named(part, params)):
+            continue  # "Baseline:" is a label
+        if "?" in part or _LEVELS_LISTED.match(part):  # "What about 0.1?", "Levels: 1e-5, 1e-4."
+            (before if i < asking else after).append(part)
             continue
         body = part.rstrip(".;!:").strip()
         mentions = scan(body, params)
@@ -86,7 +94,7 @@ def read_setup(text: str, params: dict[str, Any] | None) -> tuple[str, list[str]
             (before if i < asking else after).append(kept + part[len(body) :])
             continue
         if not named:  # "For reference, we currently use 3e-5.": the asked setting's level
-            if numeric and _IN_USE.search(body):
+            if numeric and _IN_USE.search(body) and not _OUTCOME_NOUN.search(body):
                 against += [f"{numeric} {number}" for number in _bare_numbers(body, mentions)]
                 continue
             kept, said = _results_blanked(body, mentions)
@@ -112,12 +120,13 @@ def read_setup(text: str, params: dict[str, Any] | None) -> tuple[str, list[str]
         tasks_named = [m for m in mentions if m.kind == "task"]
         sized = [m for m in mentions if m.kind == "aside" and m.key == "task_size"]
         start = min(m.start for m in named + tasks_named + sized + _number_mentions(body, mentions))
+        start = _with_word_value(body, start, named, params)
         for item in re.split(
             r",|;|\s+(?:and|using|under|plus)\s+|\s+(?:at|with)\s+(?!\d|\.\d)", body[start:]
         ):
             item = re.sub(r"^\s*(?:with|using|at|under|then)\s+", "", item).strip()
             # "a group size of 8" as "group size 8": close enough to a "than" before it
-            item = re.sub(r"\s+(?:is|are|=|of|set to)\s+(?=[\d.])", " ", item)
+            item = re.sub(r"\s*(?:\s(?:is|are|=|of|set to)\s|:\s*)(?=[\d.])", " ", item)
             item = re.sub(r"^(?:an?|the|our|my|its)\s+", "", item)
             on_task = re.search(r"(?:^|\s+)((?:on|for)\s+.+)$", item)
             if on_task:
@@ -182,6 +191,21 @@ def outside_asking(text: str, at: int) -> bool:
     return False
 
 
+def _with_word_value(
+    body: str, start: int, named: list[Mention], params: dict[str, Any] | None
+) -> int:
+    """Where setup starts when it opens on a text PARAM written after its value ("we use
+    the coach persona": at "coach")."""
+    first = min(named, key=lambda m: m.start)
+    key = first.key.removeprefix("workflow:")
+    if first.start != start or not isinstance((params or {}).get(key), str):
+        return start
+    word = re.search(r"([a-z][\w.+-]*)\s+$", body[:start])
+    if word and word.group(1) not in ("the", "a", "an", "our", "my", "its", "use", "uses", "using"):
+        return word.start(1)
+    return start
+
+
 def _word_value_as_key(item: str, params: dict[str, Any] | None) -> str:
     """A text PARAM's value written before its name ("the search tool") as "tool=search",
     the form a held PARAM is read in."""
@@ -225,6 +249,9 @@ def _results_blanked(text: str, mentions: list[Mention]) -> tuple[str, list[str]
     result seen ("our model scores 0.68") is no level."""
     if any(m.kind in _SETTING for m in mentions):
         return text, []
+    for m in reversed(mentions):
+        if m.kind == "aside" and m.key in _SCALING_ASIDES:
+            text = text[: m.start] + " " * (m.end - m.start) + text[m.end :]
     numbers = _number_mentions(text, mentions)
     said = [f"{text[n.start : n.end]!r} in {text!r} read as a result already seen, not a level"
             for n in numbers]  # fmt: skip

@@ -1140,6 +1140,24 @@ CORPUS: list[Q] = [
     Q('Does lr 5e-5 beat 2e-5 on chain_sum (p < 0.05)?', 'lr', [2e-5, 5e-5], 'chain_sum', H, G),
     Q('Does RLOO beat GRPO on countdown with n = 5 runs per arm?', 'algorithm', ['grpo', 'rloo'], 'countdown', H, G, extra={'held': {}}),
     Q('With n=4 seeds, does RLOO beat GRPO on countdown?', 'algorithm', ['grpo', 'rloo'], 'countdown', H, G),
+    # probe 7: what a colon, a remark or a result sentence holds
+    Q('On countdown: does RLOO help?', 'algorithm', ['grpo', 'rloo'], 'countdown', H, G),
+    Q('For letter counting: is lr 1e-4 better than 2e-5?', 'lr', [2e-5, 1e-4], 'letter_counting', H, G),
+    Q('Compare lr: 1e-5, 3e-5, 1e-4.', 'lr', [1e-5, 3e-5, 1e-4], 'chain_sum', H, TWO_SIDED),
+    Q('Levels: 1e-5, 1e-4. Does the lr matter on countdown?', 'lr', [1e-5, 1e-4], 'countdown', H, TWO_SIDED),
+    Q('Does RLOO help countdown? lr: 1e-5; group size: 8.', 'algorithm', ['grpo', 'rloo'], 'countdown', H, G, extra={'held': {'lr': 1e-5, 'group_size': 8}}),
+    Q('Does lr 1e-4 help countdown? Our last run got 0.35.', 'lr', [2e-5, 1e-4], 'countdown', H, G),
+    Q('Does a KL of 0.05 help countdown? Our baseline is 0.3.', 'kl_coef', [0.0, 0.05], 'countdown', H, G),
+    Q('We train on 1000 prompts. Does group size 8 help countdown?', 'group_size', [4, 8], 'countdown', H, G),
+    Q('Does lr 1e-4 help chain_sum? Current accuracy: 0.6.', 'lr', [2e-5, 1e-4], 'chain_sum', H, G),
+    Q('Does lr 1e-4 help countdown? We ran it 3 times.', 'lr', [2e-5, 1e-4], 'countdown', H, G),
+    Q('Does group size 8 help countdown? It costs 2 times as much.', 'group_size', [4, 8], 'countdown', COST, L),
+    Q('KL 0.1 gave 0.3 on countdown. Would KL 0.01 do better?', 'kl_coef', [0.1, 0.01], 'countdown', H, G),
+    Q('We ran RLOO at lr 1e-4 and got 0.4. Does GRPO do better on countdown?', 'algorithm', ['rloo', 'grpo'], 'countdown', H, G, extra={'held': {'lr': 1e-4}}),
+    Q('Does group size 8 improve countdown by approx. 5 points?', 'group_size', [4, 8], 'countdown', H, G, extra={'min_effect': 0.05}),
+    Q('Does clipping at 0.3 instead of 0.2 help chain_sum, cf. DAPO?', 'clip_eps', [0.2, 0.3], 'chain_sum', H, G),
+    Q('Would a group size of 16, which is 4x the default, help countdown?', 'group_size', [4, 16], 'countdown', H, G),
+    Q('Is a detailed style worse than concise?', 'workflow:style', ['concise', 'detailed'], 'workflow', H, L, params={'persona': 'tutor', 'max_turns': 6, 'style': 'concise'}),
 ]
 # fmt: on
 
