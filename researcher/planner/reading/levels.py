@@ -254,6 +254,22 @@ def read_levels(q: Question, factor: str, task: str, tasks: list[str]) -> tuple[
             f"{levels[1]:g}, which no gradient norm reaches"
         )
     elif (
+        factor == "max_grad_norm"
+        and written < 1
+        and way is None
+        and re.search(r"\bgrad(?:ient)?s? clip\w*|\bclip\w* (?:the )?grad(?:ient)?s?", q.text)
+    ):
+        # "does gradient clipping help?": clipping (on by default) against none, as "does
+        # tree merging help?" tries tree against none
+        off = as_factor_type(spec, spec.high or 1e6)
+        control, levels = off, [off, default]
+        if q.assumptions and q.assumptions[-1].startswith(f"no {factor} level named"):
+            q.assumptions.pop()
+        q.assumptions.append(
+            f"gradient clipping named alone: no clipping (max_grad_norm {off:g}, which no "
+            f"gradient norm reaches; control) vs clipping at the default {default:g}"
+        )
+    elif (
         written < 2
         and not q.taken_away  # already the on-by-default factor taken away, above
         and len(levels) == 2

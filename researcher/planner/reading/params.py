@@ -70,6 +70,12 @@ def param_levels(q: Question, key: str) -> tuple[list[Level], Level]:
             q.taken_away = True
             q.assumptions.append(f"{factor} taken away: True (control) vs False")
             return [True, False], True
+        if default:  # "does rerank help?", on by default: off (control) against on
+            q.assumptions.append(
+                f"{factor} is on by default: off (control) vs on, as the question asks what "
+                "having it does"
+            )
+            return [False, True], False
         return [default, not default], default
     if isinstance(default, int | float):
         found = [(p, v) for p, v, _ in written_numbers(q.text, q.mentions)]

@@ -1157,6 +1157,10 @@ CORPUS: list[Q] = [
     Q('Does group size 8 improve countdown by approx. 5 points?', 'group_size', [4, 8], 'countdown', H, G, extra={'min_effect': 0.05}),
     Q('Does clipping at 0.3 instead of 0.2 help chain_sum, cf. DAPO?', 'clip_eps', [0.2, 0.3], 'chain_sum', H, G),
     Q('Would a group size of 16, which is 4x the default, help countdown?', 'group_size', [4, 16], 'countdown', H, G),
+    # on by default and named alone: off (the control) against on
+    Q('Does gradient clipping help chain_sum?', 'max_grad_norm', [1e6, 1.0], 'chain_sum', H, G),
+    Q('Does rerank help my agent?', 'workflow:rerank', [False, True], 'workflow', H, G, params={'top_k': 5, 'rerank': True}),
+    Q('Does turning rerank off hurt my agent?', 'workflow:rerank', [True, False], 'workflow', H, L, params={'top_k': 5, 'rerank': True}),
     Q('Is a detailed style worse than concise?', 'workflow:style', ['concise', 'detailed'], 'workflow', H, L, params={'persona': 'tutor', 'max_turns': 6, 'style': 'concise'}),
 ]
 # fmt: on
