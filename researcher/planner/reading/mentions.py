@@ -134,6 +134,12 @@ _ASIDES = (  # number phrases that are not levels: (kind, regex)
         r"budget|compute))?",
     ),
     ("hardware", r"(\d+) ?(?:x ?)?(?:gpus?|h100s?|a100s?|h200s?|cpus?|cores?|nodes?|machines?)"),
+    # a time moved: "cut training time from 2 hours to 1" (the outcome, in numbers)
+    (
+        "time_change",
+        r"from (\d+(?:\.\d+)?) ?(?:hours?|hrs?|h|minutes?|mins?) to (\d+(?:\.\d+)?)"
+        r"(?: ?(?:hours?|hrs?|h|minutes?|mins?))?",
+    ),
     (
         "replicates",
         r"(\d+) (?:runs?|replicates?|repeats?|repetitions?|trials?|seeds?) (?:per|for each|each|"

@@ -70,6 +70,20 @@ def param_levels(q: Question, key: str) -> tuple[list[Level], Level]:
             q.taken_away = True
             q.assumptions.append(f"{factor} taken away: True (control) vs False")
             return [True, False], True
+        named_off = re.search(
+            rf"\b{param_words(key)}\s*(?:=|:|is|to|set to|turned)?\s*(?:false|off|no|0)\b", q.text
+        )
+        named_on = re.search(
+            rf"\b{param_words(key)}\s*(?:=|:|is|to|set to|turned)?\s*(?:true|on|yes|1)\b", q.text
+        )
+        if default and named_off:
+            if (
+                named_on
+                and named_on.start() < named_off.start()
+                and CONTRAST.search(q.text[max(0, named_off.start() - 50) : named_off.start()])
+            ):  # "is use_tests=True better than use_tests=False?": off is set against
+                return [False, True], False
+            return [True, False], True  # "does use_tests=False hurt?": off is the treatment
         if default:  # "does rerank help?", on by default: off (control) against on
             q.assumptions.append(
                 f"{factor} is on by default: off (control) vs on, as the question asks what "

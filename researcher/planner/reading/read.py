@@ -140,6 +140,8 @@ _CITES = re.compile(
     r"reports?|proposes?|removes?)\b|\)"
 )
 
+_VARIED = ("factor", "value", "param")
+
 _TRANSFER = re.compile(r"\btransfer\w*|\bgenerali[sz]\w* (?:to|onto)\b")
 # "does training on chain_sum raise accuracy on basic_arithmetic?": trained on one task,
 # judged on another (no mixing word between them)
@@ -222,7 +224,9 @@ def _read(q: Question) -> Reading:
         why = ""
         if _CITED.search(q.text[: m.start]) or _CITES.match(q.text, m.end):
             continue  # "removing the KL (as in DAPO)", "DAPO suggests clip-higher": a source
-        if outside_asking(q.text, m.start):  # "We use the k3 estimator. Does a KL … hurt?"
+        if outside_asking(q.text, m.start) and any(
+            not outside_asking(q.text, n.start) for n in q.mentions if n.kind in _VARIED
+        ):  # "We use the k3 estimator. Does a KL … hurt?": the question varies something else
             q.assumptions.append(
                 f"{named!r}, named around the question, is nothing this trainer has: the "
                 "study runs without it"

@@ -134,10 +134,20 @@ def read_setup(text: str, params: dict[str, Any] | None) -> tuple[str, list[str]
                 item = item[: on_task.start()].strip()
             keys = {m.key for m in scan(item, params) if m.kind in _SETTING}
             if not keys:
-                if any(m.kind == "task" for m in scan(item, params)):
+                item_mentions = scan(item, params)
+                if any(m.kind == "task" for m in item_mentions):
                     tasks.append(f"on {item}")
+                elif any(m.kind == "aside" for m in item_mentions):
+                    after.append(f"{item}.")  # "40 steps": read where it stands, after the question
                 continue
             if keys & asked:
+                item_mentions = scan(item, params)
+                first = min(m.start for m in item_mentions if m.kind in _SETTING)
+                numbers = [n.start for n in _number_mentions(item, item_mentions)]
+                first = min([first, *numbers])
+                if any(m.kind == "task" and m.start < first for m in item_mentions):
+                    tasks.append(f"on {item[:first].strip()}")  # "guessing game we allow 7 guesses"
+                    item = item[first:]
                 against.append(item)
             else:
                 held.append(item)

@@ -1161,6 +1161,12 @@ CORPUS: list[Q] = [
     Q('Does gradient clipping help chain_sum?', 'max_grad_norm', [1e6, 1.0], 'chain_sum', H, G),
     Q('Does rerank help my agent?', 'workflow:rerank', [False, True], 'workflow', H, G, params={'top_k': 5, 'rerank': True}),
     Q('Does turning rerank off hurt my agent?', 'workflow:rerank', [True, False], 'workflow', H, L, params={'top_k': 5, 'rerank': True}),
+    Q('Does rerank=False hurt? We use top_k 10.', 'workflow:rerank', [True, False], 'workflow', H, L, extra={'held': {'workflow:top_k': 10}}, params={'top_k': 5, 'rerank': True}),
+    Q('Is use_tests=True better than use_tests=False?', 'workflow:use_tests', [False, True], 'workflow', H, G, params={'max_attempts': 3, 'use_tests': True}),
+    # the review of the day's changes: what they had broken, read right again
+    Q('For the guessing game we allow 7 guesses. Would 10 guesses help?', 'max_turns', [7, 10], 'guess_number', H, G),
+    Q('Does lr 1e-4 cut training time from 2 hours to 1 on chain_sum?', 'lr', [2e-5, 1e-4], 'chain_sum', COST, L),
+    Q('We train longer, 40 steps. Does RLOO help countdown?', 'algorithm', ['grpo', 'rloo'], 'countdown', H, G, extra={'steps': 40}),
     Q('Is a detailed style worse than concise?', 'workflow:style', ['concise', 'detailed'], 'workflow', H, L, params={'persona': 'tutor', 'max_turns': 6, 'style': 'concise'}),
 ]
 # fmt: on
@@ -1521,6 +1527,12 @@ REFUSALS: list[tuple[str, type[UnmappableQuestion], str]] = [
     # PPO the algorithm has a learned critic: not read as RLOO (its clip and epochs still read)
     ("GRPO vs PPO on arithmetic?", UnreadableQuestion, "PPO trains a learned value critic"),
     ("does PPO beat GRPO on countdown?", UnreadableQuestion, "ask e.g. 'does RLOO beat GRPO?'"),
+    # a method named only in setup, when the question varies nothing else, is what it asks
+    (
+        "Kimi k1.5 used a length penalty. Would it help countdown?",
+        UnreadableQuestion,
+        "'length penalty' is not a setting",
+    ),
     # interactions worded without "more … than"
     ("Does group size 8 help more when the lr is high?", UnreadableQuestion, "(an interaction)"),
     (
