@@ -18,6 +18,7 @@ gateway or the database.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from researcher.planner.catalogue import (
@@ -117,40 +118,7 @@ def read_setup(text: str, params: dict[str, Any] | None) -> tuple[str, list[str]
             named = [m for m in mentions if m.kind in _SETTING]
             if not named:
                 continue
-        tasks_named = [m for m in mentions if m.kind == "task"]
-        sized = [m for m in mentions if m.kind == "aside" and m.key == "task_size"]
-        start = min(m.start for m in named + tasks_named + sized + _number_mentions(body, mentions))
-        start = _with_word_value(body, start, named, params)
-        for item in re.split(
-            r",|;|\s+(?:and|using|under|plus)\s+|\s+(?:at|with)\s+(?!\d|\.\d)", body[start:]
-        ):
-            item = re.sub(r"^\s*(?:with|using|at|under|then)\s+", "", item).strip()
-            # "a group size of 8" as "group size 8": close enough to a "than" before it
-            item = re.sub(r"\s*(?:\s(?:is|are|=|of|set to)\s|:\s*)(?=[\d.])", " ", item)
-            item = re.sub(r"^(?:an?|the|our|my|its)\s+", "", item)
-            on_task = re.search(r"(?:^|\s+)((?:on|for)\s+.+)$", item)
-            if on_task:
-                tasks.append(on_task.group(1))
-                item = item[: on_task.start()].strip()
-            keys = {m.key for m in scan(item, params) if m.kind in _SETTING}
-            if not keys:
-                item_mentions = scan(item, params)
-                if any(m.kind == "task" for m in item_mentions):
-                    tasks.append(f"on {item}")
-                elif any(m.kind == "aside" for m in item_mentions):
-                    after.append(f"{item}.")  # "40 steps": read where it stands, after the question
-                continue
-            if keys & asked:
-                item_mentions = scan(item, params)
-                first = min(m.start for m in item_mentions if m.kind in _SETTING)
-                numbers = [n.start for n in _number_mentions(item, item_mentions)]
-                first = min([first, *numbers])
-                if any(m.kind == "task" and m.start < first for m in item_mentions):
-                    tasks.append(f"on {item[:first].strip()}")  # "guessing game we allow 7 guesses"
-                    item = item[first:]
-                against.append(item)
-            else:
-                held.append(item)
+        _fold(body, mentions, named, params, asked, _Folded(held, against, tasks, after))
     if not asked and len(held) == 1:
         # "We train at temperature 0.7. Does 1.0 do better?", "Does removing it help?"
         against, held = held, []
@@ -169,6 +137,61 @@ def read_setup(text: str, params: dict[str, Any] | None) -> tuple[str, list[str]
     if held:  # a text PARAM's value before its name ("search tool") as "tool=search"
         question = f"with {' and '.join(_word_value_as_key(i, params) for i in held)}, {question}"
     return " ".join([*before, question, *after]), notes
+
+
+@dataclass
+class _Folded:
+    """Where the items of setup go: held for every arm, set against the question's level,
+    the task, or left after the question (a run length)."""
+
+    held: list[str]
+    against: list[str]
+    tasks: list[str]
+    after: list[str]
+
+
+def _fold(
+    body: str,
+    mentions: list[Mention],
+    named: list[Mention],
+    params: dict[str, Any] | None,
+    asked: set[str],
+    into: _Folded,
+) -> None:
+    """One sentence of setup cut into its items ("GRPO, group size 4, lr 2e-5 on letter
+    counting"), each put where it belongs in `into`."""
+    tasks_named = [m for m in mentions if m.kind == "task"]
+    sized = [m for m in mentions if m.kind == "aside" and m.key == "task_size"]
+    start = min(m.start for m in named + tasks_named + sized + _number_mentions(body, mentions))
+    start = _with_word_value(body, start, named, params)
+    for item in re.split(
+        r",|;|\s+(?:and|using|under|plus)\s+|\s+(?:at|with)\s+(?!\d|\.\d)", body[start:]
+    ):
+        item = re.sub(r"^\s*(?:with|using|at|under|then)\s+", "", item).strip()
+        # "a group size of 8" as "group size 8": close enough to a "than" before it
+        item = re.sub(r"\s*(?:\s(?:is|are|=|of|set to)\s|:\s*)(?=[\d.])", " ", item)
+        item = re.sub(r"^(?:an?|the|our|my|its)\s+", "", item)
+        on_task = re.search(r"(?:^|\s+)((?:on|for)\s+.+)$", item)
+        if on_task:
+            into.tasks.append(on_task.group(1))
+            item = item[: on_task.start()].strip()
+        item_mentions = scan(item, params)
+        keys = {m.key for m in item_mentions if m.kind in _SETTING}
+        if not keys:
+            if any(m.kind == "task" for m in item_mentions):
+                into.tasks.append(f"on {item}")
+            elif any(m.kind == "aside" for m in item_mentions):
+                into.after.append(f"{item}.")  # "40 steps": read after the question
+            continue
+        if not keys & asked:
+            into.held.append(item)
+            continue
+        first = min(m.start for m in item_mentions if m.kind in _SETTING)
+        first = min([first, *(n.start for n in _number_mentions(item, item_mentions))])
+        if any(m.kind == "task" and m.start < first for m in item_mentions):
+            into.tasks.append(f"on {item[:first].strip()}")  # "guessing game we allow 7 …"
+            item = item[first:]
+        into.against.append(item)
 
 
 # abbreviations whose dot ends no sentence
