@@ -381,6 +381,13 @@ UNSUPPORTED_SETTINGS = (
     r"dapo(?!'?s? clip)",
     "vapo",
     "remax",
+    # LoRA variants and targets, and the evaluation's own decoding: none is a setting
+    r"dora",  # QLoRA reads as LoRA (its 4-bit base is not done here)
+    r"lora (?:on|for|in) (?:the |only the )?(?:attention|mlp|all|some)(?:\s\w+){0,2}?\s(?:layers?|"
+    r"modules?)|lora target(?: modules?)?",
+    r"(?:eval\w*|test\w*|held ?out) (?:at |with )?(?:temperature|greedy|decoding)|"
+    r"evaluat\w* at temperature",
+    r"(?:in|with|using|train\w* in) (?:bf16|fp16|fp32|bfloat16|float16|mixed precision)",
     # PPO the algorithm (a learned value critic); its clip and epochs are named on their own
     r"ppo(?![\s_-]*(?:clip\w*|epochs?|style|loss|objective|ratios?|iterations?|updates?))",
     # DAPO's dynamic sampling resamples until no group has all-equal rewards; this trainer
@@ -578,6 +585,7 @@ _FACTOR_LIST = (
             r"bs(?= ?(?:=|of)? ?\d)",
             "groups per (?:batch|step)",
             "grps per (?:batch|step)",
+            "group per (?:batch|step)",
             "number of groups",
             "batch(?:es)? of(?= \\d+ groups)",
             "(?:prompts|tasks) per (?:batch|step)",
@@ -652,6 +660,10 @@ _FACTOR_LIST = (
             "policy lag",
             "stale samples",
             "off policy(?:ness)?",
+            # "4 versions stale", "a lag of 2 policy versions", "asynchrony"
+            r"(?:policy )?versions? (?:stale|behind|of lag)",
+            r"lag of(?= \d+ (?:policy )?versions?)",
+            r"asynchron\w*|async(?:hronous)? (?:training|rollouts?)",
         ),
         raised=4,
         lowered=0,
@@ -830,6 +842,8 @@ _FACTOR_LIST = (
             "(?:max(?:imum)? )?completion lengths?",
             "(?:max(?:imum)? )?(?:response|generation|output) lengths?",
             "token budgets?",
+            r"(?:generation|completion|response|output) (?:length )?(?:limits?|caps?)",
+            r"truncat\w* at(?= \d+ tokens)",
             "(?:completion|generation|response|output|answer) budgets?",
             # "do more tokens help?": the budget, unless the tokens are spent ("uses more
             # tokens" is cost)

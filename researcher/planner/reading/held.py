@@ -160,9 +160,12 @@ def _still_varies(text: str, params: dict[str, Any] | None, held: str) -> bool:
     more): a setting or PARAM by name, two levels of one ("RLOO beat GRPO"), or one level
     off its default ("LoRA"); the default alone ("is GRPO better with a KL of 0.1?") is the
     training it names, not a factor."""
-    mentions = [m for m in scan(text, params) if m.kind in ("factor", "value", "param")]
+    found = scan(text, params)
+    mentions = [m for m in found if m.kind in ("factor", "value", "param")]
     if any(m.key == held for m in mentions):
         return False
+    if any(m.kind == "model" for m in found):
+        return True  # "with LoRA rank 16, would the 360M model do better?": the model varies
     levels: dict[str, set[str]] = {}
     for m in mentions:
         if m.kind == "value":

@@ -68,7 +68,8 @@ def read_setup(text: str, params: dict[str, Any] | None) -> tuple[str, list[str]
         return text, []
     question = re.sub(r"^question\s*:\s*", "", parts[asking])
     in_question = scan(question, params)
-    asked = {m.key for m in in_question if m.kind in _SETTING}
+    # a model the question names is what it varies: "would the 360M model do better?"
+    asked = {m.key for m in in_question if m.kind in (*_SETTING, "model")}
     numeric = _one_numeric_setting(question, in_question)
     held: list[str] = []
     against: list[str] = []
@@ -161,7 +162,11 @@ def _fold(
     """One sentence of setup cut into its items ("GRPO, group size 4, lr 2e-5 on letter
     counting"), each put where it belongs in `into`."""
     tasks_named = [m for m in mentions if m.kind == "task"]
-    sized = [m for m in mentions if m.kind == "aside" and m.key == "task_size"]
+    sized = [
+        m
+        for m in mentions
+        if (m.kind == "model" and "" in asked) or (m.kind == "aside" and m.key == "task_size")
+    ]
     start = min(m.start for m in named + tasks_named + sized + _number_mentions(body, mentions))
     start = _with_word_value(body, start, named, params)
     for item in re.split(
@@ -178,7 +183,9 @@ def _fold(
         item_mentions = scan(item, params)
         keys = {m.key for m in item_mentions if m.kind in _SETTING}
         if not keys:
-            if any(m.kind == "task" for m in item_mentions):
+            if "" in asked and any(m.kind == "model" for m in item_mentions):
+                into.against.append(item)  # "SmolLM2-135M. Would the 360M model do better?"
+            elif any(m.kind == "task" for m in item_mentions):
                 into.tasks.append(f"on {item}")
             elif any(m.kind == "aside" for m in item_mentions):
                 into.after.append(f"{item}.")  # "40 steps": read after the question

@@ -1167,6 +1167,13 @@ CORPUS: list[Q] = [
     Q('For the guessing game we allow 7 guesses. Would 10 guesses help?', 'max_turns', [7, 10], 'guess_number', H, G),
     Q('Does lr 1e-4 cut training time from 2 hours to 1 on chain_sum?', 'lr', [2e-5, 1e-4], 'chain_sum', COST, L),
     Q('We train longer, 40 steps. Does RLOO help countdown?', 'algorithm', ['grpo', 'rloo'], 'countdown', H, G, extra={'steps': 40}),
+    # probe 8: a model asked about beside a setup; staleness, token-limit and batch words
+    Q('Setup: SmolLM2-135M, LoRA rank 16, chain_sum, 20 steps. Question: would the 360M model do better?', 'base_model', [SMOL, SMOL_360], 'chain_sum', H, G, extra={'held': {'lora': 16}, 'steps': 20}, served=TWO),
+    Q('We use LoRA rank 16. Does the 360M model beat the 135M on chain_sum?', 'base_model', [SMOL, SMOL_360], 'chain_sum', H, G, extra={'held': {'lora': 16}}, served=TWO),
+    Q('Does allowing samples 4 versions stale hurt countdown?', 'max_staleness', [1, 4], 'countdown', H, L),
+    Q('Does a lag of 2 policy versions hurt chain_sum?', 'max_staleness', [1, 2], 'chain_sum', H, L),
+    Q('Does truncation at 32 tokens hurt countdown?', 'max_tokens', [48, 32], 'countdown', H, L),
+    Q('Is 1 group per step enough for countdown?', 'batch_groups', [4, 1], 'countdown', H, NI, 0.05),
     Q('Is a detailed style worse than concise?', 'workflow:style', ['concise', 'detailed'], 'workflow', H, L, params={'persona': 'tutor', 'max_turns': 6, 'style': 'concise'}),
 ]
 # fmt: on
@@ -1527,6 +1534,22 @@ REFUSALS: list[tuple[str, type[UnmappableQuestion], str]] = [
     # PPO the algorithm has a learned critic: not read as RLOO (its clip and epochs still read)
     ("GRPO vs PPO on arithmetic?", UnreadableQuestion, "PPO trains a learned value critic"),
     ("does PPO beat GRPO on countdown?", UnreadableQuestion, "ask e.g. 'does RLOO beat GRPO?'"),
+    ("Is DoRA better than LoRA on countdown?", UnreadableQuestion, "'dora' is not a setting"),
+    (
+        "Does LoRA on the attention layers only beat LoRA on all layers?",
+        UnreadableQuestion,
+        "'lora on the attention layers' is not",
+    ),
+    (
+        "Does evaluating at temperature 0.7 instead of greedy change held-out accuracy on chain_sum?",
+        UnreadableQuestion,
+        "'evaluating at temperature' is not",
+    ),
+    (
+        "Does training in bf16 hurt chain_sum?",
+        UnreadableQuestion,
+        "'training in bf16' is not a setting",
+    ),
     # a method named only in setup, when the question varies nothing else, is what it asks
     (
         "Kimi k1.5 used a length penalty. Would it help countdown?",
