@@ -1174,3 +1174,5 @@ TWO_SIDED_WORDS = (
     r"matter\w*|differ\w*|chang\w*|affect\w*|what does|what do|effects?|impacts?|influenc\w*|"
     r"sensitiv\w*|which|best|compar\w*|\bvs\b|versus|or not|how does|how do|role of"
 )
+# any direction word at all: whether a clause says which way (or that) an outcome moves
+DIRECTION_WORDS = rf"\b(?:{GREATER_WORDS}|{LESS_WORDS}|{EQUIVALENT_WORDS}|{TWO_SIDED_WORDS})"

@@ -18,11 +18,8 @@ from typing import Any
 
 from researcher.plan import Level
 from researcher.planner.catalogue import (
-    EQUIVALENT_WORDS,
+    DIRECTION_WORDS,
     FACTORS,
-    GREATER_WORDS,
-    LESS_WORDS,
-    TWO_SIDED_WORDS,
     WORKFLOW_PREFIX,
     describe_level,
     on_by_default,
@@ -86,9 +83,7 @@ def held_settings(
     words: list[str] = []
     # after the verb: "does group size 16 help at lr 1e-5?" holds lr; "does group size 16
     # with lr 1e-5 help?" asks about the two together (refused: one setting at a time)
-    verb = re.search(
-        rf"\b(?:{GREATER_WORDS}|{LESS_WORDS}|{EQUIVALENT_WORDS}|{TWO_SIDED_WORDS})", text
-    )
+    verb = re.search(DIRECTION_WORDS, text)
     for m in reversed(scan(text, params)):
         if m.key in held:
             continue

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 
 from researcher.planner.catalogue import (
-    EQUIVALENT_WORDS,
+    DIRECTION_WORDS,
     GREATER_WORDS,
     LESS_WORDS,
     OUTCOME_WORDS,
@@ -30,6 +30,7 @@ from researcher.planner.catalogue import (
 from researcher.planner.reading.effects import equivalence_margin
 from researcher.planner.reading.mentions import Mention
 from researcher.planner.reading.question import Question
+from researcher.planner.reading.setup import asking_span
 
 DEFAULT_THRESHOLD = 0.8  # "how many steps to learn": steps to a training reward of 0.8
 
@@ -364,10 +365,10 @@ def _question_sentence(text: str) -> str:
     """The sentence that asks, when a sentence of context before it has its own direction
     words ("Our runs are slow. Would doubling the lr speed up learning?": the context's
     "slow" is no direction) and the asking sentence has some; else `text`."""
-    start = max((m.end() for m in re.finditer(r"[.;!](?=\s)", text.split("?")[0])), default=0)
+    span = asking_span(text)
+    start = span[0] if span else 0
     asking = text[start:]
-    words = rf"\b(?:{GREATER_WORDS}|{LESS_WORDS}|{EQUIVALENT_WORDS}|{TWO_SIDED_WORDS})"
-    if start and re.search(words, asking) and re.search(words, text[:start]):
+    if start and re.search(DIRECTION_WORDS, asking) and re.search(DIRECTION_WORDS, text[:start]):
         return " " * start + asking
     return text
 

@@ -21,18 +21,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from researcher.planner.catalogue import (
-    EQUIVALENT_WORDS,
-    GREATER_WORDS,
-    LESS_WORDS,
-    TWO_SIDED_WORDS,
-)
+from researcher.planner.catalogue import DIRECTION_WORDS
 from researcher.planner.reading.mentions import Mention, scan
 from researcher.planner.reading.numbers import NUMBER
+from researcher.planner.reading.params import param_words
 
 # a sentence ends at . ; ! ? or : followed by a space (a decimal's dot is not)
 _SENTENCE_END = re.compile(r"(?<=[.;!?])\s+(?=\S)|(?<=:)\s+(?=[^\d\s.])")
-_DIRECTION = re.compile(rf"\b(?:{GREATER_WORDS}|{LESS_WORDS}|{EQUIVALENT_WORDS}|{TWO_SIDED_WORDS})")
+_DIRECTION = re.compile(DIRECTION_WORDS)
 _SETTING = ("factor", "value", "param")
 # a question that asks against something already
 _SET_AGAINST = re.compile(
@@ -216,19 +212,26 @@ def _sentences(text: str) -> list[str]:
     return parts
 
 
-def outside_asking(text: str, at: int) -> bool:
-    """Whether position `at` of `text` lies in a sentence other than the asking one (the
-    first with "?"): setup or a remark around the question."""
+def asking_span(text: str) -> tuple[int, int] | None:
+    """Where the asking sentence (the first with "?") lies in `text`, when `text` has more
+    than one sentence; None otherwise."""
     parts = _sentences(text)
     if len(parts) < 2:
-        return False
+        return None
     start = 0
     for part in parts:
         start = text.find(part, start)
         if "?" in part:
-            return not start <= at < start + len(part)
+            return start, start + len(part)
         start += len(part)
-    return False
+    return None
+
+
+def outside_asking(text: str, at: int) -> bool:
+    """Whether position `at` of `text` lies in a sentence other than the asking one:
+    setup or a remark around the question."""
+    span = asking_span(text)
+    return span is not None and not span[0] <= at < span[1]
 
 
 def _with_word_value(
@@ -250,8 +253,7 @@ def _word_value_as_key(item: str, params: dict[str, Any] | None) -> str:
     """A text PARAM's value written before its name ("the search tool") as "tool=search",
     the form a held PARAM is read in."""
     for key, default in (params or {}).items():
-        words = r"[\s_-]?".join(re.escape(part) for part in key.lower().split("_"))
-        found = re.fullmatch(rf"(?:the\s+)?([a-z][\w.+-]*)\s+{words}", item)
+        found = re.fullmatch(rf"(?:the\s+)?([a-z][\w.+-]*)\s+{param_words(key.lower())}", item)
         if isinstance(default, str) and found:
             return f"{key}={found.group(1)}"
     return item
