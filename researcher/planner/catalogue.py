@@ -728,7 +728,8 @@ _FACTOR_LIST = (
         values={
             "(?:prefix )?trees?(?: merging| packing)?": "tree",
             "timelines?(?: merging)?": "timeline",
-            "(?:no|without) (?:merging|packing)|unmerged": "none",
+            "(?:no|without) (?:merging|packing)|unmerged|per call(?: training)?|one sample "
+            "per call|merge none|none merge": "none",
         },
         alternative="none",
     ),
@@ -895,6 +896,10 @@ _FACTOR_LIST = (
             "combin(?:e|es|ed|ing) (?:the |two |several )?tasks",
             "cocktail(?: of tasks)?",
             "co ?training",
+            # "30% of the batch is countdown": a share of the training data is a mix
+            "(?:(?:(?:a|one|two|three) )?(?:half|thirds?|quarters?|fifths?|tenths?) )?of "
+            "(?:the |each |every |our |a )?(?:batch(?:es)?|data|prompts|episodes|training "
+            "data|training) (?:is|are|comes? from|drawn from|from|being)",
             "joint training",
             "train(?:ing)? on (?:both|several|two|multiple) tasks",
         ),
@@ -1099,7 +1104,7 @@ OUTCOME_WORDS: tuple[tuple[str, str], ...] = (
         "cost",
         # not "does it cost accuracy", "cost more than 2 points": a loss of accuracy
         r"cheap\w*|costs?(?!(?: (?:us|me|any|much|nothing|no|in|more than|over|at least|[\d.]+|points?|"
-        r"percentage|of|the|some|a|few))* ?(?:accuracy|points?|performance|rewards?|scores?)\b)|"
+        r"percentage|of|the|some|a|few|#+))* ?(?:accuracy|points?|performance|rewards?|scores?)\b)|"
         r"costl\w*|expensive|wall[\s-]?(?:clock|time)|(?<!\d\s)tokens?|compute|"
         r"gpu[\s-]hours?|throughput|time per step|training time|faster to train|"
         r"(?:training|wall[\s-]?clock) speed|speed of training|steps per (?:second|minute|hour)|"
@@ -1163,7 +1168,7 @@ LESS_WORDS = (
     r"reduc\w* (?:the )?(?:final |training |held[- ]out |test )*(?:accuracy|reward|score|performance)|"
     r"cheaper|cuts?|cutting|sav(?:e|es|ing)|"
     r"(?:cost(?:s|ing)?|los(?:e|es|ing)) (?:(?:us|me|any|much|more than|over|at least|[\d.]+|points?|percentage|of|"
-    r"the|some|a|few) )*(?:accuracy|points?|performance|rewards?|scores?)\b|"
+    r"the|some|a|few|#+) )*(?:accuracy|points?|performance|rewards?|scores?)\b|"
     r"less (?:[\w-]+[ -])?(?:accurate|efficient)|destabili[sz]\w*|break\w*(?! (?:through|out|past|the plateau|a plateau))|weaker|inferior|"
     r"underperform\w*|fall\w* behind|lag\w* behind|"
     r"(?:harder|more difficult|tougher) to (?:learn|train)|"

@@ -30,6 +30,12 @@ CONTRAST = re.compile(rf"(?:{_CONTRAST_WORDS}|\bfrom){_UP_TO_3_WORDS}")
 # against, while "changing lr from 1e-4 to 2e-5" starts from its control
 _STRONG_CONTRAST = re.compile(rf"(?:{_CONTRAST_WORDS}){_UP_TO_3_WORDS}")
 
+# a level given up for another: "dropping A for B", "swapping A for B", "trading A for B"
+_SWAP = re.compile(
+    r"\b(?:dropp\w*|ditch\w*|swap\w*|trad(?:e|es|ed|ing)|abandon\w*|giv\w* up|replac\w*)\s+"
+    r"(?:\S+\s+){0,4}?(?:for|in favou?r of|with)\s"
+)
+
 _VERSUS = re.compile(r"\b(?:vs\.?|versus)\s+(?:[^\s=:]+(?:\s+|\s*[=:]\s*)){0,3}$")
 
 # "256 vs 128": the first level's number, "vs", the second's (positions start at each number)
@@ -40,6 +46,10 @@ def contrasted_index(text: str, positions: list[int]) -> int | None:
     """The index of the level named after "than"/"instead of"/"as good as"..., if any; also
     after "versus" when a verb stands between the levels ("does A save time versus B"),
     though not in a bare "A vs B" (there the first named is the control)."""
+    for swap in _SWAP.finditer(text):  # "dropping LoRA for full fine-tuning": LoRA the control
+        for index, position in enumerate(positions):
+            if swap.start() < position < swap.end():
+                return index
     for contrast in (_STRONG_CONTRAST, CONTRAST):
         for index, position in enumerate(positions):
             if contrast.search(text[max(0, position - 50) : position]):

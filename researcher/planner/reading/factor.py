@@ -219,6 +219,9 @@ def read_factor(q: Question) -> str:
         named = ["base_model"]
     if not named and (q.of("factor", "max_steps") or q.of("aside", "steps_n")):
         named = ["max_steps"]
+    if not named and q.of("aside", "ratio") and q.params is None:
+        q.assumptions.append("no setting named beside a ratio: read as a task mix")
+        named = ["task_mix"]  # "does a 3:1 mix help chain_sum?"
     if not named and re.search(r"(?<![\w.])\d+(?:\.\d+)?e-\d+\b", q.masked):
         q.assumptions.append("no setting named: numbers like 1e-4 read as learning rates")
         named = ["lr"]

@@ -73,6 +73,11 @@ _AGAINST_ONE = re.compile(
 )
 
 
+# a word in a list of levels: "none, timeline or tree", "timeline or none"
+_LISTED_AFTER = re.compile(r"\s*(?:,|/|\bor\b|\band\b|\bvs\b|\?|$)")
+_LISTED_BEFORE = re.compile(r"(?:,|/|\bor|\band|\bvs\.?|:)\s*$")
+
+
 def read_levels(q: Question, factor: str, task: str, tasks: list[str]) -> tuple[list[Level], Level]:
     """The levels, control first, and the control."""
     if factor.startswith(WORKFLOW_PREFIX):
@@ -95,6 +100,14 @@ def read_levels(q: Question, factor: str, task: str, tasks: list[str]) -> tuple[
         if factor == "max_steps":
             named += [(m.start, float(m.groups[0])) for m in q.of("aside", "steps_n")]
     values = [(m.start, m.level) for m in own if m.kind == "value"]
+    if values and "none" in (spec.choices or ()) and all(v != "none" for _, v in values):
+        # "which merge layout is best: none, timeline or tree?": "none" listed beside them
+        values += [
+            (m.start(), "none")
+            for m in re.finditer(r"(?<![\w-])none(?![\w-])", q.text)
+            if any(abs(m.start() - p) <= 25 for p, _ in values)
+            and (_LISTED_AFTER.match(q.text, m.end()) or _LISTED_BEFORE.search(q.text[: m.start()]))
+        ]
     values += [(m.start, spec.default_for(task)) for m in own if names_default(q.text, m)]
     if spec.kind == "lora" and named:
         values = [(p, v) for p, v in values if v == "full"]  # "LoRA r=8": the rank is 8

@@ -299,6 +299,13 @@ def _param_aliases(words: list[str]) -> list[str]:
     return aliases
 
 
+# two names in a ratio's order beside it: "3:1 countdown:chain_sum", "countdown/chain_sum at 3:1"
+_PAIR_AFTER = re.compile(
+    r"\s+(?:of\s+|between\s+)?[a-z_]+(?:\s[a-z_]+)?\s*(?:[:/]|\bto\b|\band\b|\bvs\.?)\s*[a-z_]"
+)
+_MIX_WORD = re.compile(r"\b(?:mix\w*|ratios?|splits?|blend\w*)\b")
+_PAIR_BEFORE = re.compile(r"[a-z_]+\s*[:/]\s*[a-z_]+\s*(?:at\s+|=\s*|of\s+)?$")
+
 SCALING_VERB = re.compile(
     r"\b(?:divid|multipl|increas|rais|reduc|decreas|lower|cut|boost)\w*\b[^,;.?!]{0,40}$"
 )
@@ -313,7 +320,13 @@ def scan(text: str, params: dict[str, Any] | None) -> list[Mention]:
                 key == "ratio"
                 and sum(int(g) for g in match.groups()) not in (10, 100)
                 and not (
-                    match.group(0).endswith(("mix", "split", "ratio")) and "0" not in match.groups()
+                    (
+                        match.group(0).endswith(("mix", "split", "ratio"))
+                        or _PAIR_AFTER.match(text, match.end())
+                        or _PAIR_BEFORE.search(text[: match.start()])
+                        or (_MIX_WORD.search(text) and max(int(g) for g in match.groups()) <= 20)
+                    )
+                    and "0" not in match.groups()
                 )
             ):
                 continue  # "6/0" inside "5e-6/0.000005" is no mix ratio; "a 3:1 mix" is

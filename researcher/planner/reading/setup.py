@@ -67,6 +67,9 @@ def read_setup(text: str, params: dict[str, Any] | None) -> tuple[str, list[str]
     # a model the question names is what it varies: "would the 360M model do better?"
     asked = {m.key for m in in_question if m.kind in (*_SETTING, "model")}
     numeric = _one_numeric_setting(question, in_question)
+    mixing = _is_mixing(question, in_question) or (
+        not asked and any(_is_mixing(part, scan(part, params)) for part in parts)
+    )
     held: list[str] = []
     against: list[str] = []
     tasks: list[str] = []
@@ -81,6 +84,11 @@ def read_setup(text: str, params: dict[str, Any] | None) -> tuple[str, list[str]
             continue
         body = part.rstrip(".;!:").strip()
         mentions = scan(body, params)
+        if mixing and any(m.kind == "task" or m.key == "task_mix" for m in mentions):
+            # "30% of the batch is countdown. Does that help chain_sum?": the mix is read
+            # from every sentence that names its tasks or shares, as written
+            (before if i < asking else after).append(part)
+            continue
         named = [m for m in mentions if m.kind in _SETTING]
         if (
             _DIRECTION.search(_blank(body, mentions))
@@ -134,6 +142,14 @@ def read_setup(text: str, params: dict[str, Any] | None) -> tuple[str, list[str]
     if held:  # a text PARAM's value before its name ("search tool") as "tool=search"
         question = f"with {' and '.join(_word_value_as_key(i, params) for i in held)}, {question}"
     return " ".join([*before, question, *after]), notes
+
+
+def _is_mixing(text: str, mentions: list[Mention]) -> bool:
+    """Whether a sentence is about the task mix (names it, a ratio, or parts of tasks)."""
+    return any(m.key in ("task_mix", "ratio") for m in mentions) or bool(_PARTS.search(text))
+
+
+_PARTS = re.compile(r"\b(?:\d+|one|two|three|four|five)\s+parts?\b")
 
 
 @dataclass

@@ -18,6 +18,7 @@ import re
 
 from researcher.planner.catalogue import (
     DEFAULT_TASK,
+    TASKS,
     WORKFLOW_PREFIX,
     WORKFLOW_TASK,
     TaskInfo,
@@ -111,6 +112,12 @@ def read_task(q: Question, factor: str) -> tuple[str, list[str]]:
     elif factor == "max_turns":
         task = "guess_number"
         q.assumptions.append("max_turns is the guessing game's setting: task guess_number")
+    elif factor == "merge":
+        task = "guess_number"
+        q.assumptions.append(
+            "no task named to judge on: guess_number (merging changes only episodes of "
+            "several calls, so a multi-turn task)"
+        )
     elif factor == "task_mix" and not partners:
         task = MIX_DEFAULT_TASK
         q.assumptions.append(
@@ -125,6 +132,14 @@ def read_task(q: Question, factor: str) -> tuple[str, list[str]]:
     else:
         task = DEFAULT_TASK if DEFAULT_TASK not in partners else "basic_arithmetic"
         q.assumptions.append(f"no task named to judge on: {task} (the default task)")
+    if factor == "merge" and not TASKS[task].multi_turn:
+        multi = ", ".join(name for name, info in TASKS.items() if info.multi_turn)
+        raise q.unreadable(
+            f"it varies how an episode's calls are merged, but {task} is one call per "
+            f"episode, so every layout trains the same sequences. Ask it on a multi-turn "
+            f"task ({multi}), e.g. 'does timeline merging beat tree on guess_number?'",
+            how=False,
+        )
     if factor != "task_mix":
         _refuse_training_on_another_task(q, named)
         unjudged = [family for family in families if family != task]
@@ -222,15 +237,27 @@ def _mixed_in(q: Question, mention: Mention) -> bool:
     before = q.text[: mention.start]
     after = q.text[mention.end :]
     lead = r"(?:the\s+|some\s+|a\s+bit\s+of\s+|\d+%\s+(?:of\s+)?)?$"
+    share_of = (  # "30% of the batch is countdown", "a quarter of prompts from countdown"
+        r"\bof\s+(?:the\s+|each\s+|every\s+|our\s+|a\s+)?(?:batch(?:es)?|data|prompts|"
+        r"episodes|training(?:\s+data)?)\s+(?:is|are|comes?\s+from|drawn\s+from|from|being)"
+        r"\s+(?:from\s+)?(?:the\s+)?$"
+    )
+    share = r"\b(?:share|portion|fraction|proportion|weight|amount)\s+of\s+(?:the\s+)?$"
     return bool(
-        re.search(
+        re.search(share_of, before)
+        or re.search(share, before)  # "a 20% share of spell_backward in the mix"
+        or re.search(r"\b(?:an?\s+)?(?:\w+\s+)?tasks?\s*\(\s*$", before)  # "an easier task (X)"
+        and re.search(
+            r"\b(?:mix\w*|add\w*)\s+(?:in\s+)?(?:an?\s+)?(?:\w+\s+)?tasks?\s*\(\s*$", before
+        )
+        or re.search(
             rf"\b(?:mix\w*\s+in|add\w*|includ\w*|throw\w*\s+in|(?:train\w*|together) with|"
             rf"alongside)\s+{lead}",
             before,
         )
         or (
             re.search(rf"\bmix\w*\s+{lead}", before)
-            and re.match(r"\s*(?:tasks?\s+)?(?:into|in with|with)\b", after)
+            and re.match(r"\s*(?:tasks?\s+)?(?:into|in with|with|in)\b", after)
         )
     )
 
@@ -259,8 +286,12 @@ def _judged_strength(q: Question, mention: Mention) -> int:
     if re.search(mixed, q.text[: mention.start]):  # "mix" is itself a mention, masked
         return 1  # "a 50/50 mix of A and B": A is no more judged than B
     verb = r"help\w*|hurt\w*|improv\w*|boost\w*|harm\w*|degrad\w*|benefit\w*"
+    if re.match(r"\s+(?:alone|only|by itself|on its own|unmixed)\b", after) or re.search(
+        r"\b(?:pure|only|just)\s+$", before
+    ):
+        return 2  # "does a 75/25 countdown/chain_sum mix beat chain_sum alone?"
     if re.search(rf"\b(?:on|for|at|in|of|{verb})\s+(?:the\s+)?$", before) or re.match(
-        r"\s*(?:accuracy|performance|scores?|results?)\b", after
+        r"\s*(?:held[\s-]?out\s+)?(?:accuracy|performance|scores?|results?)\b", after
     ):
         return 2
     return 1
