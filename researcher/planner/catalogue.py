@@ -1124,7 +1124,9 @@ OUTCOME_WORDS: tuple[tuple[str, str], ...] = (
         r"area under (?:the )?(?:training[\s-])?(?:reward[\s-])?(?:learning[\s-])?curve|\bauc\b|"
         r"(?:slow|fast|quick)\w* to converge|(?:longer|more (?:training )?steps|fewer (?:training )?"
         r"steps) (?:than [^?.,;]{1,30}? )?to (?:converge|reach|learn|get to)|sluggish|"
-        r"(?:how much |\bmuch )(?:faster|quicker|slower|sooner)\b.{0,40}?\blearn\w*",
+        r"(?:how much |\bmuch )(?:faster|quicker|slower|sooner)\b.{0,40}?\blearn\w*|"
+        r"(?:no|not) (?:slower|later) than|delay\w* (?:reaching|getting|hitting|learning|"
+        r"convergence)",
     ),
     (
         "final_train_reward",
@@ -1133,7 +1135,9 @@ OUTCOME_WORDS: tuple[tuple[str, str], ...] = (
     ),
 )
 EQUIVALENT_WORDS = (
-    r"as (?:good|well|accurate|fast|effective|strong|cheap|quickly) as|match(?:es|ed|ing)?|"
+    # not "twice as fast as", "3x as fast as": a multiple is a difference
+    r"(?<!twice )(?<!times )(?<!x )as (?:good|well|accurate|fast|effective|strong|cheap|quickly|"
+    r"(?:sample[\s-])?efficient) as|match(?:es|ed|ing)?|equally\b|"
     r"at least as (?:good|accurate|effective|strong)\b|"
     r"as (?:fast|quick|easy) to (?:learn|train) as|"
     r"same as|the same (?:accuracy|results?|performance|reward|score)|"
@@ -1146,12 +1150,14 @@ EQUIVALENT_WORDS = (
     r"los(?:e|es|ing) (?:no more than|not more than|at most|less than)|"
     r"(?:good )?enough|no difference|irrelevant|(?:does ?n[o']?t|doesn't|not) matter|"
     r"(?:doesn't|don't|didn't|not|never) (?:hurt|harm|degrad|worsen|slow)\w*|"
+    r"(?:no|not|never) (?:slower|later)\b|"
     r"non[\s-]?inferior\w*|harmless|neither better nor worse|no different|not (?:significantly |"
     r"meaningfully |statistically )?different|(?:does ?n[o']?t|not|never) make (?:a|any) difference|"
     r"similar (?:[\w-]+ )?(?:accuracy|results?|performance|rewards?|scores?)|(?:about|roughly) the same"
 )
 GREATER_WORDS = (
     r"help\w*|improv\w*|better|boost\w*|speeds? up|faster|quicker|sooner|outperform\w*|"
+    r"(?:twice|\d+x|\w+ times) as (?:fast|quick\w*)|speeds? (?:\w+ )?up|"
     r"beats?|benefit\w*|gains?|higher (?:[\w-]+ ){0,2}(?:accuracy|rewards?|scores?|pass ?@)|"
     r"more accurate|"
     r"(?:increas|rais)\w* (?:the )?(?:[\w'’-]+ ){0,2}(?:accuracy|rewards?|scores?)|"
@@ -1163,6 +1169,7 @@ GREATER_WORDS = (
 )
 LESS_WORDS = (
     r"hurt\w*|harm\w*|worse|degrad\w*|slow\w*|damag\w*|sluggish|(?:takes?|took|taking|needs?) longer|"
+    r"delay\w*|"
     r"lower (?:the )?(?:final |training |held[- ]out |test )*(?:accuracy|reward|score)|"
     r"lower (?:my |our |the |its )(?:[\w'’-]+ ){0,2}(?:accuracy|rewards?|scores?)|"
     r"reduc\w* (?:the )?(?:final |training |held[- ]out |test )*(?:accuracy|reward|score|performance)|"

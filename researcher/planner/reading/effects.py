@@ -33,7 +33,7 @@ def min_effect(q: Question, outcome: str, threshold: float | None) -> float | No
     fraction; None when it names none, or when the outcome is counted in steps."""
     effects = [m for m in q.of("aside", "effect") if percent_change(q.text, m) is None]
     effects += q.of("aside", "effect_abs")
-    if not effects and q.direction != "equivalent":
+    if not effects and q.direction not in ("equivalent", "noninferior"):
         # "does lr 1e-4 vs 2e-5 matter, margin 2 points?": no equivalence test, so the
         # margin named is the smallest difference that counts
         effects = q.of("aside", "margin") + q.of("aside", "margin_abs")
@@ -78,14 +78,15 @@ def equivalence_margin(q: Question, outcome: str) -> float | None:
     asks no equivalence. A margin named with "within" ("within 1 point of GRPO") makes the
     question one."""
     margins = q.of("aside", "margin")
-    absolute = q.of("aside", "margin_abs")
+    absolute = q.of("aside", "margin_abs") + q.of("aside", "margin_steps")
     within = any(q.text[m.start : m.end].startswith("within") for m in margins + absolute)
     if not (re.search(rf"\b(?:{EQUIVALENT_WORDS})\b", q.masked) or within):
         return None
     q.margin_named = bool(margins or absolute)
     if margins:
         m = margins[0]
-        value, words = _in_units(q, q.text[m.start : m.end], float(m.groups[0]))
+        named = float(m.groups[0]) if m.groups[0][0].isdigit() else 1.0  # "within a point"
+        value, words = _in_units(q, q.text[m.start : m.end], named)
         if q.params is not None:
             q.assumptions.append(f"{q.text[m.start : m.end]!r} is the equivalence margin: {words}")
         return value

@@ -60,14 +60,23 @@ _NEUTRAL = (
 _TIMES_COUNT = r"\d+(?:\.\d+)?|two|three|four|five|six|eight|ten|a hundred|hundred"
 
 _LOSE_AT_MOST = (
-    r"(?:los(?:e|es|ing)|drop(?:s|ping)?|giv(?:e|es|ing) up|sacrific\w*|cost(?:s|ing)?)"
-    r"(?: us| me)? (?:no more than|not more than|at most|less than|under) "
+    r"(?:(?:los(?:e|es|ing)|drop(?:s|ping)?|giv(?:e|es|ing) up|sacrific\w*|cost(?:s|ing)?)"
+    r"(?: us| me)? (?:no more than|not more than|at most|less than|under) |"
+    r"without (?:losing|costing|dropping|giving up|sacrificing) (?:us |me )?more than )"
 )
 
 _ASIDES = (  # number phrases that are not levels: (kind, regex)
-    ("within_steps", r"within (?:the first )?(\d+) (?:training )?steps"),
+    # "within 20 steps" fixes the run's length; "within 3 steps of no KL" is a margin
+    ("within_steps", r"within (?:the first )?(\d+) (?:training )?steps(?! of\b)"),
     ("at_step", r"(?:at|after|by) (?:training )?step (\d+)"),  # "the reward at step 20"
     ("margin", r"within (\d+(?:\.\d+)?) ?(?:percentage points?|points?|%|percent|pp)"),
+    ("margin", r"within (a|one) (?:percentage )?point\b"),  # "to within a point": 1 point
+    ("margin_steps", r"within (\d+) (?:training )?steps of\b"),  # on steps to a threshold
+    # a difference in steps hoped for, not a level: "at least 5 steps sooner than 2e-5"
+    (
+        "effect_steps",
+        r"(\d+) (?:training )?steps(?= (?:sooner|faster|earlier|quicker|later|slower))",
+    ),
     ("margin_abs", r"within (?:an? )?(?:margin of )?(0?\.\d+)"),
     # the effect hoped for, not a level: "improve accuracy by at least 5 points"
     (
@@ -178,11 +187,23 @@ _ASIDES = (  # number phrases that are not levels: (kind, regex)
     (
         "threshold",
         r"(?:to|until|till|before)(?: an?| the)?(?: training)?(?: reward| accuracy| score)?"
-        r"(?: of)? (\d+(?:\.\d+)?)(%?)(?= (?:training |mean |average )?(?:reward|accuracy|"
+        r"(?: of)? (\d+(?:\.\d+)?)(%?)(?= (?:training |train |mean |average )?(?:reward|accuracy|"
         r"score|success))",
     ),
+    # "steps to 0.8", "steps-to-0.8", "the time to 90% training reward", "the 0.8 threshold"
+    (
+        "threshold",
+        r"(?:steps|updates|iterations|time)[ -]to[ -](?:an? |the )?(?:training |train )?(?:reward |"
+        r"accuracy )?(?:of )?(\d+(?:\.\d+)?)(%?)",
+    ),
+    ("threshold", r"(\d+(?:\.\d+)?)(%?) (?:(?:reward|accuracy) )?threshold"),
     # "4 steps of staleness" is a lag, not a run length
-    ("steps_n", r"(\d+) (?:training |more )?steps(?! of (?:staleness|lag|delay|off))"),
+    # not "5 steps sooner than 2e-5" (a difference in steps) nor "4 steps of staleness"
+    (
+        "steps_n",
+        r"(\d+) (?:training |more )?steps(?! of (?:staleness|lag|delay|off))"
+        r"(?! (?:sooner|faster|earlier|quicker|later|slower|fewer|less|more|to \d))",
+    ),
     ("steps_n", r"(\d+)[- ]step (?:budget|runs?|limit|horizon|training runs?)"),
     ("ratio", r"(\d{1,3}) ?[/:-] ?(\d{1,3})(?!\.\d)(?: (?:mix|split|ratio))?"),
     ("ratio", r"(\d{1,3}) to (\d{1,3}) (?:mix|split|ratio)"),  # "a 3 to 1 mix"

@@ -142,12 +142,20 @@ _NOT = r"not|never|doesn't|don't|didn't|does ?n[o']?t"
 # where higher is better; "as good as", "match", "comparable" stay equivalence
 _NONINFERIOR = re.compile(
     rf"\b(?:no|not|never) worse\b|\b(?:{_NOT})\s+(?:{LESS_WORDS})|\bwithout (?:hurting|harming|"
-    r"losing|degrading|sacrificing)\b|\bat least as (?:good|well|accurate|effective|high)\b|"
+    r"losing|degrading|sacrificing|costing)\b|\bat least as (?:good|well|accurate|effective|high)\b|"
     r"\blos(?:e|es|ing) (?:nothing|no (?:accuracy|reward|performance)|no more than|not more "
     r"than|at most|less than)\b|\bget away with\b|"
     r"\bsafe to (?:use|cut|drop|lower|reduce|shrink)\b|"
     r"\benough\b|\bsuffic\w*|"  # "is group size 2 enough?": it may do better, not worse
     r"\bnon[\s-]?inferior\w*|\bharmless\b|\bdoes ?n[o']?t cost (?:any )?(?:accuracy|points?)"
+)
+
+
+# "at least as fast as", "no slower than", "no later than": non-inferiority on learning speed
+# (other non-inferiority words on speed stay an equivalence test)
+_NO_SLOWER = re.compile(
+    r"\bat least as (?:fast|quick\w*|(?:sample[\s-])?efficient)\b|\b(?:no|not|never) "
+    r"(?:slower|later)\b"
 )
 
 
@@ -218,7 +226,11 @@ def read_outcome(q: Question, factor: str) -> tuple[str, float | None]:
     reach = q.of("aside", "threshold")
     if reach and (
         fewer
-        or re.search(r"\b(?:sooner|faster|quicker|first|earlier)\b", q.masked)
+        or re.match(r"(?:steps|updates|iterations|time)\b", q.text[reach[0].start :])
+        or re.search(
+            r"\b(?:sooner|faster|quicker|first|earlier|later|longer|shorter|delay\w*|under)\b",
+            q.masked,
+        )
         or re.search(r"\bhow (?:fast|quickly|soon|long)\b", q.text)
         or _TIME_TO_REACH.search(q.text)
     ):
@@ -295,7 +307,7 @@ _OUTCOME_IN_WORDS = {
 # a saving named with what it must not cost: "cut cost without hurting accuracy"
 _KEEPS_ACCURACY = re.compile(
     r"\bwithout (?:hurting|harming|losing|degrading|sacrificing|costing|giving up)\b[^?;]{0,30}?"
-    r"\b(?:accuracy|performance|rewards?|scores?)\b"
+    r"\b(?:accuracy|performance|rewards?|scores?|points?)\b"
 )
 _ACCURACY_NAMED = re.compile(r"\b(?:held[\s-]?out |test )?accuracy\b|\bpass ?@ ?1\b")
 
@@ -382,7 +394,11 @@ def read_direction(q: Question, outcome: str, factor: str) -> tuple[str, float |
     margin = equivalence_margin(q, outcome)
     if margin is not None:
         worse = _NONINFERIOR.search(text)
-        if worse and outcome in ("heldout_accuracy", "final_train_reward"):
+        if outcome == "learning_speed":
+            worse = _NO_SLOWER.search(text) or worse
+        if worse and (
+            outcome in ("heldout_accuracy", "final_train_reward") or worse.re is _NO_SLOWER
+        ):
             q.assumptions = [
                 a.replace("equivalence margin", "non-inferiority margin") for a in q.assumptions
             ]
@@ -431,7 +447,7 @@ def read_direction(q: Question, outcome: str, factor: str) -> tuple[str, float |
     greater = re.search(rf"\b(?:{GREATER_WORDS})", text)
     if outcome == "learning_speed" and not greater:
         # fewer steps to learn is faster; "reach 0.9 earlier"
-        greater = _FEWER_STEPS.search(q.text) or re.search(r"\bearlier\b", text)
+        greater = _FEWER_STEPS.search(q.text) or re.search(r"\b(?:earlier|shorter)\b", text)
     less = re.search(rf"\b(?:{LESS_WORDS})", text)
     if outcome == "cost":  # costing less is the improvement: "faster" is less wall time
         greater, less = (

@@ -40,6 +40,21 @@ from researcher.planner.reading.spelling import spelling_fixed
 from researcher.planner.reading.summary import summarise
 from researcher.planner.reading.tasks import read_task, read_task_levels
 
+STEPS_MARGIN = 2.0  # an equivalence margin on steps to a threshold when none is named
+
+
+def _margin_in_steps(q: Question, margin: float) -> float:
+    """Steps to a threshold are counted in steps: a margin named in steps ("within 3 steps
+    of") stands, any other is replaced by `STEPS_MARGIN` (said)."""
+    if q.of("aside", "margin_steps"):
+        return margin
+    q.assumptions = [a for a in q.assumptions if not a.startswith("equivalence margin")]
+    q.assumptions.append(
+        f"margin {STEPS_MARGIN:g} steps: steps to the threshold are counted in steps (name "
+        "another with 'within 3 steps of …')"
+    )
+    return STEPS_MARGIN
+
 
 def read_question(
     question: str,
@@ -111,6 +126,8 @@ _NOTED = {
     "seeds": "noted: the seeds per arm are set with --seeds (else sized from the budget)",
     "observed": "read as a result already seen, not a level",
     "step_seen": "read as context, neither a level nor the run's length",
+    "effect_steps": "is not read as a smallest effect: steps to a threshold count a tenth of "
+    "the run's steps as the smallest difference",
 }
 
 
@@ -294,6 +311,8 @@ def _read(q: Question) -> Reading:
     outcome, threshold = read_outcome(q, factor)
     direction, margin = read_direction(q, outcome, factor)
     q.direction = direction
+    if margin is not None and outcome == "learning_speed" and threshold is not None:
+        margin = _margin_in_steps(q, margin)
     levels, control = read_levels(q, factor, task, tasks)
     spec = FACTORS.get(factor)
     if (
