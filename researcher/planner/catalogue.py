@@ -348,7 +348,16 @@ UNSUPPORTED_SETTINGS = (
     "sgd",
     "momentum",
     "curriculum",
-    "entropy (?:bonus|coefficient|regulari[sz]ation)",
+    "entropy (?:bonus|coefficient|coef|term|regulari[sz]ation|loss)",
+    # methods this trainer does not have: offline self-training on filtered samples
+    r"rejection sampling(?: fine ?tuning)?|\brft\b|expert iteration|\bstar\b(?= (?:training|method))",
+    # how the work is spread is no training setting: it changes wall time, not what trains
+    r"(?:\d+|one|two|four|eight|more|fewer|several|multiple) (?:gpus?|nodes|rollout workers?|"
+    r"workers?|clients?|actors?)\b|rollout workers?",
+    # each run of a study trains one policy (teams train in `swarm run`, not as a factor)
+    r"(?:two|several|multiple|\d+) polic(?:y|ies) trained together|polic(?:y|ies) (?:trained )?"
+    r"together|multi ?(?:policy|agent) training|(?:planner|solver|verifier) and (?:the )?"
+    r"(?:executor|verifier|critic) polic(?:y|ies)",
     "dropout",
     "reward shaping",
     r"format(?:ting)? rewards?",  # a task's reward is its own
@@ -1117,6 +1126,7 @@ OUTCOME_WORDS: tuple[tuple[str, str], ...] = (
         r"learn\w*\b.{0,40}?\b(?:faster|slower|quicker|sooner|more (?:quickly|slowly))|"
         r"(?:slows?|slowed|slowing|slower)(?: down)? (?:the )?(?:learning|convergence)|"
         r"speeds? up (?:the )?(?:learning|convergence)|sample[\s-]efficien\w*|"
+        r"speeds? (?:it|that|this|things) up|slows? (?:it|that|this|things) down|"
         r"learning speed|speed of learning|(?:faster|slower|quicker) (?:learning|convergence)|"
         r"converge\w* (?:faster|slower|sooner)|how (?:many|much) (?:training )?steps|"
         r"steps to (?:learn|reach|converge)|learn\w* (?:\w+ )?(?:as )?(?:quickly|fast)|"
@@ -1147,6 +1157,7 @@ EQUIVALENT_WORDS = (
     r"as well as\b(?! (?:#|on|for|in)\b)|as (?:well|good)[\s-](?:suited|fit\w*|matched) (?:as|to)\b|\bas (?:good|accurate|effective|strong)\b(?! as)|"
     r"costs? (?:us |me )?nothing|"
     r"without (?:hurting|harming|losing|degrading|costing)|get away with|safe to (?:use|cut|drop)|"
+    r"(?:is|are|be) (?:[\w#.-]+ ){0,2}?safe\b|"
     r"los(?:e|es|ing) (?:no more than|not more than|at most|less than)|"
     r"(?:good )?enough|no difference|irrelevant|(?:does ?n[o']?t|doesn't|not) matter|"
     r"(?:doesn't|don't|didn't|not|never) (?:hurt|harm|degrad|worsen|slow)\w*|"
@@ -1158,6 +1169,9 @@ EQUIVALENT_WORDS = (
 GREATER_WORDS = (
     r"help\w*|improv\w*|better|boost\w*|speeds? up|faster|quicker|sooner|outperform\w*|"
     r"(?:twice|\d+x|\w+ times) as (?:fast|quick\w*)|speeds? (?:\w+ )?up|"
+    # "does 8 groups per step fix it?", "do 40 steps get us further?", "does it replicate?"
+    r"(?:fix|solve|cure)s? (?:it|this|that|the (?:collapse|problem|issue|plateau|instability|"
+    r"degradation|drop))\b|(?:gets?|take)s? (?:us |me |it )?further|replicat\w*|"
     r"beats?|benefit\w*|gains?|higher (?:[\w-]+ ){0,2}(?:accuracy|rewards?|scores?|pass ?@)|"
     r"more accurate|"
     r"(?:increas|rais)\w* (?:the )?(?:[\w'’-]+ ){0,2}(?:accuracy|rewards?|scores?)|"

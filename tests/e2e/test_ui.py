@@ -86,9 +86,13 @@ def wait_until(what: str, predicate: Callable[[], object], timeout: float, every
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """SWARMRL_HOME for the UI and the study it spawns; afterwards whatever the study left
-    running (its researcher, gateway and clients) is killed by pid."""
+    running (its researcher, gateway and clients) is killed by pid. The session's
+    converted-model cache (SWARMRL_MODEL_CACHE, tests/conftest.py) stays: the study's gateway
+    finds the bundled tokenizer there, as every gateway the tests start does, instead of
+    extracting it from the GGUF again."""
     for name in [n for n in os.environ if n.startswith("SWARMRL_")]:
-        monkeypatch.delenv(name)
+        if name != "SWARMRL_MODEL_CACHE":
+            monkeypatch.delenv(name)
     monkeypatch.setenv("SWARMRL_HOME", str(tmp_path))
     yield tmp_path
     leftovers = set(processes_mentioning(str(tmp_path)))

@@ -1,8 +1,11 @@
 """A real `gateway serve` process on a free loopback port, serving the bundled SmolLM2, on
-its default SQLite file or (`database_url=`) a PostgreSQL database."""
+its default SQLite file or (`database_url=`) a PostgreSQL database; and a finished tiny
+`researcher start` study that several tests read (`finished_tiny_study`)."""
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import time
 import uuid
@@ -103,3 +106,62 @@ def wait_for(predicate: Callable[[], object], timeout: float = 120.0, every: flo
             return value
         time.sleep(every)
     raise AssertionError(f"condition not met in {timeout:.0f} s")
+
+
+@dataclass
+class FinishedStudy:
+    """`researcher start` run to its end in `home`, as a user types it."""
+
+    home: Path
+    code: int  # its exit status
+    study_ids: list[str]  # the studies in home/researcher.db the moment it ended
+
+
+def _kill_processes_under(path: Path) -> None:
+    from tests.integration.test_researcher import processes_mentioning
+
+    for pid in processes_mentioning(str(path)):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+@pytest.fixture(scope="session")
+def _finished_tiny_study(tmp_path_factory) -> Iterator[FinishedStudy]:
+    # imported here: test_researcher imports this module
+    from experiments_db import crud
+    from experiments_db.db import session_scope
+    from tests.integration.test_researcher import QUESTION, engine_of, finish, start_researcher
+
+    home = tmp_path_factory.mktemp("finished-tiny-study")
+    try:
+        # own_models: this study's gateway extracts the bundled tokenizer into its fresh home,
+        # as a first `researcher start` does; 600 s: a hang bound (a loaded 2-core box
+        # evaluates 48 items in ~90 s)
+        process = start_researcher(home, "start", QUESTION, "--budget", "2m", "--model", "tiny",
+                                   "--seeds", "1", own_models=True)  # fmt: skip
+        code = finish(process, home, timeout=600)
+        study_ids: list[str] = []
+        if code == 0:  # else the tests that read it fail on `code`, with its log
+            engine = engine_of(home)
+            try:
+                with session_scope(engine) as session:
+                    study_ids = [s.id for s in crud.list_studies(session)]
+            finally:
+                engine.dispose()
+        yield FinishedStudy(home, code, study_ids)
+    finally:
+        _kill_processes_under(home)
+
+
+@pytest.fixture
+def finished_tiny_study(_finished_tiny_study: FinishedStudy) -> Iterator[FinishedStudy]:
+    """`researcher start "does multi-task mixing help?" --budget 2m --model tiny --seeds 1`
+    (tests/integration/test_researcher.py's QUESTION), its embedded gateway serving `tiny`,
+    run to its end once per session in a home of its own and read by every test that asks
+    for it: the end-to-end test and `researcher rerun` of it. A test may add to its home
+    (the rerun adds a study) but leaves the original study as it found it; afterwards
+    whatever a test left running under the home is killed by pid, like `home`'s."""
+    yield _finished_tiny_study
+    _kill_processes_under(_finished_tiny_study.home)

@@ -28,7 +28,7 @@ from sqlalchemy import text
 
 from experiments_db import crud
 from experiments_db.db import make_engine, session_scope
-from tests.integration.conftest import wait_for
+from tests.integration.conftest import FinishedStudy, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -38,9 +38,17 @@ PHASES = ("frame", "hypotheses", "design", "write_code", "validate", "launch", "
 CHECK_RUN = re.compile(r"-check\d+$")  # validate's dry-run runs on the gateway
 
 
-def researcher_env(home: Path) -> dict[str, str]:
+def researcher_env(home: Path, *, own_models: bool = False) -> dict[str, str]:
+    """The researcher's environment: none of this session's SWARMRL_* settings but its home
+    and, unless `own_models`, the session's converted-model cache (tests/conftest.py), which
+    every gateway the tests start shares: a study's embedded gateway finds the bundled
+    tokenizer there instead of extracting it from the GGUF again (~10 s, more on a loaded
+    box). With `own_models` the study converts into `home/models`, as on a fresh install
+    (the shared finished study, `finished_tiny_study`, does: that path stays tested)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("SWARMRL_")}
     env["SWARMRL_HOME"] = str(home)
+    if not own_models and os.environ.get("SWARMRL_MODEL_CACHE"):
+        env["SWARMRL_MODEL_CACHE"] = os.environ["SWARMRL_MODEL_CACHE"]
     env["COLUMNS"] = "200"  # rich wraps less: ids stay on one line
     return env
 
@@ -56,12 +64,14 @@ def researcher(home: Path, *args: str, timeout: float = 60) -> subprocess.Comple
     )
 
 
-def start_researcher(home: Path, *args: str, log: str = "researcher.log") -> subprocess.Popen:
+def start_researcher(
+    home: Path, *args: str, log: str = "researcher.log", own_models: bool = False
+) -> subprocess.Popen:
     """Start a long `researcher` command; its output goes to `home/log`."""
     with (home / log).open("w") as out:
         return subprocess.Popen(
             [sys.executable, "-m", "researcher.cli", *args],
-            env=researcher_env(home),
+            env=researcher_env(home, own_models=own_models),
             stdout=out,
             stderr=subprocess.STDOUT,
         )
@@ -181,14 +191,16 @@ def assert_nothing_left_running(study_dir: Path) -> None:
     wait_for(lambda: not processes_mentioning(study_dir.name), timeout=20)
 
 
-def test_a_study_runs_end_to_end_to_a_report(home: Path):
-    process = start_researcher(home, "start", QUESTION, "--budget", "2m", "--model", "tiny",
-                               "--seeds", "1")  # fmt: skip
-    code = finish(process, home, timeout=240)
-    assert code == 0, tail(home / "researcher.log")
+def test_a_study_runs_end_to_end_to_a_report(finished_tiny_study: FinishedStudy):
+    # `researcher start QUESTION --budget 2m --model tiny --seeds 1`, run once per session
+    # (tests/integration/conftest.py); test_researcher_rerun.py replays the same study
+    home = finished_tiny_study.home
+    assert finished_tiny_study.code == 0, tail(home / "researcher.log")
+    # one study, counted the moment `researcher start` ended (before a rerun adds its own)
+    assert len(finished_tiny_study.study_ids) == 1, finished_tiny_study.study_ids
+    (study_id,) = finished_tiny_study.study_ids
 
     engine = engine_of(home)
-    study_id = only_study(engine)
     study, report, experiments, processes, events = recorded(engine, study_id)
     with session_scope(engine) as session:
         hypotheses = crud.hypotheses(session, study_id=study_id)

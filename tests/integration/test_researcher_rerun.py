@@ -1,5 +1,7 @@
 """`researcher rerun STUDY` end to end: a real tiny-model study (embedded gateway, 2 arms ×
-1 seed), then its final design replayed into a new study by the CLI as a user types it.
+1 seed), then its final design replayed into a new study by the CLI as a user types it. The
+study is the session's `finished_tiny_study` (tests/integration/conftest.py), the one
+test_researcher.py's end-to-end test reads: run once, read by both.
 
     .venv/bin/python -m pytest -q -m slow tests/integration/test_researcher_rerun.py
 """
@@ -15,11 +17,10 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from experiments_db import crud
 from experiments_db.db import session_scope
 from researcher.graph import build_graph
-from tests.integration.test_researcher import (  # noqa: F401 (home is a fixture)
-    QUESTION,
+from tests.integration.conftest import FinishedStudy
+from tests.integration.test_researcher import (
     engine_of,
     finish,
-    home,
     recorded,
     start_researcher,
     tail,
@@ -34,20 +35,21 @@ def designs_of(study_dir: Path, study_id: str) -> list[dict]:
         return graph.get_state({"configurable": {"thread_id": study_id}}).values["designs"]
 
 
-def test_rerun_replays_a_finished_tiny_study_into_a_new_study(home: Path):  # noqa: F811
-    process = start_researcher(home, "start", QUESTION, "--budget", "2m", "--model", "tiny",
-                               "--seeds", "1")  # fmt: skip
-    assert finish(process, home, timeout=600) == 0, tail(home / "researcher.log")
+def test_rerun_replays_a_finished_tiny_study_into_a_new_study(finished_tiny_study: FinishedStudy):
+    # `researcher start QUESTION --budget 2m --model tiny --seeds 1`, run once per session
+    home = finished_tiny_study.home
+    assert finished_tiny_study.code == 0, tail(home / "researcher.log")
     engine = engine_of(home)
+    (original_id,) = finished_tiny_study.study_ids  # the one study it made
     with session_scope(engine) as session:
-        (original,) = crud.list_studies(session)
+        original = crud.get_study(session, study_id=original_id)
     original_design = designs_of(Path(original.directory), original.id)[-1]
     all_seeds = sorted({s for d in designs_of(Path(original.directory), original.id)
                         for s in d["seeds"]})  # fmt: skip
 
     process = start_researcher(
-        home, "rerun", original.id, "--budget", "2m", "--yes", log="rerun.log"
-    )
+        home, "rerun", original.id, "--budget", "2m", "--yes", log="rerun.log", own_models=True
+    )  # own_models: the home's, where the original's gateway put the tokenizer, as before
     assert finish(process, home, timeout=600, log="rerun.log") == 0, tail(home / "rerun.log")
 
     with session_scope(engine) as session:

@@ -18,6 +18,7 @@ import re
 from researcher.plan import Level
 from researcher.planner.catalogue import describe_level
 from researcher.planner.reading.question import Question
+from researcher.planner.reading.sentences import asking_span, outside_asking
 
 _CONTRAST_WORDS = (
     r"\binstead of|\brather than|\bthan|\bcompared (?:with|to)|\brelative to|\bagainst|"
@@ -61,6 +62,13 @@ def contrasted_index(text: str, positions: list[int]) -> int | None:
     return None
 
 
+def _in_statement_before(text: str, at: int) -> bool:
+    """Whether position `at` lies in a statement (a sentence ending in ".") before the
+    asking sentence: context, not a follow-up ("What about 0.1?")."""
+    span = asking_span(text)
+    return span is not None and at < span[0] and text[: span[0]].rstrip().endswith(".")
+
+
 def _sort_key(level: Level) -> float:
     """A level's place in order (None: each game's own budget, a middling one)."""
     return float(level) if isinstance(level, int | float) else 7.0  # None: each game's own
@@ -93,6 +101,20 @@ def choose_control(
         control = levels[contrasted]
         q.assumptions.append(
             f"control {describe_level(factor, control)}: the level the question compares against"
+        )
+        return control
+    asked = [i for i, p in enumerate(positions) if not outside_asking(q.text, p)]
+    if (
+        len(levels) == 2
+        and len(asked) == 1
+        and _in_statement_before(q.text, positions[1 - asked[0]])
+    ):
+        # "… temp 0.6 diverged, so we switched to 1.0. Is 1.0 actually better?": the level
+        # the question asks about is the treatment; the other, from the context, the control
+        control = levels[1 - asked[0]]
+        q.assumptions.append(
+            f"control {describe_level(factor, control)}: the level of the context the question "
+            f"sets {describe_level(factor, levels[asked[0]])} against"
         )
         return control
     if any(level == default for level in levels):

@@ -91,7 +91,8 @@ _UNTRAINED_LEAD = re.compile(rf"{_AGAINST}(?:the\s+|an?\s+)?$")
 # training set against no training: "at all", "over the base model", "vs no training"
 _TRAINING_AT_ALL = re.compile(
     rf"\bat all\b|{_AGAINST}(?:the\s+|an?\s+)?"
-    r"(?:base|untrained|pretrained|original|initial|starting)\s+(?:model|policy|checkpoint)|"
+    r"(?:base|untrained|pretrained|original|initial|starting)\s+(?:[\w.-]+\s+)?"
+    r"(?:model|policy|checkpoint)|"
     r"\b(?:vs\.?|versus|than|over|compared (?:to|with)|beats?|outperforms?)\s+(?:no|without)\s+"
     r"(?:rl\s+)?training\b"
 )

@@ -32,9 +32,11 @@ from researcher.planner.reading.question import Question
 # (and any PARAM of the user's workflow; the algorithm and LoRA by a level word: "under RLOO",
 # "with LoRA")
 _HOLDABLE = ("lr", "kl_coef", "clip_eps", "weight_decay", "max_grad_norm", "group_size",
-             "batch_groups", "max_staleness", "temperature", "max_tokens", "lora")  # fmt: skip
+             "batch_groups", "max_staleness", "temperature", "max_tokens", "lora",
+             "max_turns")  # fmt: skip
 
-_HELD_WORDS = ("algorithm", "lora", "max_staleness")  # "under RLOO", "with LoRA", "when on-policy"
+# "under RLOO", "with LoRA", "when on-policy", "with timeline merging", "with merge=timeline"
+_HELD_WORDS = ("algorithm", "lora", "max_staleness", "merge")
 
 _HELD_BEFORE = re.compile(
     r"\b(?:at|with|using|under|keeping|holding|when|while|and|given(?:\s+(?:our|my|an?|the))?)\s+"
@@ -63,7 +65,12 @@ _HELD_WORD_VALUE = re.compile(
     r"\s*(?:is\s+|set\s+to\s+|=\s*|:\s*)([a-z][\w.+-]*)|\s+(?:turned\s+|switched\s+)?(on|off)\b"
 )
 
-_HELD_NUMBER_FIRST = re.compile(r"\b(?:at|with|using|under)\s+" + NUMBER.pattern + r"\s+$")
+_HELD_NUMBER_FIRST = re.compile(r"\b(?:at|with|using|under|and)\s+" + NUMBER.pattern + r"\s+$")
+# a level word after its setting's name: "with merge=timeline"
+_NAMED_BEFORE = re.compile(r"[a-z_]+\s*(?:=|:)\s*$")
+# a setting at one value after a comma ending the question: "does the hint help, n_examples=4?"
+_TRAILING = re.compile(r",\s*$")
+_QUESTION_END = re.compile(r"\s*[?.!]*\s*$")
 
 _HELD_VALUE = re.compile(
     r"\s*(?:is\s+|are\s+|stays\s+)?(?:(?:set|held|fixed|kept)\s+(?:at|to)\s+|of\s+|=\s*|:\s*|at\s+)?"
@@ -88,6 +95,10 @@ def held_settings(
         if m.key in held:
             continue
         before = _HELD_BEFORE.search(text[: m.start])
+        if m.kind == "value" and m.key in _HELD_WORDS and not before:
+            named = _NAMED_BEFORE.search(text[: m.start])
+            before = named and _HELD_BEFORE.search(text[: named.start()])
+        trailing = _TRAILING.search(text[: m.start])
         at_default = _HELD_AT_DEFAULT.search(text[: m.start])
         param = m.kind == "param" or (m.kind == "fixed" and m.key.startswith(WORKFLOW_PREFIX))
         found: tuple[int, int, Level] | None = None
@@ -111,6 +122,10 @@ def held_settings(
                 found = (before.start(), value.end(), float(value.group(1)))
             elif before and word:  # "with tool=search", "with the hint on"
                 found = (before.start(), word.end(), word.group(1) or word.group(2))
+            elif (
+                trailing and value and not value.group(2) and _QUESTION_END.match(text, value.end())
+            ):  # "does the hint help my agent, n_examples=4?"
+                found = (trailing.start(), value.end(), float(value.group(1)))
         if found is None:
             continue
         start, end, level = found

@@ -47,6 +47,7 @@ from researcher.planner.reading.numbers import (
 )
 from researcher.planner.reading.params import param_levels
 from researcher.planner.reading.question import Question
+from researcher.planner.reading.sentences import outside_asking
 
 STEPS_DOSE = [10, 20, 40]  # "how many steps does it need?": a dose-response over max_steps
 
@@ -137,7 +138,11 @@ def read_levels(q: Question, factor: str, task: str, tasks: list[str]) -> tuple[
             f"to compare, e.g. '{factor} 64 vs 256'"
         )
     if len(levels) >= 2:
-        positions = [next(p for p, v in named if v == level) for level in levels]
+        # where each level is named: in the asking sentence if it is named there too
+        positions = [
+            min((p for p, v in named if v == level), key=lambda p: outside_asking(q.text, p))
+            for level in levels
+        ]
         if (middle := _inside_range(q, spec, levels)) is not None:
             # "the best lr between 1e-5 and 1e-4": a sweep across the range
             levels, positions = (

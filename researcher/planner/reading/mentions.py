@@ -166,8 +166,12 @@ _ASIDES = (  # number phrases that are not levels: (kind, regex)
     (
         "observed",
         r"(?:gave|gives|got|gets|scored|scores|yielded|yields)(?: us| me)?"
-        r"(?: an?| only| about| around)? (\d*\.?\d+)(%?)(?! ?(?:x\b|times|steps?))",
+        r"(?: an?| only| about| around)? (\d*\.?\d+)(%?)(?! ?(?:x\b|times|steps?))"
+        r"(?: ?(?:\+/?-|±) ?\d*\.?\d+)?",  # "got 0.6 +/- 0.03"
     ),
+    # a spread or a move seen: "± 0.03", "(0.27 -> 0.30)"
+    ("observed", r"(?:\+/-|\+-|±) ?(\d*\.?\d+)(%?)"),
+    ("observed", r"(\d*\.\d+)(%?) ?(?:->|→|=>) ?\d*\.\d+%?"),
     (
         "observed",
         r"(?:accuracy|reward|score|success rate)(?: \w+)? (?:is|was|sits at|stays at|stays "
@@ -293,7 +297,13 @@ def _param_patterns(params: dict[str, Any]) -> list[tuple[re.Pattern[str], str, 
             continue
         patterns.append((_compile(" ".join(words)), "param", WORKFLOW_PREFIX + key, None))
         if len(words) > 1 and len(words[-1]) >= 4:
-            patterns.append((_compile(words[-1] + "s?"), "param", WORKFLOW_PREFIX + key, None))
+            last = words[-1][:-1] if re.fullmatch(r"\w+[^s]s", words[-1]) else words[-1]
+            patterns.append((_compile(last + "s?"), "param", WORKFLOW_PREFIX + key, None))
+            # "a single turn" is max_turns 1 here, not the easy single-turn task
+            patterns.append((_compile(f"single {last}"), "param", WORKFLOW_PREFIX + key, None))
+        if key.lower() in FACTORS:  # a PARAM named as a run setting is the PARAM here
+            for synonym in FACTORS[key.lower()].synonyms:
+                patterns.append((_compile(synonym), "param", WORKFLOW_PREFIX + key, None))
         for alias in _param_aliases(words):
             patterns.append((_compile(alias), "param", WORKFLOW_PREFIX + key, None))
         default = params[key]
@@ -313,6 +323,11 @@ def _param_aliases(words: list[str]) -> list[str]:
     aliases = []
     if last.endswith("ies") and len(last) > 4:
         aliases.append(" ".join([*words[:-1], last[:-3] + "y"]))
+    if re.fullmatch(r"[a-z]{4,}", last) and not last.endswith("s"):
+        # the verb as a noun: "rerank" as "reranking", "escalate" as "escalation",
+        # "query_rewrite" as "query rewriting"
+        stem = last[:-1] if last.endswith("e") else last
+        aliases.append(" ".join([*words[:-1], f"{stem}(?:ing|ion|ed|er)"]))
     if "shot" in last or "shots" in last:
         aliases.append(
             r"(?:in[\s-]context |few[\s-]shot )?(?:examples?|demonstrations?|demos?|shots?)"

@@ -50,14 +50,33 @@ _WORD_NUMBER = re.compile(
 )
 
 
+# "one" names a level only right before the setting it counts: "one attempt instead of
+# three", "a single turn" ("one task", "one-step" are no levels)
+_ONE_BEFORE = re.compile(r"\b(?:a single|single|just one|only one|one)\s+(?=\S)")
+
+
 def word_numbers(text: str, mentions: list[Mention]) -> list[tuple[int, Level]]:
     """Levels written as words ("groups of eight vs two"), for whole-number factors."""
     taken = [(m.start, m.end) for m in mentions]
-    return [
+    found = [
         (match.start(), float(_WORD_NUMBERS[match.group(1)]))
         for match in _WORD_NUMBER.finditer(text)
         if not any(start <= match.start() < end for start, end in taken)
     ]
+    counted = [m for m in mentions if m.kind in ("param", "factor")]
+    found += [
+        (match.start(), 1.0)
+        for match in _ONE_BEFORE.finditer(text)
+        if any(m.start == match.end() or m.start == match.start() for m in counted)
+    ]
+    # "do three attempts beat one?": "one" after the word that sets it against a level
+    found += [(m.start(1), 1.0) for m in _ONE_AGAINST.finditer(text)]
+    return sorted(set(found))
+
+
+_ONE_AGAINST = re.compile(
+    r"\b(?:than|beats?|vs\.?|versus|over|against|instead of|rather than) (one)\b(?![\s-](?:of|another))"
+)
 
 
 def _times_count(count: str) -> float:

@@ -30,7 +30,7 @@ from researcher.planner.catalogue import (
 from researcher.planner.reading.effects import equivalence_margin
 from researcher.planner.reading.mentions import Mention
 from researcher.planner.reading.question import Question
-from researcher.planner.reading.setup import asking_span
+from researcher.planner.reading.sentences import asking_span
 
 DEFAULT_THRESHOLD = 0.8  # "how many steps to learn": steps to a training reward of 0.8
 
@@ -91,6 +91,7 @@ _UNMEASURED = re.compile(
 
 # a direction word and the unmeasured outcome it is about, a few words on: "reduce reward
 # collapse", "less prone to overfitting", "help stability", "hurt robustness"
+_FIXES = re.compile(r"\b(?:fix|solve|cure)s? (?:it|this|that|the \w+)\b")
 _DIRECTED_UNMEASURED = re.compile(
     rf"\b(?:{GREATER_WORDS}|{LESS_WORDS}|prevent\w*|avoid\w*|mitigat\w*|reduc\w*|lower\w*|"
     r"less|fewer|more|increas\w*|caus\w*)(?:\s+[\w'’-]+){0,3}?\s+"
@@ -145,7 +146,7 @@ _NONINFERIOR = re.compile(
     r"losing|degrading|sacrificing|costing)\b|\bat least as (?:good|well|accurate|effective|high)\b|"
     r"\blos(?:e|es|ing) (?:nothing|no (?:accuracy|reward|performance)|no more than|not more "
     r"than|at most|less than)\b|\bget away with\b|"
-    r"\bsafe to (?:use|cut|drop|lower|reduce|shrink)\b|"
+    r"\bsafe to (?:use|cut|drop|lower|reduce|shrink)\b|\b(?:is|are|be) (?:[\w#.-]+ ){0,2}?safe\b|"
     r"\benough\b|\bsuffic\w*|"  # "is group size 2 enough?": it may do better, not worse
     r"\bnon[\s-]?inferior\w*|\bharmless\b|\bdoes ?n[o']?t cost (?:any )?(?:accuracy|points?)"
 )
@@ -431,6 +432,11 @@ def read_direction(q: Question, outcome: str, factor: str) -> tuple[str, float |
     undirected = None  # a direction word about an outcome no study measures
     if outcome == "heldout_accuracy":
         text, undirected = _without_unmeasured_direction(text)
+        if (fix := _FIXES.search(text)) and _UNMEASURED.search(q.text):
+            # "I'm seeing reward collapse … Would a KL of 0.05 fix it?": the trouble fixed is
+            # no outcome a study measures, so "fix" says nothing about held-out accuracy
+            undirected = undirected or fix.group(0)
+            text = text[: fix.start()] + " " * (fix.end() - fix.start()) + text[fix.end() :]
     to_reach = (
         _TIME_TO_REACH.search(q.text) or _STEPS_NEEDED.search(q.text)
         if outcome == "learning_speed"

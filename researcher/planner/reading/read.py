@@ -35,7 +35,8 @@ from researcher.planner.reading.moves import TOO
 from researcher.planner.reading.numbers import plain_numbers, written_numbers
 from researcher.planner.reading.outcome import comparisons_in_words, read_direction, read_outcome
 from researcher.planner.reading.question import EXAMPLE_QUESTIONS, Question
-from researcher.planner.reading.setup import outside_asking, read_setup
+from researcher.planner.reading.sentences import outside_asking
+from researcher.planner.reading.setup import read_setup
 from researcher.planner.reading.spelling import spelling_fixed
 from researcher.planner.reading.summary import summarise
 from researcher.planner.reading.tasks import read_task, read_task_levels
@@ -159,7 +160,9 @@ _CITES = re.compile(
 
 _VARIED = ("factor", "value", "param")
 
-_TRANSFER = re.compile(r"\btransfer\w*|\bgenerali[sz]\w* (?:to|onto)\b")
+_TRANSFER = re.compile(
+    r"\btransfer\w*|\bgenerali[sz]\w* (?:to|onto)\b|\bcarr(?:y|ies) over (?:to|into|onto)\b"
+)
 # "does training on chain_sum raise accuracy on basic_arithmetic?": trained on one task,
 # judged on another (no mixing word between them)
 _TRAINED_ON_ONE = re.compile(

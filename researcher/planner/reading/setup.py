@@ -25,9 +25,8 @@ from researcher.planner.catalogue import DIRECTION_WORDS
 from researcher.planner.reading.mentions import Mention, scan
 from researcher.planner.reading.numbers import NUMBER
 from researcher.planner.reading.params import param_words
+from researcher.planner.reading.sentences import sentences
 
-# a sentence ends at . ; ! ? or : followed by a space (a decimal's dot is not)
-_SENTENCE_END = re.compile(r"(?<=[.;!?])\s+(?=\S)|(?<=:)\s+(?=[^\d\s.])")
 _DIRECTION = re.compile(DIRECTION_WORDS)
 _SETTING = ("factor", "value", "param")
 # a question that asks against something already
@@ -43,6 +42,17 @@ _CLAIM = re.compile(
     r"\b(?:argu\w*|claim\w*|show\w*|found|finds?|suggest\w*|report\w*|says?|said|"
     r"recommend\w*|propos\w*|paper|tried|diverged?)\b"
 )
+# a level that failed is a result, never the control: "we tried lr 1e-4 and it diverged"
+_FAILED = re.compile(
+    r"\b(?:diverg\w*|collaps\w*|blew up|blows? up|explod\w*|nans?\b|made (?:things|it) worse|"
+    r"was (?:unstable|worse)|(?:did ?n[o']?t|did not|does ?n[o']?t) (?:work|learn|help))"
+)
+# a score after a level in setup: "our baseline is GRPO with group size 8 at 0.62"
+_SCORED_AT = re.compile(
+    r"(?<=\d) (?:at|scoring|reaching|hitting) (?:about |around |roughly )?(?:0?\.\d+|\d+%)"
+)
+# "… diverged, so we switched to 1.0": the failed level is where the move started
+_SWITCHED = re.compile(r"\b(?:switch\w*|mov(?:e|ed|ing) to|chang\w* to|went to|going to)\b")
 _OUTCOME_NOUN = re.compile(r"\b(?:accuracy|rewards?|scores?|success|loss|pass)\b")
 _SCALING_ASIDES = ("times", "times_word", "factor_of", "divided_by", "added_to", "fraction_of")
 _PRONOUN = re.compile(r"\b(?:it|them|this|that)\b")
@@ -51,7 +61,7 @@ _PRONOUN = re.compile(r"\b(?:it|them|this|that)\b")
 def read_setup(text: str, params: dict[str, Any] | None) -> tuple[str, list[str]]:
     """`text` with its sentences of setup folded into the asking sentence, and what was
     read so (said in the assumptions); `text` as it was when it is one sentence."""
-    parts = _sentences(text)
+    parts = sentences(text)
     asking = next((i for i, part in enumerate(parts) if "?" in part), None)
     if asking is None:  # "Please test whether lr 5e-5 beats 2e-5. Keep group size at 8."
         asking = next((i for i, part in enumerate(parts) if _DIRECTION.search(part)), None)
@@ -95,7 +105,9 @@ def read_setup(text: str, params: dict[str, Any] | None) -> tuple[str, list[str]
             or _CLAIM.search(body)
             or not (named or _bare_numbers(body, mentions))
         ):
-            kept, said = _results_blanked(body, mentions)  # a result, motivation, an aside
+            # a result, motivation, an aside
+            failed = bool(_FAILED.search(body)) and not _SWITCHED.search(body)
+            kept, said = _results_blanked(body, mentions, failed=failed)
             notes += said
             (before if i < asking else after).append(kept + part[len(body) :])
             continue
@@ -123,6 +135,11 @@ def read_setup(text: str, params: dict[str, Any] | None) -> tuple[str, list[str]
             named = [m for m in mentions if m.kind in _SETTING]
             if not named:
                 continue
+        if seen := _SCORED_AT.search(body):  # "GRPO with group size 8 at 0.62": a result
+            notes.append(f"{seen.group(0).strip()!r} read as a result already seen, not a level")
+            body = body[: seen.start()] + body[seen.end() :]
+            mentions = scan(body, params)
+            named = [m for m in mentions if m.kind in _SETTING]
         _fold(body, mentions, named, params, asked, _Folded(held, against, tasks, after))
     if not asked and len(held) == 1:
         # "We train at temperature 0.7. Does 1.0 do better?", "Does removing it help?"
@@ -213,43 +230,6 @@ def _fold(
         into.against.append(item)
 
 
-# abbreviations whose dot ends no sentence
-_ABBREVIATION = re.compile(r"(?:^|[\s(])(?:dr|e\.g|i\.e|vs|etc|cf|approx|fig|no|mr|ms)\.$", re.I)
-
-
-def _sentences(text: str) -> list[str]:
-    """`text` cut into sentences, an abbreviation's dot ("Dr. GRPO", "i.e.") no end."""
-    parts: list[str] = []
-    for part in _SENTENCE_END.split(text.strip()):
-        if parts and _ABBREVIATION.search(parts[-1]):
-            parts[-1] = f"{parts[-1]} {part}"
-        elif part:
-            parts.append(part)
-    return parts
-
-
-def asking_span(text: str) -> tuple[int, int] | None:
-    """Where the asking sentence (the first with "?") lies in `text`, when `text` has more
-    than one sentence; None otherwise."""
-    parts = _sentences(text)
-    if len(parts) < 2:
-        return None
-    start = 0
-    for part in parts:
-        start = text.find(part, start)
-        if "?" in part:
-            return start, start + len(part)
-        start += len(part)
-    return None
-
-
-def outside_asking(text: str, at: int) -> bool:
-    """Whether position `at` of `text` lies in a sentence other than the asking one:
-    setup or a remark around the question."""
-    span = asking_span(text)
-    return span is not None and not span[0] <= at < span[1]
-
-
 def _with_word_value(
     body: str, start: int, named: list[Mention], params: dict[str, Any] | None
 ) -> int:
@@ -302,10 +282,14 @@ def _bare_numbers(text: str, mentions: list[Mention]) -> list[str]:
     return [text[m.start : m.end] for m in _number_mentions(text, mentions)]
 
 
-def _results_blanked(text: str, mentions: list[Mention]) -> tuple[str, list[str]]:
+def _results_blanked(
+    text: str, mentions: list[Mention], *, failed: bool = False
+) -> tuple[str, list[str]]:
     """A sentence that is no setup, its bare numbers (no aside, no setting's) blanked: a
-    result seen ("our model scores 0.68") is no level."""
-    if any(m.kind in _SETTING for m in mentions):
+    result seen ("our model scores 0.68") is no level. One that names a setting keeps its
+    levels ("we found group size 8 helps chain_sum"), unless the level failed ("we tried
+    lr 1e-4 and it diverged": no baseline to compare against)."""
+    if any(m.kind in _SETTING for m in mentions) and not failed:
         return text, []
     for m in reversed(mentions):
         if m.kind == "aside" and m.key in _SCALING_ASIDES:

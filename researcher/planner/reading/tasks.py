@@ -109,10 +109,10 @@ def read_task(q: Question, factor: str) -> tuple[str, list[str]]:
     judged = [key for _, _, key in ranked]
     if judged:
         task = judged[0]
-    elif factor == "max_turns":
+    elif factor == "max_turns" or "max_turns" in q.held:
         task = "guess_number"
         q.assumptions.append("max_turns is the guessing game's setting: task guess_number")
-    elif factor == "merge":
+    elif factor == "merge" or "merge" in q.held:
         task = "guess_number"
         q.assumptions.append(
             "no task named to judge on: guess_number (merging changes only episodes of "

@@ -1217,6 +1217,31 @@ CORPUS: list[Q] = [
     Q('is lr 3e-5 at least as sample efficient as 2e-5 on chain_sum, within 5%?', 'lr', [2e-5, 3e-5], 'chain_sum', LS, NI, 0.05),
     Q('does RLOO match GRPO\'s held-out accuracy on countdown to within a point?', 'algorithm', ['grpo', 'rloo'], 'countdown', H, EQ, 0.01),
     Q('does batch_groups 2 save wall time without costing more than 1 point on chain_sum?', 'batch_groups', [4, 2], 'chain_sum', H, NI, 0.01),
+    # results seen in setup: a failed level is no control; scores and spreads are no levels
+    Q('We tried lr 1e-4 on countdown and it diverged after ~12 steps. Does 5e-5 beat the default?', 'lr', [2e-5, 5e-5], 'countdown', H, G),
+    Q('We tried lr 1e-4 and it diverged. Is 5e-5 safe on countdown?', 'lr', [2e-5, 5e-5], 'countdown', H, NI, 0.05),
+    Q('Weight decay 0.1 made things worse on basic arithmetic last time. Is 0.01 harmless?', 'weight_decay', [0.0, 0.01], 'basic_arithmetic', H, NI, 0.05),
+    Q('We ran 5 seeds of group size 4 on chain_sum and got 0.6 +/- 0.03. Does 8 beat it?', 'group_size', [4, 8], 'chain_sum', H, G),
+    Q('We tried LoRA rank 4 and it barely moved (0.27 -> 0.30). Does rank 32 learn chain_sum better?', 'lora', [4, 32], 'chain_sum', H, G),
+    Q('our grpo run with temp 0.6 diverged twice, so we switched to 1.0. is 1.0 actually better on countdown?', 'temperature', [0.6, 1.0], 'countdown', H, G),
+    Q('Our baseline is GRPO with group size 8 at 0.62 on chain_sum. Does RLOO beat it?', 'algorithm', ['grpo', 'rloo'], 'chain_sum', H, G, extra={'held': {'group_size': 8}}),
+    Q("we use RLOO with lr 1e-5 on chain_sum and it's slow. would 3e-5 speed it up?", 'lr', [1e-5, 3e-5], 'chain_sum', LS, G),
+    Q('Our runs at 4 groups per step peak at step 15 then degrade on chain_sum. Does 8 groups per step fix it?', 'batch_groups', [4, 8], 'chain_sum', H, G),
+    Q('The 20-step runs hit 0.68 on chain_sum. Do 40 steps get us further?', 'max_steps', [20, 40], 'chain_sum', H, G),
+    # held settings named with "=", a number first, or a level word; max_turns held picks the game
+    Q('with merge=timeline, does RLOO beat GRPO on mastermind?', 'algorithm', ['grpo', 'rloo'], 'mastermind', H, G, extra={'held': {'merge': 'timeline'}}),
+    Q('with max_turns 1, does RLOO beat GRPO on the guessing game?', 'algorithm', ['grpo', 'rloo'], 'guess_number', H, G, extra={'held': {'max_turns': 1}}),
+    Q('In a multi-turn setting with 4 turns, does group size 8 help?', 'group_size', [4, 8], 'guess_number', H, G, extra={'held': {'max_turns': 4}}),
+    # a workflow's PARAMS as people write them: nouns of verbs, singulars, "one", "a single"
+    Q('does query rewriting help my agent?', 'workflow:query_rewrite', [False, True], 'workflow', H, G, params={'rerank': True, 'top_k': 5, 'query_rewrite': False}),
+    Q('is reranking necessary for my agent?', 'workflow:rerank', [True, False], 'workflow', H, L, params={'rerank': True, 'top_k': 5, 'query_rewrite': False}),
+    Q('does escalation to a human help my agent?', 'workflow:escalate', [False, True], 'workflow', H, G, params={'tool': 'search', 'max_turns': 4, 'escalate': False}),
+    Q('does one attempt instead of three hurt my agent?', 'workflow:max_attempts', [3, 1], 'workflow', H, L, params={'max_attempts': 3, 'use_tests': True}),
+    Q('do three attempts beat one for my agent?', 'workflow:max_attempts', [1, 3], 'workflow', H, G, params={'max_attempts': 3, 'use_tests': True}),
+    Q('does a single turn hurt my agent?', 'workflow:max_turns', [4, 1], 'workflow', H, L, params={'tool': 'search', 'max_turns': 4, 'escalate': False}),
+    Q('does a lower sampling temperature help my agent?', 'workflow:temperature', [0.7, 0.35], 'workflow', H, G, params={'tool': 'search', 'temperature': 0.7}),
+    Q('does the hint help my agent, n_examples=4?', 'workflow:hint', [False, True], 'workflow', H, G, extra={'held': {'workflow:n_examples': 4}}, params={'hint': False, 'n_examples': 2}),
+    Q('We run the support agent with the web tool and 6 turns. Does escalate=True help?', 'workflow:escalate', [False, True], 'workflow', H, G, extra={'held': {'workflow:tool': 'web', 'workflow:max_turns': 6}}, params={'tool': 'search', 'max_turns': 4, 'escalate': False}),
     # merge layouts: "none" listed, per-call, a multi-turn task when none is named
     Q('Which merge layout is best: none, timeline or tree?', 'merge', ['tree', 'none', 'timeline'], 'guess_number', H, TWO_SIDED),
     Q('Is per-call training more expensive than tree?', 'merge', ['tree', 'none'], 'guess_number', COST, G),
@@ -1607,6 +1632,36 @@ REFUSALS: list[tuple[str, type[UnmappableQuestion], str]] = [
     ),
     # interactions worded without "more … than"
     ("Does group size 8 help more when the lr is high?", UnreadableQuestion, "(an interaction)"),
+    (
+        "will RL on letter counting carry over to spell backward?",
+        UnreadableQuestion,
+        "transfers to another",
+    ),
+    (
+        "does GRPO improve letter counting over the untrained 135M model?",
+        UnreadableQuestion,
+        "can learn letter_counting",
+    ),
+    (
+        "does running more rollout workers speed up training on chain_sum?",
+        UnreadableQuestion,
+        "'more rollout workers' is not a setting",
+    ),
+    (
+        "do two policies trained together (solver + verifier) beat a single policy on countdown?",
+        UnreadableQuestion,
+        "'two policies trained together' is not a setting",
+    ),
+    (
+        "does rejection sampling fine-tuning beat GRPO on chain_sum?",
+        UnreadableQuestion,
+        "'rejection sampling fine-tuning' is not a setting",
+    ),
+    (
+        "does adding an entropy term (coef 0.001) help exploration on countdown?",
+        UnreadableQuestion,
+        "'entropy term' is not a setting",
+    ),
     # merging on a task of one call per episode would compare identical training
     ("does tree merging help chain_sum?", UnreadableQuestion, "one call per episode"),
     (
