@@ -1168,7 +1168,7 @@ EQUIVALENT_WORDS = (
 )
 GREATER_WORDS = (
     r"help\w*|improv\w*|better|boost\w*|speeds? up|faster|quicker|sooner|outperform\w*|"
-    r"(?:twice|\d+x|\w+ times) as (?:fast|quick\w*)|speeds? (?:\w+ )?up|"
+    r"(?:twice|\d+x|\w+ times) as (?:fast|quick\w*)|speeds? (?:\w+ )?up|go(?:es)? up|"
     # "does 8 groups per step fix it?", "do 40 steps get us further?", "does it replicate?"
     r"(?:fix|solve|cure)s? (?:it|this|that|the (?:collapse|problem|issue|plateau|instability|"
     r"degradation|drop))\b|(?:gets?|take)s? (?:us |me |it )?further|replicat\w*|"

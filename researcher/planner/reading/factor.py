@@ -166,6 +166,27 @@ def _untrained_as_baseline(q: Question) -> None:
         )
 
 
+def _refuse_model_against_steps(q: Question) -> None:
+    """A bigger model set against more training ("360M at 20 steps vs 135M at 60", "bigger
+    model or more steps?") changes two settings at once."""
+    steps = {m.groups[0] for m in q.of("aside", "steps_n")}
+    if len(steps) < 2 and re.search(r"\bfewer (?:training )?steps|\bsteps to\b", q.text):
+        return  # "does the 360M model need fewer steps to hit 0.8?": steps are the outcome
+    if len(steps) >= 2 or q.of("factor", "max_steps") or _MORE_STEPS.search(q.text):
+        raise q.unreadable(
+            "it sets a larger model against more training steps: two settings at once, so "
+            "no difference could be put down to either. Ask one at a time: 'does the 360M "
+            "model beat the 135M at 20 steps?' and 'do 60 steps beat 20 on the 135M "
+            "model?'",
+            how=False,
+        )
+
+
+_MORE_STEPS = re.compile(
+    r"(?:more|longer|doubl\w*(?: the)?|extra) (?:training )?(?:steps|training)\b"
+)
+
+
 def read_factor(q: Question) -> str:
     """The factor the question varies (a run setting, `workflow:<PARAM>`, `task_mix` or
     `base_model`); refused when it names none, two, or asks only whether a task is learnable."""
@@ -207,6 +228,24 @@ def read_factor(q: Question) -> str:
     models = q.of("model")
     if not named and len(models) >= 2:
         named = ["base_model"]
+    if (
+        not named
+        and models
+        and len(set(q.served)) >= 2
+        and re.search(r"\bfewer (?:training )?steps|\bsteps to\b|\bfaster|\bsooner", q.text)
+    ):  # "does the 360M model need fewer steps to hit 0.8?": the model, judged on speed
+        named = ["base_model"]
+    if named == ["base_model"] and q.params is None:
+        _refuse_model_against_steps(q)
+    if len(models) >= 2 and named and "base_model" not in named and named != ["algorithm"]:
+        raise q.unreadable(
+            f"it asks whether {named[0]}'s effect depends on the model (an interaction), "
+            f"which needs every pairing trained and a test of the difference between two "
+            f"effects; a study varies one setting. Ask about {named[0]} on each model "
+            f"('does … help on the {q.text[models[0].start : models[0].end]} model?', then "
+            f"the other): each report gives the effect with a 95% interval",
+            how=False,
+        )
     algorithms = [m for m in q.mentions if m.key == "algorithm"]
     if named == ["algorithm"] and len(models) >= 2 and len(algorithms) == 1:
         # "does Qwen benefit more from GRPO than SmolLM2?": one algorithm named beside

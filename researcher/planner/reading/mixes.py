@@ -259,7 +259,18 @@ def model_levels(q: Question) -> tuple[list[Level], Level]:
     if len(chosen) < 2:
         chosen = served
         q.assumptions.append(f"base models: every served model ({', '.join(served)})")
+    if len(chosen) >= 3 and re.search(
+        r"\b(?:beats?|outperforms?|better than)\s+(?:both|all|each|every)\b", q.text
+    ):
+        raise q.unreadable(
+            "it asks whether one model beats each of the others: a study compares each "
+            "treatment with one control. Ask one pair at a time ('does Qwen beat the 360M "
+            "model?'), or 'which base model is best?'",
+            how=False,
+        )
     way = way_asked(q.text, q.of("factor", "base_model"))
+    if q.direction == "noninferior" and re.search(r"\b(?:enough|suffic\w*)\b", q.text):
+        way = "lower"  # "is 135M enough, or do we need 360M?": the larger is the control
     control = chosen[-1] if way == "lower" else chosen[0]
     q.assumptions.append(
         f"control {control}: the {'largest' if way == 'lower' else 'smallest'} model"

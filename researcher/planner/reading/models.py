@@ -30,7 +30,9 @@ def serves(request: str, model: str) -> bool:
     tokens = re.findall(r"\d+(?:\.\d+)?\s*[bm]|[a-z]+\d*(?:\.\d+)?", request.lower())
     for token in tokens:
         token = token.replace(" ", "")
-        if not re.search(rf"(?<![\d.]){re.escape(token)}(?![\d])", name):
+        # a size must not run on ("7b" is not "70b"); a family's version may ("smollm": SmolLM2)
+        after = "" if token.isalpha() else r"(?![\d])"
+        if not re.search(rf"(?<![\d.]){re.escape(token)}{after}", name):
             return False
     return bool(tokens)
 

@@ -1242,6 +1242,10 @@ CORPUS: list[Q] = [
     Q('does a lower sampling temperature help my agent?', 'workflow:temperature', [0.7, 0.35], 'workflow', H, G, params={'tool': 'search', 'temperature': 0.7}),
     Q('does the hint help my agent, n_examples=4?', 'workflow:hint', [False, True], 'workflow', H, G, extra={'held': {'workflow:n_examples': 4}}, params={'hint': False, 'n_examples': 2}),
     Q('We run the support agent with the web tool and 6 turns. Does escalate=True help?', 'workflow:escalate', [False, True], 'workflow', H, G, extra={'held': {'workflow:tool': 'web', 'workflow:max_turns': 6}}, params={'tool': 'search', 'max_turns': 4, 'escalate': False}),
+    # models: "is the smaller enough?" has the larger as control; "go up" is greater
+    Q('is 135M enough for chain_sum, or do we need 360M?', 'base_model', [SMOL_360, SMOL], 'chain_sum', H, NI, 0.05, served=TWO),
+    Q('with 3x the parameters (360M vs 135M), does held-out accuracy on basic arithmetic go up by at least 5 points?', 'base_model', [SMOL, SMOL_360], 'basic_arithmetic', H, G, extra={'min_effect': 0.05}, served=TWO),
+    Q('Does the 360M model need fewer steps to hit 0.8?', 'base_model', [SMOL, SMOL_360], 'chain_sum', LS, G, extra={'threshold': 0.8}, served=TWO),
     # merge layouts: "none" listed, per-call, a multi-turn task when none is named
     Q('Which merge layout is best: none, timeline or tree?', 'merge', ['tree', 'none', 'timeline'], 'guess_number', H, TWO_SIDED),
     Q('Is per-call training more expensive than tree?', 'merge', ['tree', 'none'], 'guess_number', COST, G),
@@ -1720,6 +1724,23 @@ def test_questions_that_must_be_refused_are_refused_saying_why(
 ) -> None:
     with pytest.raises(error) as raised:
         read_question(question, served_models=ONE)
+    assert says in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("question", "says"),
+    [
+        ("bigger model or more steps: does 360M at 20 steps beat 135M at 60 steps on chain_sum?", "a larger model against more training steps"),
+        ("does scaling from 135M to 360M help more than doubling the training steps?", "a larger model against more training steps"),
+        ("is it better to train a 135M model for 60 steps or a 360M model for 20 steps on chain_sum?", "a larger model against more training steps"),
+        ("does the 360M model need a lower lr than the 135M?", "depends on the model (an interaction)"),
+        ("does Qwen 0.5B beat both smollm models on letter counting?", "beats each of the others"),
+    ],
+)  # fmt: skip
+def test_questions_about_several_served_models_that_must_be_refused(question, says) -> None:
+    served = ["Qwen/Qwen2.5-0.5B-Instruct", SMOL, SMOL_360]
+    with pytest.raises(UnreadableQuestion) as raised:
+        read_question(question, served_models=served)
     assert says in str(raised.value)
 
 
