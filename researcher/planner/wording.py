@@ -113,12 +113,17 @@ def _hypothesis_text(reading: Reading) -> tuple[str, str, str]:
     margin = margin_text(reading)
     if reading.direction == "noninferior":
         every = "every one of " if len(treatments) > 1 else ""
+        # steps to a threshold: fewer is better, so "no worse" is "not more steps by more"
+        beyond, side, worse = (
+            ("+", "below", "above") if _in_steps(reading) else ("−", "above", "below")
+        )
         return (
             f"{every}{treated} is no worse than {control} on {outcome} by more than {margin} "
             "(non-inferiority).",
-            f"The difference in {outcome} between {treated} and {control} lies above −{margin}.",
-            f"the difference is shown to lie below −{margin} ({treated} is worse by more than "
-            "the margin).",
+            f"The difference in {outcome} between {treated} and {control} lies {side} "
+            f"{beyond}{margin}.",
+            f"the difference is shown to lie {worse} {beyond}{margin} ({treated} is worse by "
+            "more than the margin).",
         )
     if reading.direction == "equivalent":
         every = "every one of " if len(treatments) > 1 else ""
