@@ -530,7 +530,9 @@ def _choices(name: str) -> tuple[str, ...]:
 
 # verbs that spend tokens: "uses more tokens" is cost, not the completion budget
 _SPENDING = "use uses used using spend spends cost costs need needs burn burns generate generates"
-_SPENDING += " produce produces consume consumes emit emits take takes"
+_SPENDING += (
+    " produce produces consume consumes emit emits take takes on"  # "train on fewer tokens"
+)
 _NOT_SPENT = "".join(rf"(?<!{verb}\s)" for verb in _SPENDING.split())
 
 _FACTOR_LIST = (

@@ -217,6 +217,17 @@ def read_task_levels(q: Question, task: str, tasks: list[str]) -> dict[str, str]
                 "levels is no run setting. Ask about one"
             )
         found[m.key] = level
+    judged = task_info(task)
+    if judged is not None and task not in found and judged.level_words:
+        # a level's own words away from the task's name: "on bfcl, does lr 5e-5 help
+        # parallel calls?"
+        hits = {
+            level
+            for words, level in judged.level_words
+            if re.search(rf"(?<!\w)(?:{words})(?!\w)", q.text)
+        }
+        if len(hits) == 1:
+            found[task] = hits.pop()
     for family in tasks:
         info = task_info(family)
         if info is None or not info.levels:

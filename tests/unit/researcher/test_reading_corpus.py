@@ -1246,6 +1246,8 @@ CORPUS: list[Q] = [
     Q('is 135M enough for chain_sum, or do we need 360M?', 'base_model', [SMOL_360, SMOL], 'chain_sum', H, NI, 0.05, served=TWO),
     Q('with 3x the parameters (360M vs 135M), does held-out accuracy on basic arithmetic go up by at least 5 points?', 'base_model', [SMOL, SMOL_360], 'basic_arithmetic', H, G, extra={'min_effect': 0.05}, served=TWO),
     Q('Does the 360M model need fewer steps to hit 0.8?', 'base_model', [SMOL, SMOL_360], 'chain_sum', LS, G, extra={'threshold': 0.8}, served=TWO),
+    Q('for our tool-calling agent on bfcl, does lr 5e-5 help parallel calls?', 'lr', [2e-5, 5e-5], 'bfcl', H, G, extra={'task_levels': {'bfcl': 'parallel'}}),
+    Q('Does timeline merging train on fewer tokens than tree on guess_number?', 'merge', ['tree', 'timeline'], 'guess_number', COST, L),
     # merge layouts: "none" listed, per-call, a multi-turn task when none is named
     Q('Which merge layout is best: none, timeline or tree?', 'merge', ['tree', 'none', 'timeline'], 'guess_number', H, TWO_SIDED),
     Q('Is per-call training more expensive than tree?', 'merge', ['tree', 'none'], 'guess_number', COST, G),
