@@ -310,9 +310,9 @@ def _param_patterns(params: dict[str, Any]) -> list[tuple[re.Pattern[str], str, 
         if isinstance(default, str) and re.fullmatch(r"[a-z][\w.+-]{2,}", default.lower()):
             # a one-word default written bare names its PARAM: "is search better than
             # calculator?" (tool="search")
-            patterns.append(
-                (_compile(re.escape(default.lower())), "param", WORKFLOW_PREFIX + key, None)
-            )
+            # with its key after it ("the calculator tool"): the PARAM, not a task's name
+            value = rf"{re.escape(default.lower())}(?: {' '.join(words)}s?)?"
+            patterns.append((_compile(value), "param", WORKFLOW_PREFIX + key, None))
     return patterns
 
 

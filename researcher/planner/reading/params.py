@@ -191,6 +191,16 @@ def param_levels(q: Question, key: str) -> tuple[list[Level], Level]:
                 # 'does the default prompt beat "X"?': "X" is what the default is set against
                 q.assumptions.append(f"control {others[0]!r}: the level compared against")
                 return [others[0], default], others[0]
+        if (
+            len(others) == 1
+            and default
+            and (against := _set_against_default(q, default, others[0]))
+        ):
+            # "We use the coach persona. Would tutor do better?" (read: "would tutor do
+            # better than coach persona?"): the default named as the subject, the other after
+            # "than" is what it is compared against
+            q.assumptions.append(f"control {against!r}: the level compared against")
+            return [against, default], against
         if len(quoted) == 2 and quoted[0] != quoted[1]:
             contrasted = contrasted_index(q.text, [value_start(q, value) for value in quoted])
             if contrasted is not None:  # 'from "search" to "calculator"', '"A" instead of "B"'
@@ -225,6 +235,25 @@ def param_levels(q: Question, key: str) -> tuple[list[Level], Level]:
         f"{factor} is a {type(default).__name__}: the template reader varies numbers, "
         f"booleans and text only"
     )
+
+
+def _set_against_default(q: Question, default: str, other: str) -> str | None:
+    """`other` when the text names the default bare first and `other` after a contrast
+    word ("tutor … than coach"), else None."""
+    first = re.search(rf"(?<![\w-]){re.escape(default.lower())}(?![\w-])", q.text)
+    then = re.search(rf"(?<![\w-]){re.escape(other.lower())}(?![\w-])", q.text)
+    if first and then and first.start() < then.start():
+        if _SET_AGAINST.search(q.text[first.end() : then.start()]):
+            return other
+    return None
+
+
+# between the default and the other value: the other is what the default is compared to
+# ("tutor … better than coach"; not "from search to calculator", where search is left)
+_SET_AGAINST = re.compile(
+    r"\b(?:than|over|beats?|outperforms?|instead of|rather than|against|"
+    r"compared (?:to|with))\b(?!.*\bfrom\b)"
+)
 
 
 def _one_or_zero(text: str, key: str) -> list[tuple[int, float]]:
@@ -283,7 +312,7 @@ def _bare_values(text: str, key: str, default: str) -> list[str]:
         for m in re.finditer(rf"\b{words}s?\s+(?:set\s+)?to\s+([a-z][\w.+-]*)", text)
         if not _NOT_A_VALUE.fullmatch(m.group(1))
     ]
-    contrast = r"than|instead of|rather than|vs\.?|versus|over|against|from|to"
+    contrast = r"than|instead of|rather than|vs\.?|versus|over|against|from|to|beats?|outperforms?"
     set_against = [
         (m.start(1), m.group(1))
         for pattern in (

@@ -199,7 +199,9 @@ def _fold(
     start = min(m.start for m in named + tasks_named + sized + _number_mentions(body, mentions))
     start = _with_word_value(body, start, named, params)
     for item in re.split(
-        r",|;|\s+(?:and|using|under|plus)\s+|\s+(?:at|with)\s+(?!\d|\.\d)", body[start:]
+        # "at 1e-5" belongs to the setting before it; "with 2 retries" starts an item
+        r",|;|\s+(?:and|using|under|plus)\s+|\s+(?:at|with)\s+(?!\d|\.\d)|\s+with\s+(?=\d+\s+[a-z])",
+        body[start:],
     ):
         item = re.sub(r"^\s*(?:with|using|at|under|then)\s+", "", item).strip()
         # "a group size of 8" as "group size 8": close enough to a "than" before it

@@ -1248,6 +1248,11 @@ CORPUS: list[Q] = [
     Q('Does the 360M model need fewer steps to hit 0.8?', 'base_model', [SMOL, SMOL_360], 'chain_sum', LS, G, extra={'threshold': 0.8}, served=TWO),
     Q('for our tool-calling agent on bfcl, does lr 5e-5 help parallel calls?', 'lr', [2e-5, 5e-5], 'bfcl', H, G, extra={'task_levels': {'bfcl': 'parallel'}}),
     Q('Does timeline merging train on fewer tokens than tree on guess_number?', 'merge', ['tree', 'timeline'], 'guess_number', COST, L),
+    # a text PARAM in setup set against the one the question names
+    Q('We use the coach persona. Would tutor do better?', 'workflow:persona', ['coach', 'tutor'], 'workflow', H, G, params={'persona': 'tutor', 'max_turns': 6, 'style': 'concise'}),
+    Q('does the tutor persona beat coach?', 'workflow:persona', ['coach', 'tutor'], 'workflow', H, G, params={'persona': 'tutor', 'max_turns': 6, 'style': 'concise'}),
+    Q('is the calculator tool better than search?', 'workflow:tool', ['search', 'calculator'], 'workflow', H, G, params={'tool': 'calculator', 'retries': 2, 'max_tokens': 256}),
+    Q('Currently my agent uses the search tool with 4 turns. Does lr 1e-4 help it?', 'lr', [2e-5, 1e-4], 'workflow', H, G, extra={'held': {'workflow:tool': 'search', 'workflow:max_turns': 4}}, params={'system_prompt': 'x', 'max_turns': 4, 'tool': 'search', 'temperature': 0.7}),
     # merge layouts: "none" listed, per-call, a multi-turn task when none is named
     Q('Which merge layout is best: none, timeline or tree?', 'merge', ['tree', 'none', 'timeline'], 'guess_number', H, TWO_SIDED),
     Q('Is per-call training more expensive than tree?', 'merge', ['tree', 'none'], 'guess_number', COST, G),
