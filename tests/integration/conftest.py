@@ -73,6 +73,28 @@ def smollm2_gateway(tmp_path_factory) -> Iterator[RunningGateway]:
     stop_gateway(gw)
 
 
+@pytest.fixture(scope="session")
+def shared_tiny_gateway(tmp_path_factory) -> Iterator[RunningGateway]:
+    """One plain `gateway serve --model tiny` (its SQLite file) for the whole session, for the
+    modules that need a tiny gateway and nothing special of it (no flags, no restart, no
+    kill, no log or memory read): each used to start an identical one of its own (~15 s
+    each on a loaded 2-core box). A gateway serves many runs side by side, as in production:
+    each module names its runs (its own names: no two modules may create the same run) and
+    reads only its own runs, episodes and rows. An idle gateway costs next to no CPU."""
+    gw = start_gateway(tmp_path_factory.mktemp("shared-tiny-gateway"), model="tiny")
+    yield gw
+    stop_gateway(gw)
+
+
+def shared_tiny(gateway: RunningGateway) -> RunningGateway:
+    """`shared_tiny_gateway`, checked alive for the module about to use it (an earlier
+    module that brought it down fails here, with its log, not in a connection error)."""
+    assert gateway.process.poll() is None, (
+        f"the shared tiny gateway exited:\n{gateway.log()[-3000:]}"
+    )
+    return gateway
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 def gateway_database(request: pytest.FixtureRequest) -> str | None:
     """The database for a gateway a test starts: None (its default SQLite file in its state

@@ -11,7 +11,7 @@ import httpx
 import openai
 import pytest
 
-from tests.integration.conftest import start_gateway, stop_gateway
+from tests.integration.conftest import shared_tiny
 
 pytestmark = pytest.mark.slow
 
@@ -33,10 +33,8 @@ FORCED = {"type": "function", "name": "get_weather"}
 
 
 @pytest.fixture(scope="module")
-def tiny_gateway(tmp_path_factory):
-    gw = start_gateway(tmp_path_factory.mktemp("agent-apis"), model="tiny")
-    yield gw
-    stop_gateway(gw)
+def tiny_gateway(shared_tiny_gateway):
+    return shared_tiny(shared_tiny_gateway)  # episodes of its own; no run
 
 
 def new_episode(gw) -> dict:

@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.integration.conftest import start_gateway, stop_gateway, wait_for
+from tests.integration.conftest import shared_tiny, wait_for
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
@@ -89,40 +89,38 @@ def test_reasoning_gym_families_import_without_reasoning_gym_and_say_what_to_ins
     assert "pip install" in drawn.stderr and "reasoning-gym" in drawn.stderr
 
 
-def test_swarm_run_from_the_client_venv_trains_a_run_on_a_real_gateway(client_venv, tmp_path):
-    gw = start_gateway(tmp_path, model="tiny")
-    try:
-        created = httpx.post(
-            f"{gw.url}/runs",
-            timeout=120,
-            json={
-                "name": "client-only",
-                "policies": {"policy": {"base_model": "tiny"}},
-                "lr": 1e-3,
-                "group_size": 2,
-                "batch_groups": 1,
-                "max_steps": 1,
-                "max_staleness": 4,
-                "zero_variance_groups": "keep",  # a tie on the length reward still trains
-            },
+def test_swarm_run_from_the_client_venv_trains_a_run_on_a_real_gateway(
+    client_venv, tmp_path, shared_tiny_gateway
+):
+    gw = shared_tiny(shared_tiny_gateway)  # its run: "client-only"
+    created = httpx.post(
+        f"{gw.url}/runs",
+        timeout=120,
+        json={
+            "name": "client-only",
+            "policies": {"policy": {"base_model": "tiny"}},
+            "lr": 1e-3,
+            "group_size": 2,
+            "batch_groups": 1,
+            "max_steps": 1,
+            "max_staleness": 4,
+            "zero_variance_groups": "keep",  # a tie on the length reward still trains
+        },
+    )
+    assert created.status_code == 201, created.text
+    workflow = tmp_path / "length_reward.py"
+    shutil.copy(WORKFLOW, workflow)  # beside nothing of the repository
+    done = subprocess.run(
+        [str(client_venv / "swarm"), "run", str(workflow), "--gateway", gw.url,
+         "--run", "client-only", "--max-episodes", "8", "--concurrency", "2"],
+        capture_output=True, text=True, timeout=300, env=_client_env(), cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    run = wait_for(
+        lambda: (
+            (info := httpx.get(f"{gw.url}/runs/client-only").json())["status"] != "running" and info
         )
-        assert created.status_code == 201, created.text
-        workflow = tmp_path / "length_reward.py"
-        shutil.copy(WORKFLOW, workflow)  # beside nothing of the repository
-        done = subprocess.run(
-            [str(client_venv / "swarm"), "run", str(workflow), "--gateway", gw.url,
-             "--run", "client-only", "--max-episodes", "8", "--concurrency", "2"],
-            capture_output=True, text=True, timeout=300, env=_client_env(), cwd=tmp_path,
-        )  # fmt: skip
-        assert done.returncode == 0, done.stdout + done.stderr
-        run = wait_for(
-            lambda: (
-                (info := httpx.get(f"{gw.url}/runs/client-only").json())["status"] != "running"
-                and info
-            )
-        )
-        assert (run["status"], run["step"]) == ("finished", 1)
-        assert run["episodes_finished"] >= 2 and run["samples_trained"] > 0
-        assert run["policies"]["policy"]["version"] >= 1
-    finally:
-        stop_gateway(gw)
+    )
+    assert (run["status"], run["step"]) == ("finished", 1)
+    assert run["episodes_finished"] >= 2 and run["samples_trained"] > 0
+    assert run["policies"]["policy"]["version"] >= 1

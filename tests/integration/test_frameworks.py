@@ -31,7 +31,7 @@ import openai
 import pytest
 from pydantic import BaseModel
 
-from tests.integration.conftest import start_gateway, stop_gateway
+from tests.integration.conftest import shared_tiny
 
 pytestmark = pytest.mark.slow
 
@@ -64,10 +64,8 @@ def get_weather(city: Literal["Paris", "Rome"]) -> str:
 
 
 @pytest.fixture(scope="module")
-def gateway(tmp_path_factory):
-    gw = start_gateway(tmp_path_factory.mktemp("frameworks"), model="tiny")
-    yield gw
-    stop_gateway(gw)
+def gateway(shared_tiny_gateway):
+    return shared_tiny(shared_tiny_gateway)  # episodes of its own; no run
 
 
 def new_episode(gw) -> dict:

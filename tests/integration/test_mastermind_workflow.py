@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from swarm.client import SwarmClient
-from tests.integration.conftest import start_gateway, stop_gateway
+from tests.integration.conftest import shared_tiny
 from tests.integration.test_merged_training import per_step
 from tests.integration.test_training_stack import swarm_run
 
@@ -34,12 +34,8 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "mastermind.py"
 
 
 @pytest.fixture(scope="module")
-def gateway(tmp_path_factory):
-    gw = start_gateway(tmp_path_factory.mktemp("mastermind"), model="tiny")
-    try:
-        yield gw
-    finally:
-        stop_gateway(gw)
+def gateway(shared_tiny_gateway):
+    return shared_tiny(shared_tiny_gateway)  # its runs: "one-game", "mastermind"
 
 
 def create_run(gw, name: str, **settings) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.integration.conftest import start_gateway, stop_gateway
+from tests.integration.conftest import shared_tiny, start_gateway, stop_gateway
 from tests.integration.test_training_stack import swarm_run
 
 pytestmark = pytest.mark.slow
@@ -20,7 +20,12 @@ GUESS_NUMBER = Path(__file__).parents[2] / "examples" / "guess_number.py"
 
 
 @pytest.fixture(scope="module")
-def tiny_gateway(tmp_path_factory, module_gateway_database):
+def tiny_gateway(request, tmp_path_factory, module_gateway_database):
+    """SQLite: the session's shared tiny gateway (its run: "merged"); PostgreSQL: one of the
+    module's own on the module's database."""
+    if module_gateway_database is None:
+        yield shared_tiny(request.getfixturevalue("shared_tiny_gateway"))
+        return
     tmp = tmp_path_factory.mktemp("tiny-merge-gateway")
     gw = start_gateway(tmp, model="tiny", database_url=module_gateway_database)
     yield gw

@@ -21,16 +21,14 @@ from researcher.concurrency import resolve_parallel_runs
 from researcher.gateway_api import GatewayAPI
 from researcher.settings import StudySettings
 from tests.fakes import fake_served_model
-from tests.integration.conftest import start_gateway, stop_gateway
+from tests.integration.conftest import shared_tiny
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def tiny_gateway(tmp_path_factory) -> Iterator[str]:
-    gateway = start_gateway(tmp_path_factory.mktemp("capacity-tiny"), model="tiny")
-    yield gateway.url
-    stop_gateway(gateway)
+def tiny_gateway(shared_tiny_gateway) -> str:
+    return shared_tiny(shared_tiny_gateway).url  # no run: its capacity, and a study's start
 
 
 def without_capacity(app):

@@ -16,19 +16,15 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.integration.conftest import start_gateway, stop_gateway, wait_for
+from tests.integration.conftest import shared_tiny, wait_for
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def gateway(tmp_path_factory):
-    gw = start_gateway(tmp_path_factory.mktemp("rg"), model="tiny")
-    try:
-        yield gw
-    finally:
-        stop_gateway(gw)
+def gateway(shared_tiny_gateway):
+    return shared_tiny(shared_tiny_gateway)  # its runs: "countdown", "reasoning_gym_any"
 
 
 def swarm(*args: str) -> subprocess.CompletedProcess:

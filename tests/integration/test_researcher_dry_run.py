@@ -15,7 +15,7 @@ import pytest
 from researcher.gateway_api import GatewayAPI
 from researcher.nodes.validate import dry_run
 from researcher.settings import StudySettings
-from tests.integration.conftest import start_gateway, stop_gateway
+from tests.integration.conftest import shared_tiny
 
 pytestmark = pytest.mark.slow
 
@@ -44,16 +44,15 @@ BLOCKS_THE_LOOP = GOOD.replace(
 
 
 @pytest.fixture(scope="module")
-def context(tmp_path_factory):
+def context(tmp_path_factory, shared_tiny_gateway):
     tmp = tmp_path_factory.mktemp("dry-run")
-    gateway = start_gateway(tmp, model="tiny")
+    gateway = shared_tiny(shared_tiny_gateway)  # its runs: "dry-<name>"
     settings = StudySettings(
         question="q", budget_s=60, episode_timeout_s=120, validate_timeout_s=240
     )
     api = GatewayAPI(gateway.url)
     yield SimpleNamespace(gateway=api, settings=settings, directory=tmp)
     api.close()
-    stop_gateway(gateway)
 
 
 def check(context, name: str, source: str, **limits: float) -> str | None:

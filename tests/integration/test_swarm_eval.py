@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from researcher.evaluate import evaluate_policy
-from tests.integration.conftest import start_gateway, stop_gateway, wait_for
+from tests.integration.conftest import shared_tiny, wait_for
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
@@ -45,26 +45,24 @@ async def rollout(task, episode):
 
 
 @pytest.fixture(scope="module")
-def trained(tmp_path_factory):
-    """A tiny gateway with run `evalme` trained 2 steps on `examples/learnable.py`."""
+def trained(tmp_path_factory, shared_tiny_gateway):
+    """A tiny gateway (the session's shared one) with run `evalme` trained 2 steps on
+    `examples/learnable.py`."""
     tmp = tmp_path_factory.mktemp("swarm-eval")
-    gw = start_gateway(tmp, model="tiny")
-    try:
-        created = httpx.post(f"{gw.url}/runs", timeout=120, json={
-            "name": RUN, "policies": {"policy": {"base_model": "tiny"}}, "lr": 1e-3,
-            "group_size": 2, "batch_groups": 2, "max_steps": 2, "zero_variance_groups": "keep",
-        })  # fmt: skip
-        assert created.status_code in (200, 201), created.text
-        done = subprocess.run(
-            [sys.executable, "-m", "swarm.cli", "run", "examples/learnable.py", "--gateway",
-             gw.url, "--run", RUN, "--max-episodes", "16", "--concurrency", "4"],
-            cwd=REPO, capture_output=True, text=True, timeout=300,
-        )  # fmt: skip
-        assert done.returncode == 0, done.stdout + done.stderr
-        wait_for(lambda: httpx.get(f"{gw.url}/runs/{RUN}").json()["status"] == "finished")
-        yield gw, tmp
-    finally:
-        stop_gateway(gw)
+    gw = shared_tiny(shared_tiny_gateway)
+    created = httpx.post(f"{gw.url}/runs", timeout=120, json={
+        "name": RUN, "policies": {"policy": {"base_model": "tiny"}}, "lr": 1e-3,
+        "group_size": 2, "batch_groups": 2, "max_steps": 2, "zero_variance_groups": "keep",
+    })  # fmt: skip
+    assert created.status_code in (200, 201), created.text
+    done = subprocess.run(
+        [sys.executable, "-m", "swarm.cli", "run", "examples/learnable.py", "--gateway",
+         gw.url, "--run", RUN, "--max-episodes", "16", "--concurrency", "4"],
+        cwd=REPO, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    wait_for(lambda: httpx.get(f"{gw.url}/runs/{RUN}").json()["status"] == "finished")
+    return gw, tmp
 
 
 def swarm_eval(workflow: Path | str, *args: str) -> subprocess.CompletedProcess:

@@ -17,7 +17,7 @@ from sqlmodel import Session, select
 from experiments_db.db import make_engine
 from experiments_db.models import CallRow, EpisodeRow, SampleRow
 from swarm.workflow import load_workflow
-from tests.integration.conftest import start_gateway, stop_gateway
+from tests.integration.conftest import shared_tiny, start_gateway, stop_gateway
 from tests.integration.test_training_stack import swarm_run
 
 pytestmark = pytest.mark.slow
@@ -26,7 +26,12 @@ POLICIES = {"planner", "executor"}
 
 
 @pytest.fixture(scope="module")
-def tiny_gateway(tmp_path_factory, module_gateway_database):
+def tiny_gateway(request, tmp_path_factory, module_gateway_database):
+    """SQLite: the session's shared tiny gateway (its run: "team"); PostgreSQL: one of the
+    module's own on the module's database."""
+    if module_gateway_database is None:
+        yield shared_tiny(request.getfixturevalue("shared_tiny_gateway"))
+        return
     tmp = tmp_path_factory.mktemp("tiny-team-gateway")
     gw = start_gateway(tmp, model="tiny", database_url=module_gateway_database)
     yield gw

@@ -15,22 +15,21 @@ import pytest
 import torch
 from sqlmodel import Session, select
 
-from tests.integration.conftest import start_gateway, stop_gateway, wait_for
+from tests.integration.conftest import shared_tiny, start_gateway, stop_gateway, wait_for
 
 pytestmark = pytest.mark.slow
 WORKFLOWS = Path(__file__).parent / "workflows"
 
 
 @pytest.fixture(scope="module")
-def tiny_gateway(tmp_path_factory):
-    gw = start_gateway(tmp_path_factory.mktemp("tiny-gateway"), model="tiny")
-    yield gw
-    stop_gateway(gw)
+def tiny_gateway(shared_tiny_gateway):
+    return shared_tiny(shared_tiny_gateway)  # its run: "e2e"
 
 
 @pytest.fixture
 def e2e_gateway(request, gateway_database, tmp_path):
-    """The module's tiny gateway (SQLite), or one of its own on a fresh PostgreSQL database."""
+    """The module's tiny gateway (SQLite: the session's shared one), or one of its own on a
+    fresh PostgreSQL database."""
     if gateway_database is None:
         yield request.getfixturevalue("tiny_gateway")
         return

@@ -21,7 +21,8 @@ from researcher.planner.reading.question import Question
 from researcher.planner.reading.sentences import asking_span, outside_asking
 
 _CONTRAST_WORDS = (
-    r"\binstead of|\brather than|\bthan|\bcompared (?:with|to)|\brelative to|\bagainst|"
+    r"\binstead of|\brather than|\bthan|\bcompared (?:with|to)|\brelative to|"
+    r"(?<!training )(?<!playing )(?<!trained )\bagainst|"  # not "training against X"
     r"\bas (?:good|well|accurate|fast|effective|strong|cheap|quickly) as|\bmatch(?:es|ing)?|"
     r"\bover|\bbeat(?:s|ing)?|\boutperform(?:s|ing)?|\breplac(?:e|es|ed|ing)"
 )

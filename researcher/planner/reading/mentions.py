@@ -183,8 +183,8 @@ _ASIDES = (  # number phrases that are not levels: (kind, regex)
     ("task_size", r"\d+[\s-](?:numbers?|digits?|terms?)"),  # "3-number countdown": a level
     (
         "threshold",
-        r"(?:reach\w*|hit\w*|gets? to|achiev\w*)(?: an?)?(?: training)?(?: reward| accuracy| "
-        r"score)?(?: of)? (-?\d+(?:\.\d+)?)(%?)",
+        r"(?:reach\w*|hit\w*|gets? to|achiev\w*)(?: an?)?(?: (?:training|average|mean|judge))*"
+        r"(?: reward| accuracy| score)?(?: of)? (-?\d+(?:\.\d+)?)(%?)",
     ),
     # "get chain_sum to 80% reward", "steps to 0.7 reward", "until 0.6 reward": the reward
     # noun after the number (not "the lr to 1e-4")
@@ -298,9 +298,19 @@ def _param_patterns(params: dict[str, Any]) -> list[tuple[re.Pattern[str], str, 
         patterns.append((_compile(" ".join(words)), "param", WORKFLOW_PREFIX + key, None))
         if len(words) > 1 and len(words[-1]) >= 4:
             last = words[-1][:-1] if re.fullmatch(r"\w+[^s]s", words[-1]) else words[-1]
-            patterns.append((_compile(last + "s?"), "param", WORKFLOW_PREFIX + key, None))
+            # "tool calls" for max_tool_calls, "tool errors" for show_tool_errors; a bare
+            # "calls" or "errors" only for a key of two words ("turns" for max_turns)
+            tail = " ".join([*words[1:-1], last]) if len(words) > 2 else last
+            if key.lower() not in FACTORS and _names_a_run_setting(tail):
+                tail = " ".join(
+                    words
+                )  # "temperature" alone is the rollouts', not judge_temperature
+            patterns.append((_compile(tail + "s?"), "param", WORKFLOW_PREFIX + key, None))
             # "a single turn" is max_turns 1 here, not the easy single-turn task
-            patterns.append((_compile(f"single {last}"), "param", WORKFLOW_PREFIX + key, None))
+            patterns.append((_compile(f"single {tail}"), "param", WORKFLOW_PREFIX + key, None))
+        if len(words) > 1:  # "showing tool errors", "hint every": each word as written
+            inflected = " ".join(f"{w}(?:s|es|ing|ed)?" for w in words)
+            patterns.append((_compile(inflected), "param", WORKFLOW_PREFIX + key, None))
         if key.lower() in FACTORS:  # a PARAM named as a run setting is the PARAM here
             for synonym in FACTORS[key.lower()].synonyms:
                 patterns.append((_compile(synonym), "param", WORKFLOW_PREFIX + key, None))
@@ -314,6 +324,13 @@ def _param_patterns(params: dict[str, Any]) -> list[tuple[re.Pattern[str], str, 
             value = rf"{re.escape(default.lower())}(?: {' '.join(words)}s?)?"
             patterns.append((_compile(value), "param", WORKFLOW_PREFIX + key, None))
     return patterns
+
+
+def _names_a_run_setting(word: str) -> bool:
+    """Whether `word` alone names a run setting ("temperature", "tokens")."""
+    return any(
+        _compile(synonym).fullmatch(word) for f in FACTORS.values() for synonym in f.synonyms
+    )
 
 
 def _param_aliases(words: list[str]) -> list[str]:
@@ -347,11 +364,22 @@ SCALING_VERB = re.compile(
 )
 
 
+# a PARAM's one-word name or value naming something else: "my tool agent", "the calculator
+# agent", "tool calls" (max_tool_calls), "tool errors"
+_NOT_THE_PARAM = re.compile(r"\s+(?:agents?|models?|polic(?:y|ies)|calls?|calling|errors?|use)\b")
+
+
 def scan(text: str, params: dict[str, Any] | None) -> list[Mention]:
     """Every synonym matched in `text`; overlaps keep the leftmost-longest."""
     found = []
     for pattern, kind, key, level in _param_patterns(params or {}) + _patterns():
         for match in pattern.finditer(text):
+            if (
+                kind == "param"
+                and " " not in match.group(0).strip()
+                and _NOT_THE_PARAM.match(text, match.end())
+            ):
+                continue
             if (
                 key == "ratio"
                 and sum(int(g) for g in match.groups()) not in (10, 100)

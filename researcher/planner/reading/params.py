@@ -289,9 +289,17 @@ def _no_value_named(key: str, default: str | None) -> str:
 # words before a PARAM's name that are no value of it ("the default tool", "a better tool")
 _NOT_A_VALUE = re.compile(
     r"the|an?|my|your|our|its|their|this|that|these|those|same|default|current|usual|new|"
-    r"old|other|another|different|each|every|any|no|one|own|which|what|whose|\w+er|\w+est|"
+    r"old|other|another|different|each|every|any|no|one|own|which|what|whose|\w+est|"
+    # comparatives ("better", "larger"), not names ending in -er ("unit_converter", "reranker")
+    r"(?:bett|larg|small|high|low|fast|slow|bigg|long|short|strong|weak|easi|hard|new|old|"
+    r"cheap|simpl|great|few|oth|eith|neith|wheth|rath|und|ov|aft|nev|ev|lat|earli|clos|furth|"
+    r"quick|saf|strict|loos|tight|wid|narrow|deep|shallow|bigg|hott|cold|warm)er|"
     r"good|bad|right|wrong|first|second|\d[\w.]*|than|worse|more|less|rather|instead|"
-    r"does|do|did|is|are|was|were|will|would|should|can|could|has|have|had|using|use",
+    r"does|do|did|is|are|was|were|will|would|should|can|could|has|have|had|using|use|"
+    # words of the question around a value, never one: "training against the random
+    # opponent help compared to the scripted one", "when tool is …"
+    r"when|if|while|and|or|but|with|without|for|in|on|at|help\w*|hurt\w*|compar\w*|"
+    r"train\w*|learn\w*|improv\w*|matter\w*|work\w*|make|makes|agent|model|policy|setting",
 )
 
 
@@ -309,7 +317,7 @@ def _bare_values(text: str, key: str, default: str) -> list[str]:
     ]
     found += [
         (m.start(1), m.group(1))
-        for m in re.finditer(rf"\b{words}s?\s+(?:set\s+)?to\s+([a-z][\w.+-]*)", text)
+        for m in re.finditer(rf"\b{words}s?\s+(?:(?:set\s+)?to|is|=)\s+([a-z][\w.+-]*)", text)
         if not _NOT_A_VALUE.fullmatch(m.group(1))
     ]
     contrast = r"than|instead of|rather than|vs\.?|versus|over|against|from|to|beats?|outperforms?"
@@ -326,6 +334,9 @@ def _bare_values(text: str, key: str, default: str) -> list[str]:
         and not re.fullmatch(contrast, m.group(1))
     ]
     if default in {value for _, value in set_against}:
+        if found:  # values written before the PARAM's name: the others must be written so too
+            named = rf"\s+(?:{words}s?|ones?)\b|\s*[?.,;!]|\s*$"
+            set_against = [(p, v) for p, v in set_against if re.match(named, text[p + len(v) :])]
         found += set_against
     return list(dict.fromkeys(value for _, value in sorted(found)))
 

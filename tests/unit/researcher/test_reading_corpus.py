@@ -47,6 +47,8 @@ H, LS, TR, COST = "heldout_accuracy", "learning_speed", "final_train_reward", "c
 AGENT = {"few_shot": 0, "temperature": 1.0, "tool": "calculator", "retries": 1, "use_hint": False}
 # a rubric scored 0 to 10 (/tmp-style rubric.py): its rewards go beyond 0-1
 RUBRIC = {"system_prompt": "You are a helpful writing assistant.", "max_tokens": 256}
+TOOLS_AGENT = {"system_prompt": "You can call tools.", "tool": "calculator", "max_tool_calls": 3,
+               "show_tool_errors": True, "strict_json": False, "format_bonus": 0.1}  # fmt: skip
 TOOL_AGENT = {"tool": "search", "max_turns": 4}  # a tool-using agent that searches by default
 G, L, TWO_SIDED, EQ, NI = "greater", "less", "two_sided", "equivalent", "noninferior"
 # workflows of the workflow probe: retrieval QA, retries, a few-shot count, a penalty, a
@@ -1253,6 +1255,19 @@ CORPUS: list[Q] = [
     Q('does the tutor persona beat coach?', 'workflow:persona', ['coach', 'tutor'], 'workflow', H, G, params={'persona': 'tutor', 'max_turns': 6, 'style': 'concise'}),
     Q('is the calculator tool better than search?', 'workflow:tool', ['search', 'calculator'], 'workflow', H, G, params={'tool': 'calculator', 'retries': 2, 'max_tokens': 256}),
     Q('Currently my agent uses the search tool with 4 turns. Does lr 1e-4 help it?', 'lr', [2e-5, 1e-4], 'workflow', H, G, extra={'held': {'workflow:tool': 'search', 'workflow:max_turns': 4}}, params={'system_prompt': 'x', 'max_turns': 4, 'tool': 'search', 'temperature': 0.7}),
+    # probe 10: a workflow's PARAMS among other words ("tool errors", "tool calls", "my tool
+    # agent", "training against", names ending in -er, a run setting's word in a longer key)
+    Q('does showing tool errors help my agent?', 'workflow:show_tool_errors', [False, True], 'workflow', H, G, params=TOOLS_AGENT),
+    Q('does hiding tool errors from the model hurt?', 'workflow:show_tool_errors', [True, False], 'workflow', H, L, params=TOOLS_AGENT),
+    Q('does letting the agent make up to 5 tool calls instead of 3 improve accuracy?', 'workflow:max_tool_calls', [3, 5], 'workflow', H, G, params=TOOLS_AGENT),
+    Q('is one tool call enough for my agent?', 'workflow:max_tool_calls', [3, 1], 'workflow', H, NI, 0.05, params=TOOLS_AGENT),
+    Q('does strict_json=True help my tool agent?', 'workflow:strict_json', [False, True], 'workflow', H, G, params=TOOLS_AGENT),
+    Q('does the unit_converter tool beat the calculator tool?', 'workflow:tool', ['calculator', 'unit_converter'], 'workflow', H, G, params=TOOLS_AGENT),
+    Q('is my calculator agent better with kl=0.02 when tool is unit_converter?', 'kl_coef', [0.0, 0.02], 'workflow', H, G, extra={'held': {'workflow:tool': 'unit_converter'}}, params=TOOLS_AGENT),
+    Q('does lr 5e-5 help my tool agent at max_tool_calls=2?', 'lr', [2e-5, 5e-5], 'workflow', H, G, extra={'held': {'workflow:max_tool_calls': 2}}, params=TOOLS_AGENT),
+    Q("max tokens 128 vs 64 for my agent's calls", 'max_tokens', [128, 64], 'workflow', H, TWO_SIDED, params=TOOLS_AGENT),
+    Q('does training against the random opponent help compared to the scripted one?', 'workflow:opponent', ['scripted', 'random'], 'workflow', H, G, params={'max_turns': 8, 'opponent': 'scripted', 'show_history': True}),
+    Q('does training at temperature 1.2 help the writer?', 'temperature', [1.0, 1.2], 'workflow', H, G, params={'style': 'vivid', 'draft_rounds': 1, 'judge_temperature': 0.0}),
     # merge layouts: "none" listed, per-call, a multi-turn task when none is named
     Q('Which merge layout is best: none, timeline or tree?', 'merge', ['tree', 'none', 'timeline'], 'guess_number', H, TWO_SIDED),
     Q('Is per-call training more expensive than tree?', 'merge', ['tree', 'none'], 'guess_number', COST, G),
