@@ -599,7 +599,7 @@ _FACTOR_LIST = (
             "group per (?:batch|step)",
             "number of groups",
             "batch(?:es)? of(?= \\d+ groups)",
-            "(?:prompts|tasks) per (?:batch|step)",
+            "(?:prompts|tasks) per (?:batch|step|update|iteration)",
             "bigger batch(?:es)?",
             "larger batch(?:es)?",
             "smaller batch(?:es)?",
@@ -680,8 +680,10 @@ _FACTOR_LIST = (
         lowered=0,
         alternative=4,
         values={  # "dropping stale samples": none may lag; "keeping" them: the raised limit
-            r"(?:drop\w*|discard\w*|reject\w*|filter\w* out) (?:all |the )?stale samples": 0,
-            r"(?:keep\w*|allow\w*|accept\w*|us(?:e|es|ing)|train\w* on) (?:the )?stale samples": 4,
+            r"(?:drop\w*|discard\w*|reject\w*|filter\w* out|throw\w* away|throw\w* out|skip\w*) "
+            r"(?:all |the )?stale (?:samples|rollouts|episodes|data)": 0,
+            r"(?:keep\w*|allow\w*|accept\w*|us(?:e|es|ing)|train\w* on) (?:the )?stale "
+            r"(?:samples|rollouts|episodes|data)": 4,
             # "fully on-policy training": no sample may lag a version
             r"(?:fully |strictly |purely |pure )?on policy(?: training| rl| updates?)?": 0,
             r"(?:fully |strictly )?synchronous(?: training| rl| updates?)?": 0,
@@ -857,6 +859,7 @@ _FACTOR_LIST = (
             r"(?:generation|completion|response|output) (?:length )?(?:limits?|caps?)",
             r"truncat\w* at(?= \d+ tokens)",
             "(?:completion|generation|response|output|answer) budgets?",
+            "token (?:limits?|caps?|budgets?)",
             # "do more tokens help?": the budget, unless the tokens are spent ("uses more
             # tokens" is cost)
             _NOT_SPENT
@@ -913,6 +916,8 @@ _FACTOR_LIST = (
             "data|training) (?:is|are|comes? from|drawn from|from|being)",
             "joint training",
             "train(?:ing)? on (?:both|several|two|multiple) tasks",
+            r"jointly on (?:both |several |two |multiple |many |all )?(?:the )?tasks",
+            r"(?:several|multiple|many|two) tasks? at (?:the )?same time",
         ),
         where="tasks",
     ),
@@ -1149,10 +1154,11 @@ OUTCOME_WORDS: tuple[tuple[str, str], ...] = (
 EQUIVALENT_WORDS = (
     # not "twice as fast as", "3x as fast as": a multiple is a difference
     r"(?<!twice )(?<!times )(?<!x )as (?:good|well|accurate|fast|effective|strong|cheap|quickly|"
-    r"(?:sample[\s-])?efficient) as|match(?:es|ed|ing)?|equally\b|"
+    r"(?:sample[\s-])?efficient) as|match(?:es|ed|ing)?|competitive with|"
+    r"equally (?:good|well|fast|quick\w*|sample[\s-]efficient|efficient|accurate|effective|strong)|"
     r"at least as (?:good|accurate|effective|strong)\b|"
     r"as (?:fast|quick|easy) to (?:learn|train) as|"
-    r"same as|the same (?:accuracy|results?|performance|reward|score)|"
+    r"same as|the same (?:#+ )?(?:held[\s-]?out )?(?:accuracy|results?|performance|reward|score)|"
     r"keeps? (?:the )?(?:[\w-]+ ){0,2}(?:accuracy|results?|performance|rewards?|scores?) (?:the same|unchanged)|no worse|not worse|comparabl\w*|on par|equivalent\w*|just as|"
     r"indistinguishable|keeps? up with|loses? (?:nothing|no accuracy)|suffic\w*|"
     r"(?:do|does|did|perform\w*|work\w*|learn\w*|train\w*|scor\w*) (?:just |about )?as well\b|"
@@ -1170,6 +1176,7 @@ EQUIVALENT_WORDS = (
 )
 GREATER_WORDS = (
     r"help\w*|improv\w*|better|boost\w*|speeds? up|faster|quicker|sooner|outperform\w*|"
+    r"beneficial|advantageous|"
     r"(?:twice|\d+x|\w+ times) as (?:fast|quick\w*)|speeds? (?:\w+ )?up|go(?:es)? up|"
     # "does 8 groups per step fix it?", "do 40 steps get us further?", "does it replicate?"
     r"(?:fix|solve|cure)s? (?:it|this|that|the (?:collapse|problem|issue|plateau|instability|"
@@ -1200,7 +1207,7 @@ LESS_WORDS = (
 )
 TWO_SIDED_WORDS = (
     r"matter\w*|differ\w*|chang\w*|affect\w*|what does|what do|effects?|impacts?|influenc\w*|"
-    r"sensitiv\w*|which|best|compar\w*|\bvs\b|versus|or not|how does|how do|role of"
+    r"sensitiv\w*|which|best|optimal|compar\w*|\bvs\b|versus|or not|how does|how do|role of"
 )
 # any direction word at all: whether a clause says which way (or that) an outcome moves
 DIRECTION_WORDS = rf"\b(?:{GREATER_WORDS}|{LESS_WORDS}|{EQUIVALENT_WORDS}|{TWO_SIDED_WORDS})"

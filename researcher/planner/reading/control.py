@@ -63,6 +63,43 @@ def contrasted_index(text: str, positions: list[int]) -> int | None:
     return None
 
 
+# "is 32 enough, or do we need 64?": the level needed is the control
+_OR_NEED = re.compile(
+    r"\b(?:enough|suffic\w*)\b[^?]{0,60}?\bor\b(?:\s+(?:do|would|will|should|must)\s+(?:we|i|you)"
+    r")?\s+(?:need|require|have to use|go with)\b"
+)
+# "lr 3e-6 vs 3e-5: does the higher one converge faster?"
+_THE_ONE = re.compile(
+    r"\bthe (higher|larger|bigger|greater|longer|stronger|lower|smaller|shorter|weaker) "
+    r"(?:one|value|level|setting)\b"
+)
+_ARROW = re.compile(r"\S+\s*(?:->|→|=>)\s*")  # "beta 0.04 -> 0": from the first to the second
+
+
+def _control_as_worded(
+    q: Question, levels: list[Level], positions: list[int], numeric: list[Level]
+) -> Level | None:
+    """The control where the wording says which level is asked about (said), else None."""
+    if len(levels) != 2:
+        return None
+    if (need := _OR_NEED.search(q.text)) is not None:
+        after = [i for i, p in enumerate(positions) if p > need.end() - 12]
+        if len(after) == 1:
+            control = levels[after[0]]
+            q.assumptions.append(f"control {control}: the level the question asks whether it needs")
+            return control
+    if (one := _THE_ONE.search(q.text)) is not None and len(numeric) == 2:
+        higher = one.group(1) in ("higher", "larger", "bigger", "greater", "longer", "stronger")
+        control = min(levels, key=_sort_key) if higher else max(levels, key=_sort_key)
+        q.assumptions.append(f"control {control}: {one.group(0)!r} is the treatment")
+        return control
+    first, second = sorted(range(2), key=lambda i: positions[i])
+    if _ARROW.fullmatch(q.text[positions[first] : positions[second]]):
+        q.assumptions.append(f"control {levels[first]}: the level moved from ('->')")
+        return levels[first]
+    return None
+
+
 def _in_statement_before(text: str, at: int) -> bool:
     """Whether position `at` lies in a statement (a sentence ending in ".") before the
     asking sentence: context, not a follow-up ("What about 0.1?")."""
@@ -86,6 +123,8 @@ def choose_control(
     """The control among the written `levels` (at `positions` in the text), said in the
     assumptions."""
     numeric = [v for v in levels if isinstance(v, int | float) or v is None]
+    if (picked := _control_as_worded(q, levels, positions, numeric)) is not None:
+        return picked
     if way and len(numeric) == len(levels):
         pick = min if way == "raise" else max
         control = pick(levels, key=_sort_key)

@@ -94,7 +94,11 @@ _TRAINING_AT_ALL = re.compile(
     r"(?:base|untrained|pretrained|original|initial|starting)\s+(?:[\w.-]+\s+)?"
     r"(?:model|policy|checkpoint)|"
     r"\b(?:vs\.?|versus|than|over|compared (?:to|with)|beats?|outperforms?)\s+(?:no|without)\s+"
-    r"(?:rl\s+)?training\b"
+    r"(?:rl\s+)?training\b|"
+    # "does RL even help?", "trained vs untrained", "… compared to the base?", "my base model"
+    r"\beven\s+(?:help|work|improve)\w*|\btrained\s+(?:vs\.?|versus|or)\s+untrained\b|"
+    r"\buntrained\s+(?:vs\.?|versus|or)\s+trained\b|\bcompared\s+(?:to|with)\s+the\s+base\b|"
+    r"\b(?:improve|help)\w*\s+my\s+base\s+model\b|\bbeat\s+the\s+(?:untrained|base)\b"
 )
 
 _TRAINING_WORDS = re.compile(
@@ -198,7 +202,7 @@ def read_factor(q: Question) -> str:
         # against untrained, which every study's control answers — not GRPO vs RLOO
         algorithms = {m.level for m in q.of("value") if m.key == "algorithm"}
         others = [m for m in q.mentions if m.kind in ("param", "factor")
-                  and m.key not in ("base_model", "algorithm")]  # fmt: skip
+                  and m.key not in ("base_model", "algorithm", "max_steps")]  # fmt: skip
         if len(algorithms) <= 1 and not others and len(q.of("model")) < 2:
             raise q.unreadable(can_it_learn(q, tasks[0]))
     named = [m.key for m in q.mentions if m.kind in ("param", "factor")]
@@ -257,6 +261,14 @@ def read_factor(q: Question) -> str:
             "beside it)"
         )
         named = ["base_model"]
+    if (
+        not named
+        and q.of("task")
+        and q.of("aside", "threshold")
+        and re.search(r"\bhow (?:many|much|long)\b", q.text)
+        and q.params is None
+    ):  # "how many steps are needed to reach 0.6 on chain_sum?": the pilot's curve answers
+        raise q.unreadable(can_it_learn(q, q.of("task")[0]))
     if not named and (q.of("factor", "max_steps") or q.of("aside", "steps_n")):
         named = ["max_steps"]
     if not named and q.of("aside", "ratio") and q.params is None:

@@ -72,6 +72,7 @@ _ASIDES = (  # number phrases that are not levels: (kind, regex)
     ("margin", r"within (\d+(?:\.\d+)?) ?(?:percentage points?|points?|%|percent|pp)"),
     ("margin", r"within (a|one) (?:percentage )?point\b"),  # "to within a point": 1 point
     ("margin_steps", r"within (\d+) (?:training )?steps of\b"),  # on steps to a threshold
+    ("lora_alpha", r"alpha ?[=:]? ?(\d+)"),  # "r=16 alpha=32": LoRA's alpha is 2 x its rank here
     # a difference in steps hoped for, not a level: "at least 5 steps sooner than 2e-5"
     (
         "effect_steps",
@@ -240,7 +241,9 @@ _ASIDES = (  # number phrases that are not levels: (kind, regex)
 )
 
 # asides about how the study is run or what was seen: no outcome or direction word in them
-NOTED_ASIDES = ("confidence", "budget", "hardware", "replicates", "observed", "step_seen")
+NOTED_ASIDES = (
+    "confidence", "budget", "hardware", "replicates", "observed", "step_seen", "lora_alpha"
+)  # fmt: skip
 
 NUMBER_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "eight": 8, "ten": 10}
 

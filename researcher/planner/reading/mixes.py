@@ -78,7 +78,7 @@ def _task_at(q: Question, start: int, end: int) -> str | None:
     return max(before, key=lambda m: m.end).key if before else None
 
 
-_LISTED = re.compile(r"\s*(?:[:/,]|,?\s*\band\b|\bto\b|\bvs\.?)\s*(?:the\s+)?")
+_LISTED = re.compile(r"\s*(?:[:/,+&]|,?\s*\band\b|\bto\b|\bvs\.?)\s*(?:the\s+)?")
 
 
 def _tasks_beside(q: Question, start: int, end: int) -> list[str]:

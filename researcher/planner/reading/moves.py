@@ -104,10 +104,25 @@ _CONTRASTED_REMOVAL = re.compile(
 )
 
 
+# "the KL is 0.05 in our runs; would turning it off help?": the setting named, taken away
+_REMOVES_IT = re.compile(
+    r"\b(?:(?:remov|drop|disabl|ditch)\w*\s+(?:it|them)|(?:turn|switch)\w*\s+(?:it|them)\s+off|"
+    r"(?:get\w*\s+)?rid\s+of\s+(?:it|them))\b"
+)
+
+
 def takes_away(text: str, mentions: list[Mention]) -> bool:
     """True when the question takes its factor away: "removing the KL penalty", "training
-    without weight decay", "turning off the KL penalty"."""
+    without weight decay", "turning off the KL penalty", "turning it off"."""
+    if mentions and _REMOVES_IT.search(text):
+        return True
     for m in mentions:
+        if re.search(
+            r"\b(?:turn|switch)\w*\s+(?:the\s+|our\s+|my\s+)?$", text[: m.start]
+        ) and re.match(
+            r"\s*(?:[\d.e-]+\s+)?off\b(?!\s+on\b)", text[m.end :]
+        ):  # "turning the kl coef 0.05 off"
+            return True
         before = text[max(0, m.start - 30) : m.start]
         removal = _REMOVAL.search(before)
         if removal and not _CONTRASTED_REMOVAL.search(

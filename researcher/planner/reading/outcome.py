@@ -306,9 +306,10 @@ _OUTCOME_IN_WORDS = {
     "cost": "cost",
 }
 # a saving named with what it must not cost: "cut cost without hurting accuracy"
+# "… without hurting accuracy", "… without hurting chain_sum?": the accuracy kept
 _KEEPS_ACCURACY = re.compile(
-    r"\bwithout (?:hurting|harming|losing|degrading|sacrificing|costing|giving up)\b[^?;]{0,30}?"
-    r"\b(?:accuracy|performance|rewards?|scores?|points?)\b"
+    r"\bwithout (?:hurting|harming|losing|degrading|sacrificing|costing|giving up)\b(?:[^?;]{0,30}?"
+    r"\b(?:accuracy|performance|rewards?|scores?|points?)\b|[^?;.]{0,30}(?=[?;.]|$))"
 )
 _ACCURACY_NAMED = re.compile(r"\b(?:held[\s-]?out |test )?accuracy\b|\bpass ?@ ?1\b")
 
@@ -389,7 +390,11 @@ def _question_sentence(text: str) -> str:
 def read_direction(q: Question, outcome: str, factor: str) -> tuple[str, float | None]:
     """The direction and, for an equivalence question, its margin."""
     text = q.masked
-    if factor == "max_steps" and re.search(r"how (?:many|much|long)", text):
+    if (
+        factor == "max_steps"
+        and re.search(r"how (?:many|much|long)", text)
+        and not re.search(r"\b(?:optimal|best|which|ideal)\b", text)
+    ):
         q.assumptions.append("direction: more steps raise held-out accuracy (greater)")
         return "greater", None
     margin = equivalence_margin(q, outcome)

@@ -127,6 +127,7 @@ _NOTED = {
     "seeds": "noted: the seeds per arm are set with --seeds (else sized from the budget)",
     "observed": "read as a result already seen, not a level",
     "step_seen": "read as context, neither a level nor the run's length",
+    "lora_alpha": "noted: LoRA's alpha is twice its rank here, not a setting of its own",
     "effect_steps": "is not read as a smallest effect: steps to a threshold count a tenth of "
     "the run's steps as the smallest difference",
 }

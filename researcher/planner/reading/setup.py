@@ -36,7 +36,12 @@ _SET_AGAINST = re.compile(
 # a verb that says what is used now: "we currently use 3e-5"
 _IN_USE = re.compile(r"\b(?:currently|right now|at the moment|these days|current)\b")
 # a sentence that lists the levels to try: "Levels: 1e-5, 1e-4."
-_LEVELS_LISTED = re.compile(r"^(?:levels?|values?|try|compare|candidates?|options?)\b")
+_LEVELS_LISTED = re.compile(
+    r"^(?:levels?|values?|try|compare|candidates?|options?)\b|"
+    # "staleness 0, 1, 2, 4": a setting's name and three or more levels
+    r"^[a-z_ -]{2,30}?\s*[:=]?\s*-?\d[\d.e-]*(?:\s*,\s*-?\d[\d.e-]*){2,}"
+    r"(?:,?\s*(?:and|or)\s*-?\d[\d.e-]*)?\s*[.?]?$"
+)
 # a sentence that reports what someone found or argues: motivation, not setup
 _CLAIM = re.compile(
     r"\b(?:argu\w*|claim\w*|show\w*|found|finds?|suggest\w*|report\w*|says?|said|"
@@ -207,6 +212,13 @@ def _fold(
         # "a group size of 8" as "group size 8": close enough to a "than" before it
         item = re.sub(r"\s*(?:\s(?:is|are|=|of|set to)\s|:\s*)(?=[\d.])", " ", item)
         item = re.sub(r"^(?:an?|the|our|my|its)\s+", "", item)
+        # "the KL coef is 0.05 in our runs": where it is set, no part of the level
+        item = re.sub(
+            r"\s+(?:in (?:our|my|the) (?:runs?|setup|config\w*|experiments?)|by default|"
+            r"currently|right now|these days|at the moment)$",
+            "",
+            item,
+        )
         on_task = re.search(r"(?:^|\s+)((?:on|for)\s+.+)$", item)
         if on_task:
             into.tasks.append(on_task.group(1))

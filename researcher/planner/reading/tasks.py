@@ -258,9 +258,7 @@ def _mixed_in(q: Question, mention: Mention) -> bool:
         re.search(share_of, before)
         or re.search(share, before)  # "a 20% share of spell_backward in the mix"
         or re.search(r"\b(?:an?\s+)?(?:\w+\s+)?tasks?\s*\(\s*$", before)  # "an easier task (X)"
-        and re.search(
-            r"\b(?:mix\w*|add\w*)\s+(?:in\s+)?(?:an?\s+)?(?:\w+\s+)?tasks?\s*\(\s*$", before
-        )
+        and re.search(r"\b(?:mix\w*\s+in|add\w*)\s+(?:an?\s+)?(?:\w+\s+)?tasks?\s*\(\s*$", before)
         or re.search(
             rf"\b(?:mix\w*\s+in|add\w*|includ\w*|throw\w*\s+in|(?:train\w*|together) with|"
             rf"alongside)\s+{lead}",
