@@ -138,13 +138,19 @@ def _hypothesis_text(reading: Reading) -> tuple[str, str, str]:
         ordered = sorted(ordered)  # a trend reads in the levels' order, not the control's
     levels = " → ".join(format_level(level) for level in ordered)
     label = factor.removeprefix(WORKFLOW_PREFIX)
+    # a trend is judged only along 3+ numeric levels with a one-sided direction (analysis.py);
+    # otherwise each treatment is compared with the control
+    numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in reading.levels)
+    trend = is_dose_response(reading) and numeric and reading.direction in ("greater", "less")
     if reading.direction == "two_sided":
         if is_dose_response(reading):
+            across = levels if numeric else ", ".join(format_level(v) for v in reading.levels)
             return (
-                f"{label} changes {outcome} across {levels} (dose-response: a monotone trend, "
-                f"either way).",
-                f"{outcome} moves steadily one way as {label} goes {levels}.",
-                f"no monotone trend in {outcome} across the levels beyond the minimum effect.",
+                f"{label} matters for {outcome} across {across}: at least one of {treated} "
+                f"differs from {control}.",
+                f"At least one of {treated} differs from {control} in {outcome} by at least the "
+                "minimum effect, either way (each compared with the control).",
+                f"every one of {treated} is within the minimum effect of {control}.",
             )
         return (
             f"{treated} changes {outcome} compared with {control}.",
@@ -153,7 +159,7 @@ def _hypothesis_text(reading: Reading) -> tuple[str, str, str]:
             f"{treated} and {control} are within the minimum effect of each other.",
         )
     does, compares, fails = _claim(reading)
-    if is_dose_response(reading):
+    if trend:
         return (
             f"{label} {does}, in a dose-response: a monotone trend along {levels}.",
             f"Each later level of {label} ({levels}) {compares}, the last one by at least the "

@@ -349,6 +349,19 @@ def _read(q: Question) -> Reading:
     if len(distinct_levels(levels)) < 2:
         shown = ", ".join(describe_level(factor, level) for level in levels)
         raise q.unreadable(f"{factor} needs two different levels to compare (read: {shown})")
+    if factor == "group_size" and q.episodes is None and "batch_groups" not in q.held:
+        # every arm trains the same episodes per step (the same compute a step): a larger
+        # group is fewer prompts a step, said so that nobody reads it as more data
+        episodes = FACTORS["group_size"].default * FACTORS["batch_groups"].default
+        per_level = ", ".join(
+            f"group size {size}: {max(1, round(episodes / size))} prompt(s) a step"
+            for size in levels
+            if isinstance(size, int) and size >= 1
+        )
+        q.assumptions.append(
+            f"every arm trains about {episodes} episodes per step ({per_level}); to keep the "
+            "prompts per step instead, name them ('at 4 groups per step')"
+        )
     if factor == "task_mix":
         tasks = list(dict.fromkeys([task, *(t for level in levels for t in level)]))
     if factor == "scale_rewards" and re.search(r"\bdr\.? ?grpo\b", q.text):
