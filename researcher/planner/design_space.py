@@ -149,7 +149,8 @@ def level_phrase(factor: str, level: Level) -> str:
         name = factor.removeprefix(WORKFLOW_PREFIX)
         if not isinstance(level, str):  # a number or a flag reads as itself: few_shot=3
             return f"{name}={format_level(level)}"
-        text = level if len(level) <= 40 else level[:37] + "..."
+        # head and tail: prompts that differ only in an added sentence stay told apart
+        text = level if len(level) <= 40 else f"{level[:18]}…{level[-20:]}"
         return f"{name}={text!r}"
     return f"{factor} {format_level(level)}"
 

@@ -20,6 +20,7 @@ from researcher.plan import MARGIN_DIRECTIONS, Reading
 from researcher.planner.catalogue import (
     FACTORS,
     LORA_LR,
+    WORKFLOW_PREFIX,
     check_reading,
     describe_level,
     distinct_levels,
@@ -40,6 +41,9 @@ from researcher.planner.reading.setup import read_setup
 from researcher.planner.reading.spelling import spelling_fixed
 from researcher.planner.reading.summary import summarise
 from researcher.planner.reading.tasks import read_task, read_task_levels
+
+# PARAMS whose names say they shape the reward itself
+_SCORING_PARAM = re.compile(r"penalt|bonus|reward|rubric|judge|grader|scor|weight", re.I)
 
 STEPS_MARGIN = 2.0  # an equivalence margin on steps to a threshold when none is named
 
@@ -349,6 +353,14 @@ def _read(q: Question) -> Reading:
     if len(distinct_levels(levels)) < 2:
         shown = ", ".join(describe_level(factor, level) for level in levels)
         raise q.unreadable(f"{factor} needs two different levels to compare (read: {shown})")
+    if factor.startswith(WORKFLOW_PREFIX) and _SCORING_PARAM.search(factor):
+        # a PARAM that sets how the reward is computed: each arm is scored by its own rule
+        q.assumptions.append(
+            f"{factor.removeprefix(WORKFLOW_PREFIX)!r} looks like part of how your reward is "
+            "computed: if it is, each arm is scored by its own rule, and their held-out "
+            "rewards are not on one scale (a higher bonus or a smaller penalty raises the "
+            "score without a better policy). Score every arm by one rule to compare them"
+        )
     if factor == "group_size" and q.episodes is None and "batch_groups" not in q.held:
         # every arm trains the same episodes per step (the same compute a step): a larger
         # group is fewer prompts a step, said so that nobody reads it as more data

@@ -443,4 +443,11 @@ def test_a_workflow_params_level_is_written_as_its_type_reads():
     assert level_phrase("workflow:few_shot", 3) == "few_shot=3"
     assert level_phrase("workflow:use_hint", True) == "use_hint=true"
     assert level_phrase("workflow:system_prompt", "Be brief.") == "system_prompt='Be brief.'"
-    assert level_phrase("workflow:system_prompt", "x" * 50) == f"system_prompt='{'x' * 37}...'"
+    assert (
+        level_phrase("workflow:system_prompt", "x" * 50) == f"system_prompt='{'x' * 18}…{'x' * 20}'"
+    )
+    # a long prompt and the same prompt with a sentence added stay told apart
+    base = "You can call tools. Call one when it helps, then answer."
+    assert level_phrase("workflow:system_prompt", base) != level_phrase(
+        "workflow:system_prompt", base + " Always use the calculator."
+    )
