@@ -52,9 +52,12 @@ def contrasted_index(text: str, positions: list[int]) -> int | None:
         for index, position in enumerate(positions):
             if swap.start() < position < swap.end():
                 return index
+    span = asking_span(text)
     for contrast in (_STRONG_CONTRAST, CONTRAST):
         for index, position in enumerate(positions):
-            if contrast.search(text[max(0, position - 50) : position]):
+            # within the asking sentence: "lr 5e-5 beat 2e-5. Would 1e-4 beat 5e-5?"
+            start = span[0] if span and span[0] <= position < span[1] else 0
+            if contrast.search(text[max(start, position - 50) : position]):
                 return index
     for index, position in enumerate(positions[1:], start=1):
         between = text[positions[index - 1] : position]

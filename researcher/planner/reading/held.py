@@ -71,6 +71,10 @@ _NAMED_BEFORE = re.compile(r"[a-z_]+\s*(?:=|:)\s*$")
 # a setting at one value after a comma ending the question: "does the hint help, n_examples=4?"
 _TRAILING = re.compile(r",\s*$")
 _QUESTION_END = re.compile(r"\s*[?.!]*\s*$")
+# …or in a list of settings after the levels compared: "RLOO vs GRPO, lr=1e-5, group size 8,
+# chain_sum: which learns faster?"
+_LIST_GOES_ON = re.compile(r"\s*[,:;]")
+_COMPARED = re.compile(r"\b(?:vs\.?|versus)\s")
 
 _HELD_VALUE = re.compile(
     r"\s*(?:is\s+|are\s+|stays\s+)?(?:(?:set|held|fixed|kept)\s+(?:at|to)\s+|of\s+|=\s*|:\s*|at\s+)?"
@@ -123,7 +127,16 @@ def held_settings(
             elif before and word:  # "with tool=search", "with the hint on"
                 found = (before.start(), word.end(), word.group(1) or word.group(2))
             elif (
-                trailing and value and not value.group(2) and _QUESTION_END.match(text, value.end())
+                trailing
+                and value
+                and not value.group(2)
+                and (
+                    _QUESTION_END.match(text, value.end())
+                    or (
+                        _LIST_GOES_ON.match(text, value.end())
+                        and _COMPARED.search(text[: trailing.start()])
+                    )
+                )
             ):  # "does the hint help my agent, n_examples=4?"
                 found = (trailing.start(), value.end(), float(value.group(1)))
         if found is None:

@@ -31,6 +31,7 @@ from researcher.planner.reading.control import choose_control, contrasted_index
 from researcher.planner.reading.mixes import mix_levels, model_levels
 from researcher.planner.reading.moves import (
     BEST,
+    BOUND,
     TOO,
     lowered_before,
     names_default,
@@ -58,13 +59,6 @@ _LIMITS = re.compile(
 
 _CUTS = re.compile(r"\b(?:cut\w*|shorten\w*|trim\w*)\b")
 
-# a bound before the one value named: "more than 4 turns", "a KL above 0.1", "below 1e-5";
-# group 1: a bound above it (the value is the control, the treatment beyond it)
-_BOUND = re.compile(
-    r"(?:(?<!no )(?<!not )\b(more|greater|larger|higher|bigger|longer|stronger|looser|wider)"
-    r"(?:\s+[a-z_-]+){0,3}? than|\b(above|beyond|exceeding)|\b(?:less|fewer|lower|smaller|shorter|"
-    r"weaker|tighter|narrower)(?:\s+[a-z_-]+){0,3}? than|\bbelow)\s+(?:an?\s+|the\s+)?$"
-)
 
 # the one value named is what a moved setting is compared against: "does a higher lr help
 # compared with lr 1e-5?", "a smaller group size ... relative to 8" (the move word before it)
@@ -128,6 +122,16 @@ def read_levels(q: Question, factor: str, task: str, tasks: list[str]) -> tuple[
         )
     named = [(p, as_factor_type(spec, v)) for p, v in named]
     levels = distinct_levels([v for _, v in named])
+    if len(levels) > 2:
+        # "lr 5e-5 beat 2e-5. Would 1e-4 beat 5e-5?": the asking sentence names its levels,
+        # the others are results seen
+        asked = distinct_levels([v for p, v in named if not outside_asking(q.text, p)])
+        if len(asked) >= 2 and len(asked) < len(levels):
+            seen = ", ".join(describe_level(factor, v) for v in levels if v not in asked)
+            q.assumptions.append(
+                f"{factor} {seen} named outside the question (a result or setup), not a level"
+            )
+            levels = asked
     written = len(levels)
     default = spec.default_for(task)
     way = way_asked(q.text, own)
@@ -173,7 +177,7 @@ def read_levels(q: Question, factor: str, task: str, tasks: list[str]) -> tuple[
         and isinstance(levels[0], int | float)
         and levels[0] > 0
         and (
-            (bound := _BOUND.search(q.text[max(0, named[0][0] - 50) : named[0][0]]))
+            (bound := BOUND.search(q.text[max(0, named[0][0] - 50) : named[0][0]]))
             or (way and (bound := _AGAINST_ONE.search(q.text[: named[0][0]])))
             # "is the default group size of 4 too small?": 4 the control, 8 beyond it
             or (levels[0] == default and (bound := TOO.search(q.text)))

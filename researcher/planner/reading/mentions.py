@@ -372,6 +372,15 @@ SCALING_VERB = re.compile(
 _NOT_THE_PARAM = re.compile(r"\s+(?:agents?|models?|polic(?:y|ies)|calls?|calling|errors?|use)\b")
 
 
+# "every 2 turns", "every other step": a unit of how often something happens
+_EVERY_N = re.compile(r"\bevery\s+(?:[\w.]+\s+)?$")
+_MERGED = re.compile(
+    r"\b(?:merg|combin|concatenat|pack)\w*\s+(?:the\s+|its\s+|all\s+|an?\s+)?"
+    r"(?:\w+'s?\s+)?(?:(?:agent|game|episode|model)\s+)?$"
+)
+_UNIT = re.compile(r"(?:turns?|steps?|rounds?|episodes?|calls?|iterations?|updates?|moves?)")
+
+
 def scan(text: str, params: dict[str, Any] | None) -> list[Mention]:
     """Every synonym matched in `text`; overlaps keep the leftmost-longest."""
     found = []
@@ -400,6 +409,10 @@ def scan(text: str, params: dict[str, Any] | None) -> list[Mention]:
             if key == "divided_by" and not SCALING_VERB.search(text[: match.start()]):
                 continue  # "by 4" alone: a factor after "dividing"/"multiplying", an amount
                 # after "increasing"/"reducing", else a number
+            if _UNIT.fullmatch(match.group(0).strip()) and (
+                _EVERY_N.search(text[: match.start()]) or _MERGED.search(text[: match.start()])
+            ):
+                continue  # "a hint every 2 turns", "merging the turns": not max_turns
             if match.end() > match.start():
                 found.append(Mention(match.start(), match.end(), kind, key, level, match.groups()))
     found.sort(key=lambda m: (m.start, m.start - m.end, _PRIORITY.get(m.kind, 9)))

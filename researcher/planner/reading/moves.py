@@ -46,6 +46,14 @@ _LOWER = (
 
 # "is the default group size too small?": does a larger one do better (group 1: raise);
 # "is lr 1e-4 too high?": does a smaller one (group 2: lower)
+# a bound before the one value named: "more than 4 turns", "a KL above 0.1", "below 1e-5";
+# group 1 or 2: a bound above it (the value is the control, the treatment beyond it)
+BOUND = re.compile(
+    r"(?:(?<!no )(?<!not )\b(more|greater|larger|higher|bigger|longer|stronger|looser|wider)"
+    r"(?:\s+[a-z_-]+){0,3}? than|\b(above|beyond|exceeding)|\b(?:less|fewer|lower|smaller|shorter|"
+    r"weaker|tighter|narrower)(?:\s+[a-z_-]+){0,3}? than|\bbelow)\s+(?:an?\s+|the\s+)?$"
+)
+
 TOO = re.compile(
     r"\btoo (?:(small|low|few|short|weak|little|tight|narrow|conservative|timid)|"
     r"(large|big|high|many|long|strong|much|loose|wide|aggressive))\b"

@@ -61,6 +61,11 @@ _TIME_TO_REACH = re.compile(
 _NEEDS_MORE = re.compile(
     r"\bneeds? (?:more|fewer|less|an? (?:larger|higher|longer|bigger|greater|smaller|lower|"
     r"shorter)|to be (?:larger|higher|longer|bigger|greater|smaller|lower|shorter))\b"
+    # "do we need a max_tokens above 150?"
+    r"|\bneeds? (?:an? |the )?[\w -]{1,30}? (?:above|over|below|under|beyond)\b"
+    # "should the temperature be lower?", "should we use a larger group size?"
+    r"|\bshould\b[^?.;]{0,40}? (?:be|use|try|go|get|have) (?:an? |the )?(?:much |a bit )?"
+    r"(?:larger|higher|longer|bigger|greater|smaller|lower|shorter|more|fewer|less)\b"
 )
 
 _REWARD_AFTER = re.compile(
@@ -504,7 +509,7 @@ def read_direction(q: Question, outcome: str, factor: str) -> tuple[str, float |
         return "less", None
     two_sided = re.search(rf"\b(?:{TWO_SIDED_WORDS})", text)
     needs = _NEEDS_MORE.search(q.text)  # in the text as written: "larger group" is a mention
-    if needs and not two_sided:
+    if needs and not two_sided and not re.match(r"[^?.;]{0,30}?\bor\b", q.text[needs.end() :]):
         # "does my agent need more than 4 turns?": does more (than the control) help
         q.assumptions.append(
             f"{needs.group(0)!r} read as: does the level it needs raise the outcome "

@@ -676,7 +676,7 @@ CORPUS: list[Q] = [
     Q('does KL of 1e-3 change anything on the easy task?', 'kl_coef', [0.0, 0.001], 'learnable', H, TWO_SIDED),
     Q('what happens if I set kl_coef to 0.2 on arithmetic?', 'kl_coef', [0.0, 0.2], 'arithmetic', H, TWO_SIDED),
     Q("what's the effect of lr 5e-5 on the calculator task?", 'lr', [2e-05, 5e-05], 'calculator', H, TWO_SIDED),
-    Q('Should I use a larger batch size for the guessing game?', 'batch_groups', [4, 8], 'guess_number', H, TWO_SIDED),
+    Q('Should I use a larger batch size for the guessing game?', 'batch_groups', [4, 8], 'guess_number', H, G),
     Q('Does a group size of 2 vs 8 matter for learning speed on the easy task?', 'group_size', [2, 8], 'learnable', LS, TWO_SIDED),
     # -- base models (three served) ------------------------------------------------------------
     Q('does a bigger model learn the calculator task faster?', 'base_model', [SMOL, SMOL_360, QWEN_7B], 'calculator', LS, G, served=THREE),
@@ -1295,6 +1295,24 @@ CORPUS: list[Q] = [
     # a level given up for another is the control
     Q('Does dropping LoRA for full fine-tuning help countdown?', 'lora', [16, 'full'], 'countdown', H, G),
     Q('Would trading group size 8 for 16 help?', 'group_size', [8, 16], 'chain_sum', H, G),
+    # session 32: settings listed after the levels compared are held
+    Q('RLOO vs GRPO, lr=1e-5, group size 8, chain_sum: which learns faster?', 'algorithm', ['grpo', 'rloo'], 'chain_sum', LS, TWO_SIDED, extra={'held': {'lr': 1e-5, 'group_size': 8}}),
+    Q('lr 1e-4 vs 1e-5, group size 8, on countdown?', 'lr', [1e-4, 1e-5], 'countdown', H, TWO_SIDED, extra={'held': {'group_size': 8}}),
+    # a level named only in a result or setup sentence is no level once the question names two
+    Q('lr 5e-5 beat 2e-5. Would 1e-4 beat 5e-5?', 'lr', [5e-5, 1e-4], 'chain_sum', H, G),
+    Q('Is RLOO better than GRPO on countdown? We also tried REINFORCE.', 'algorithm', ['grpo', 'rloo'], 'countdown', H, G),
+    Q('The GRPO paper uses a group size of 64. Would 16 help chain_sum over our 4?', 'group_size', [4, 16], 'chain_sum', H, G),
+    # "should it be lower", "do we need one above N": one-sided, unless a choice is offered
+    Q('should the temperature be lower for countdown?', 'temperature', [1.0, 0.7], 'countdown', H, G),
+    Q('should we use a larger group size on chain_sum?', 'group_size', [4, 8], 'chain_sum', H, G),
+    Q('do we need a max_tokens above 150 on countdown?', 'max_tokens', [150, 300], 'countdown', H, G),
+    Q('should the group size be larger or smaller on countdown?', 'group_size', [4, 8], 'countdown', H, TWO_SIDED),
+    # a PARAM's one level after "more than": that level is the control
+    Q('does my agent need more than 1 turn?', 'workflow:max_turns', [1, 4], 'workflow', H, G, params=TOOLS),
+    Q('does my agent need more than 6 turns?', 'workflow:max_turns', [6, 12], 'workflow', H, G, params=TOOLS),
+    # "every 2 turns" is how often, "merging the turns" the merge: neither is max_turns
+    Q('does a hint every 2 turns help?', 'workflow:hint_every', [0, 2], 'workflow', H, G, params={'max_turns': 8, 'hint_every': 0}),
+    Q('does merging the turns into one timeline help my agent?', 'merge', ['tree', 'timeline'], 'workflow', H, G, params=TOOLS),
 ]
 # fmt: on
 
