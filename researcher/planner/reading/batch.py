@@ -42,6 +42,13 @@ _PROMPTS = r"(?:groups?|prompts?|tasks?|questions?|problems?)"
 _GROUPS = re.compile(
     rf"\b(\d+)\s+{_PROMPTS}\s+(?:of|x|×|\*|with|times)\s+(\d+)(?:\s+{_UNITS}(?:\s+each)?)?\b"
 )
+# "4x8 (prompts x samples per prompt)": a legend saying what each side of "AxB" counts
+_TIMES = r"\s*(?:x|×|\*)\s*"
+_LEGEND = re.compile(
+    rf"\(\s*(?:({_PROMPTS}){_TIMES}{_UNITS}|{_UNITS}{_TIMES}{_PROMPTS})(?:\s+per\s+\w+)?\s*\)"
+)
+_COMPACT = re.compile(r"(?<![\w.])(\d+)\s*(?:x|×|\*)\s*(\d+)(?![\w.])")
+_GROUPS_BEFORE = re.compile(rf"\b\d+\s+{_PROMPTS}\s+(?:of|x|×|\*|with|times)\s+$")
 # "16 completions for 4 prompts", "4 samples per prompt on 16 prompts": the size first
 _SIZE_FIRST = re.compile(
     rf"\b(\d+)\s+{_UNITS}\s+(?:each\s+)?(?:for|on|of|from|per\s+prompt\s+(?:on|for|x))\s+"
@@ -56,7 +63,10 @@ def batch_named(text: str) -> tuple[str, int | None, list[str]]:
     `_pairs` — one setting differs, or the question is refused."""
     said: list[str] = []
     total: int | None = None
-    found = _TOTAL.search(text)
+    # "4 prompts x 8 samples per step" is a batch written as groups, not a total of 8
+    found = next(
+        (m for m in _TOTAL.finditer(text) if not _GROUPS_BEFORE.search(text[: m.start()])), None
+    )
     if found:
         total = int(next(g for g in found.groups() if g))
         text = text[: found.start()] + " " * (found.end() - found.start()) + text[found.end() :]
@@ -64,9 +74,21 @@ def batch_named(text: str) -> tuple[str, int | None, list[str]]:
             f"{found.group(0).strip()!r}: about {total} episodes per step for every arm "
             "(group_size x batch_groups; the one not compared or held is set to keep it)"
         )
+    compact: list[tuple[int, int, re.Match[str]]] = []
+    if legend := _LEGEND.search(text):
+        # "4x8 vs 8x4 (prompts x samples per prompt)": each AxB a batch in the legend's order
+        text = text[: legend.start()] + " " * (legend.end() - legend.start()) + text[legend.end() :]
+        prompts_first = legend.group(1) is not None
+        compact = [
+            (int(m.group(1)), int(m.group(2)), m)
+            if prompts_first
+            else (int(m.group(2)), int(m.group(1)), m)
+            for m in _COMPACT.finditer(text)
+        ]
     pairs = sorted(
         [(int(m.group(1)), int(m.group(2)), m) for m in _GROUPS.finditer(text)]
-        + [(int(m.group(2)), int(m.group(1)), m) for m in _SIZE_FIRST.finditer(text)],
+        + [(int(m.group(2)), int(m.group(1)), m) for m in _SIZE_FIRST.finditer(text)]
+        + compact,
         key=lambda pair: pair[2].start(),
     )
     if len(pairs) >= 2:

@@ -1313,6 +1313,14 @@ CORPUS: list[Q] = [
     # "every 2 turns" is how often, "merging the turns" the merge: neither is max_turns
     Q('does a hint every 2 turns help?', 'workflow:hint_every', [0, 2], 'workflow', H, G, params={'max_turns': 8, 'hint_every': 0}),
     Q('does merging the turns into one timeline help my agent?', 'merge', ['tree', 'timeline'], 'workflow', H, G, params=TOOLS),
+    # batches written as groups in setup and question, or as AxB with a legend
+    Q('We run 4 prompts x 8 samples per step. Would 16 prompts x 8 samples do better on chain_sum?', 'batch_groups', [4, 16], 'chain_sum', H, G, extra={'held': {'group_size': 8}}),
+    Q('4x8 vs 8x4 (prompts x samples per prompt) on countdown?', 'group_size', [4, 8], 'countdown', H, TWO_SIDED, extra={'episodes_per_step': 32}),
+    Q('is 8x4 better than 4x8 (samples x prompts) on chain_sum?', 'group_size', [4, 8], 'chain_sum', H, G, extra={'episodes_per_step': 32}),
+    Q('4x8 vs 16x8 (prompts x samples per prompt) on countdown?', 'batch_groups', [4, 16], 'countdown', H, TWO_SIDED, extra={'held': {'group_size': 8}}),
+    # "how many … should I use" asks for the best: a sweep
+    Q('how many samples per prompt should I use for chain_sum?', 'group_size', [4, 2, 8], 'chain_sum', H, TWO_SIDED),
+    Q('how large should the group size be on chain_sum?', 'group_size', [4, 2, 8], 'chain_sum', H, TWO_SIDED),
 ]
 # fmt: on
 
