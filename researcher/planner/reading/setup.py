@@ -56,6 +56,18 @@ _FAILED = re.compile(
 _SCORED_AT = re.compile(
     r"(?<=\d) (?:at|scoring|reaching|hitting) (?:about |around |roughly )?(?:0?\.\d+|\d+%)"
 )
+# levels each with its score: "staleness 4 gave 0.5, 1 gave 0.6", "lr 1e-5 -> 0.42"
+_LEVEL_SCORED = re.compile(
+    r"(?<![\w.])(\d[\d.]*(?:e-?\d+)?)\s+\(?(?:gave|gives|got|gets|scored|scores|yielded|reached|"
+    r"hit|->|→)(?: us| me)?\s+(?:about |around |roughly )?(0?\.\d+|\d+(?:\.\d+)?%)"
+)
+
+
+def _score(written: str) -> float:
+    """A score as written ("0.6", "62%") as a number on one scale."""
+    return float(written[:-1]) / 100 if written.endswith("%") else float(written)
+
+
 # "… diverged, so we switched to 1.0": the failed level is where the move started
 _SWITCHED = re.compile(r"\b(?:switch\w*|mov(?:e|ed|ing) to|chang\w* to|went to|going to)\b")
 _OUTCOME_NOUN = re.compile(r"\b(?:accuracy|rewards?|scores?|success|loss|pass)\b")
@@ -140,6 +152,18 @@ def read_setup(text: str, params: dict[str, Any] | None) -> tuple[str, list[str]
             named = [m for m in mentions if m.kind in _SETTING]
             if not named:
                 continue
+        if len(scored := list(_LEVEL_SCORED.finditer(body))) >= 2:
+            # "staleness 4 gave 0.5, 1 gave 0.6. Is fully on-policy even better?": the best
+            # level seen is what a new one must beat; the others are results
+            best = max(scored, key=lambda m: _score(m.group(2)))
+            others = ", ".join(f"{m.group(1)} ({m.group(2)})" for m in scored if m is not best)
+            notes.append(
+                f"{best.group(1)} ({best.group(2)}), the best result seen, is the control; "
+                f"{others} read as results already seen, not levels"
+            )
+            body = body[: scored[0].start()] + best.group(1) + body[scored[-1].end() :]
+            mentions = scan(body, params)
+            named = [m for m in mentions if m.kind in _SETTING]
         if seen := _SCORED_AT.search(body):  # "GRPO with group size 8 at 0.62": a result
             notes.append(f"{seen.group(0).strip()!r} read as a result already seen, not a level")
             body = body[: seen.start()] + body[seen.end() :]

@@ -1321,6 +1321,9 @@ CORPUS: list[Q] = [
     # "how many … should I use" asks for the best: a sweep
     Q('how many samples per prompt should I use for chain_sum?', 'group_size', [4, 2, 8], 'chain_sum', H, TWO_SIDED),
     Q('how large should the group size be on chain_sum?', 'group_size', [4, 2, 8], 'chain_sum', H, TWO_SIDED),
+    # levels each with a score in setup: the best seen is the control, the rest results
+    Q('Earlier runs: staleness 4 gave 0.5, 1 gave 0.6. Is fully on-policy even better?', 'max_staleness', [1, 0], 'chain_sum', H, G),
+    Q('lr 1e-5 gave 0.42 and lr 5e-5 gave 0.51 on chain_sum. Would 1e-4 do even better?', 'lr', [5e-5, 1e-4], 'chain_sum', H, G),
 ]
 # fmt: on
 
