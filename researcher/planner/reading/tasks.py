@@ -283,6 +283,11 @@ def _judged_strength(q: Question, mention: Mention) -> int:
     ):
         return 3  # "We found group size 8 helps chain_sum. Does it also help countdown?"
     if re.search(
+        r"\b(?:question|study|experiment|this)\s+is\s+(?:(?:only|really|all)\s+)?about\s+(?:the\s+)?$",
+        q.text[: mention.start],
+    ):
+        return 3  # "Our main task is letter counting, but this question is about countdown"
+    if re.search(
         r"\bsingle[\s-]task\s+(?:training\s+)?(?:on|for)\s+(?:the\s+)?$", q.text[: mention.start]
     ):
         return 3  # "multi-task training … better than single-task on letter_counting"

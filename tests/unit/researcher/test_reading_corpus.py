@@ -1324,6 +1324,8 @@ CORPUS: list[Q] = [
     # levels each with a score in setup: the best seen is the control, the rest results
     Q('Earlier runs: staleness 4 gave 0.5, 1 gave 0.6. Is fully on-policy even better?', 'max_staleness', [1, 0], 'chain_sum', H, G),
     Q('lr 1e-5 gave 0.42 and lr 5e-5 gave 0.51 on chain_sum. Would 1e-4 do even better?', 'lr', [5e-5, 1e-4], 'chain_sum', H, G),
+    # the task "this question is about" is judged over the main task of the setup
+    Q('Our main task is letter counting, but this question is about countdown: does group size 8 help?', 'group_size', [4, 8], 'countdown', H, G),
 ]
 # fmt: on
 
