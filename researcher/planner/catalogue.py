@@ -1125,7 +1125,7 @@ OUTCOME_WORDS: tuple[tuple[str, str], ...] = (
         r"gpu[\s-]hours?|throughput|time per step|training time|faster to train|"
         r"(?:training|wall[\s-]?clock) speed|speed of training|steps per (?:second|minute|hour)|"
         r"sav(?:e|es|ed|ing) (?:\w+ )?time|(?:takes?|took|needs?) less time|"
-        r"slower to train|train(?:s|ing)? (?:faster|slower|quicker)|"
+        r"slower to train|train(?:s|ing)? (?:(?:my|our|the|a|this|your) [\w-]+ )?(?:faster|slower|quicker)|"
         r"speeds? up (?:the )?training|slows? down (?:the )?training",
     ),
     (

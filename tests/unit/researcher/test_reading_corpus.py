@@ -1326,6 +1326,8 @@ CORPUS: list[Q] = [
     Q('lr 1e-5 gave 0.42 and lr 5e-5 gave 0.51 on chain_sum. Would 1e-4 do even better?', 'lr', [5e-5, 1e-4], 'chain_sum', H, G),
     # the task "this question is about" is judged over the main task of the setup
     Q('Our main task is letter counting, but this question is about countdown: does group size 8 help?', 'group_size', [4, 8], 'countdown', H, G),
+    # "train my agent faster" is "train faster": wall time
+    Q('does RLOO train my agent faster than GRPO?', 'algorithm', ['grpo', 'rloo'], 'workflow', COST, L, params=TOOLS),
 ]
 # fmt: on
 
