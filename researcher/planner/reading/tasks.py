@@ -142,6 +142,7 @@ def read_task(q: Question, factor: str) -> tuple[str, list[str]]:
         )
     if factor != "task_mix":
         _refuse_training_on_another_task(q, named)
+        _refuse_tasks_compared(q, named, factor)
         unjudged = [family for family in families if family != task]
         if unjudged:
             # "does group size 8 help both chain_sum and countdown?": one task is judged
@@ -179,6 +180,31 @@ def _refuse_training_on_another_task(q: Question, named: list[Mention]) -> None:
         f"training help on {b}?')",
         how=False,
     )
+
+
+# "does chain_sum or countdown learn faster", "which task, A or B, …": the tasks compared
+_TASKS_ASKED = re.compile(
+    r"\b(?:does|do|is|are|will|would|which(?: task)?,?|whether)\s+(?:the\s+)?$"
+)
+_TASK_OR = re.compile(r"\s*(?:,\s*)?(?:or|vs\.?|versus)\s+(?:the\s+)?")
+
+
+def _refuse_tasks_compared(q: Question, named: list[Mention], factor: str) -> None:
+    """Refuses "does chain_sum or countdown learn faster with group size 8?": it compares
+    two tasks, not two levels of a run setting, and tasks' rewards are on no common scale."""
+    for first, second in zip(named, named[1:], strict=False):
+        if (
+            first.key != second.key
+            and _TASKS_ASKED.search(q.text[: first.start])
+            and _TASK_OR.fullmatch(q.text[first.end : second.start])
+        ):
+            raise q.unreadable(
+                f"it compares two tasks ({first.key} or {second.key}), not two levels of a run "
+                f"setting; a study varies a setting ({factor} here) on one task. Ask about "
+                f"each task on its own ('does {factor} … help {first.key}?'); how fast the "
+                "bundled model learns each task is measured in bench/learnability.py",
+                how=False,
+            )
 
 
 def read_task_levels(q: Question, task: str, tasks: list[str]) -> dict[str, str]:

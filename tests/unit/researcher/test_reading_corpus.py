@@ -1774,6 +1774,12 @@ REFUSALS: list[tuple[str, type[UnmappableQuestion], str]] = [
         UnreadableQuestion,
         "(an interaction)",
     ),
+    # two tasks compared beside a setting held
+    (
+        "does chain_sum or countdown learn faster with group size 8?",
+        UnreadableQuestion,
+        "it compares two tasks (chain_sum or countdown), not two levels of a run setting",
+    ),
 ]
 
 
