@@ -1,6 +1,7 @@
 """A real `gateway serve` process on a free loopback port, serving the bundled SmolLM2, on
-its default SQLite file or (`database_url=`) a PostgreSQL database; and a finished tiny
-`researcher start` study that several tests read (`finished_tiny_study`)."""
+its default SQLite file or (`database_url=`) a PostgreSQL database — one per test or module,
+or the session's shared ones (`shared_tiny_gateway`, `shared_tiny_pg_gateway`); and a
+finished tiny `researcher start` study that several tests read (`finished_tiny_study`)."""
 
 from __future__ import annotations
 
@@ -86,6 +87,26 @@ def shared_tiny_gateway(tmp_path_factory) -> Iterator[RunningGateway]:
     stop_gateway(gw)
 
 
+@pytest.fixture(scope="session")
+def shared_tiny_pg_gateway(tmp_path_factory, postgres_server) -> Iterator[RunningGateway]:
+    """`shared_tiny_gateway` on PostgreSQL (`--database-url`: a database made for the session
+    and dropped after it; skips, saying why, where no PostgreSQL server can be started), for
+    the modules that run once on each database."""
+    server = postgres_server
+    name = f"s_{uuid.uuid4().hex}"
+    _admin(server, f'CREATE DATABASE "{name}"')
+    try:
+        gw = start_gateway(
+            tmp_path_factory.mktemp("shared-tiny-pg-gateway"),
+            model="tiny",
+            database_url=f"{server}/{name}",
+        )
+        yield gw
+        stop_gateway(gw)
+    finally:
+        _admin(server, f'DROP DATABASE "{name}" WITH (FORCE)')
+
+
 def shared_tiny(gateway: RunningGateway) -> RunningGateway:
     """`shared_tiny_gateway`, checked alive for the module about to use it (an earlier
     module that brought it down fails here, with its log, not in a connection error)."""
@@ -132,8 +153,10 @@ def wait_for(predicate: Callable[[], object], timeout: float = 120.0, every: flo
 
 @dataclass
 class FinishedStudy:
-    """`researcher start` run to its end in `home`, as a user types it."""
+    """`researcher start QUESTION *ARGS` run to its end in `home`, as a user types it."""
 
+    question: str
+    args: tuple[str, ...]
     home: Path
     code: int  # its exit status
     study_ids: list[str]  # the studies in home/researcher.db the moment it ended
@@ -151,18 +174,18 @@ def _kill_processes_under(path: Path) -> None:
 
 @pytest.fixture(scope="session")
 def _finished_tiny_study(tmp_path_factory) -> Iterator[FinishedStudy]:
-    # imported here: test_researcher imports this module
+    # imported here: those modules import this one
     from experiments_db import crud
     from experiments_db.db import session_scope
-    from tests.integration.test_researcher import QUESTION, engine_of, finish, start_researcher
+    from tests.integration.test_researcher import engine_of, finish, start_researcher
+    from tests.integration.test_researcher_task_levels import ARGS, QUESTION
 
     home = tmp_path_factory.mktemp("finished-tiny-study")
     try:
         # own_models: this study's gateway extracts the bundled tokenizer into its fresh home,
         # as a first `researcher start` does; 600 s: a hang bound (a loaded 2-core box
-        # evaluates 48 items in ~90 s)
-        process = start_researcher(home, "start", QUESTION, "--budget", "2m", "--model", "tiny",
-                                   "--seeds", "1", own_models=True)  # fmt: skip
+        # evaluates 48 items in ~90 s), the most any of its readers allowed it
+        process = start_researcher(home, "start", QUESTION, *ARGS, own_models=True)
         code = finish(process, home, timeout=600)
         study_ids: list[str] = []
         if code == 0:  # else the tests that read it fail on `code`, with its log
@@ -172,18 +195,20 @@ def _finished_tiny_study(tmp_path_factory) -> Iterator[FinishedStudy]:
                     study_ids = [s.id for s in crud.list_studies(session)]
             finally:
                 engine.dispose()
-        yield FinishedStudy(home, code, study_ids)
+        yield FinishedStudy(QUESTION, ARGS, home, code, study_ids)
     finally:
         _kill_processes_under(home)
 
 
 @pytest.fixture
 def finished_tiny_study(_finished_tiny_study: FinishedStudy) -> Iterator[FinishedStudy]:
-    """`researcher start "does multi-task mixing help?" --budget 2m --model tiny --seeds 1`
-    (tests/integration/test_researcher.py's QUESTION), its embedded gateway serving `tiny`,
-    run to its end once per session in a home of its own and read by every test that asks
-    for it: the end-to-end test and `researcher rerun` of it. A test may add to its home
-    (the rerun adds a study) but leaves the original study as it found it; afterwards
-    whatever a test left running under the home is killed by pid, like `home`'s."""
+    """`researcher start "does keeping zero variance groups help on tiny countdown?" --budget
+    2m --model tiny --seeds 1` (test_researcher_task_levels.py's QUESTION and ARGS: 2 arms ×
+    1 seed, one of which trains and is judged on held-out tasks beside the untrained
+    baseline), its embedded gateway serving `tiny`, run to its end once per session in a
+    home of its own and read by every test that asks for it: test_researcher.py's end to end
+    test, the task-level test, and `researcher rerun` of it. A test may add to its home (the
+    rerun adds a study) but leaves the original study as it found it; afterwards whatever a
+    test left running under the home is killed by pid, like `home`'s."""
     yield _finished_tiny_study
     _kill_processes_under(_finished_tiny_study.home)

@@ -12,24 +12,19 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.integration.conftest import shared_tiny, start_gateway, stop_gateway
+from tests.integration.conftest import shared_tiny
 from tests.integration.test_training_stack import swarm_run
 
 pytestmark = pytest.mark.slow
 GUESS_NUMBER = Path(__file__).parents[2] / "examples" / "guess_number.py"
 
 
-@pytest.fixture(scope="module")
-def tiny_gateway(request, tmp_path_factory, module_gateway_database):
-    """SQLite: the session's shared tiny gateway (its run: "merged"); PostgreSQL: one of the
-    module's own on the module's database."""
-    if module_gateway_database is None:
-        yield shared_tiny(request.getfixturevalue("shared_tiny_gateway"))
-        return
-    tmp = tmp_path_factory.mktemp("tiny-merge-gateway")
-    gw = start_gateway(tmp, model="tiny", database_url=module_gateway_database)
-    yield gw
-    stop_gateway(gw)
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def tiny_gateway(request):
+    """The session's shared tiny gateway on its SQLite file, then the shared one on
+    PostgreSQL (`--database-url`): the module runs once on each (its run: "merged")."""
+    name = {"sqlite": "shared_tiny_gateway", "postgresql": "shared_tiny_pg_gateway"}
+    return shared_tiny(request.getfixturevalue(name[request.param]))
 
 
 def per_step(metrics: list[dict], name: str) -> dict[int, float]:

@@ -192,9 +192,11 @@ def assert_nothing_left_running(study_dir: Path) -> None:
 
 
 def test_a_study_runs_end_to_end_to_a_report(finished_tiny_study: FinishedStudy):
-    # `researcher start QUESTION --budget 2m --model tiny --seeds 1`, run once per session
-    # (tests/integration/conftest.py); test_researcher_rerun.py replays the same study
-    home = finished_tiny_study.home
+    # `researcher start "<question>" --budget 2m --model tiny --seeds 1` (2 arms x 1 seed),
+    # run once per session (tests/integration/conftest.py) and read by the task-level test
+    # too; test_researcher_rerun.py replays it. This module's QUESTION is run to its end by
+    # the kill-and-resume and PostgreSQL tests below and by test_researcher_ray.py
+    home, question = finished_tiny_study.home, finished_tiny_study.question
     assert finished_tiny_study.code == 0, tail(home / "researcher.log")
     # one study, counted the moment `researcher start` ended (before a rerun adds its own)
     assert len(finished_tiny_study.study_ids) == 1, finished_tiny_study.study_ids
@@ -226,8 +228,8 @@ def test_a_study_runs_end_to_end_to_a_report(finished_tiny_study: FinishedStudy)
     assert html == study_dir / "report" / "report.html" and html.is_file()
     assert markdown.is_file() and markdown.suffix == ".md"
     assert list((study_dir / "report" / "figures").glob("*.png")), "no figures"
-    assert QUESTION in html.read_text()
-    assert QUESTION in markdown.read_text()
+    assert question in html.read_text()
+    assert question in markdown.read_text()
 
     status = researcher(home, "status", study_id)
     assert status.returncode == 0, status.stderr

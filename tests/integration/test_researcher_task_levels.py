@@ -2,6 +2,8 @@
 start` with its embedded gateway serving the `tiny` model (2 arms × 1 seed, a 2-minute
 budget) on "… tiny countdown?", checked on what the real components wrote — the generated
 workflows, the episodes the gateway recorded, the study's evaluate events and its report.
+The study is the session's `finished_tiny_study` (tests/integration/conftest.py: QUESTION
+and ARGS below), which test_researcher.py's end-to-end test and the rerun test read too.
 
 The question's factor is zero_variance_groups, not the group size: the random `tiny` model
 never solves a countdown task, so every group's rewards are equal, and only the arm that
@@ -21,16 +23,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_researcher import (  # noqa: F401  (`home`: a fixture)
+from tests.integration.conftest import FinishedStudy
+from tests.integration.test_researcher import (
     CHECK_RUN,
     assert_nothing_left_running,
     engine_of,
-    finish,
-    home,
-    only_study,
     recorded,
     researcher,
-    start_researcher,
     tail,
 )
 
@@ -61,20 +60,26 @@ def _episodes(study_dir: Path) -> dict[str, list[tuple[str, str | None]]]:
     return runs
 
 
-def test_a_study_on_tiny_countdown_trains_and_judges_at_the_tiny_level(home: Path):  # noqa: F811
-    planned = researcher(home, "plan", QUESTION, *ARGS, "--json")
+def test_a_study_on_tiny_countdown_trains_and_judges_at_the_tiny_level(
+    tmp_path: Path, finished_tiny_study: FinishedStudy
+):
+    planned = researcher(tmp_path, "plan", QUESTION, *ARGS, "--json")  # a fresh home, as before
     assert planned.returncode == 0, planned.stderr
     plan = json.loads(planned.stdout)
     assert plan["reading"]["task_levels"] == {"countdown": "tiny"}, plan["reading"]
     assert plan["task_params"] == LEVEL
     assert WORDS in plan["summary"] and WORDS in plan["decision_rule"]
 
-    process = start_researcher(home, "start", QUESTION, *ARGS)
-    code = finish(process, home, timeout=300)
+    # `researcher start QUESTION *ARGS`, run once per session (tests/integration/conftest.py)
+    home = finished_tiny_study.home
+    assert (finished_tiny_study.question, finished_tiny_study.args) == (QUESTION, ARGS)
+    code = finished_tiny_study.code
     log = tail(home / "researcher.log", 200)
     assert code == 0, log
     engine = engine_of(home)
-    study_id = only_study(engine)
+    # one study, counted the moment `researcher start` ended (before a rerun adds its own)
+    assert len(finished_tiny_study.study_ids) == 1, finished_tiny_study.study_ids
+    (study_id,) = finished_tiny_study.study_ids
     study, report, experiments, processes, events = recorded(engine, study_id)
     assert study.status == "finished", (study, log)
     study_dir = Path(study.directory)

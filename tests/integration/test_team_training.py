@@ -17,7 +17,7 @@ from sqlmodel import Session, select
 from experiments_db.db import make_engine
 from experiments_db.models import CallRow, EpisodeRow, SampleRow
 from swarm.workflow import load_workflow
-from tests.integration.conftest import shared_tiny, start_gateway, stop_gateway
+from tests.integration.conftest import shared_tiny
 from tests.integration.test_training_stack import swarm_run
 
 pytestmark = pytest.mark.slow
@@ -25,17 +25,12 @@ TEAM = Path(__file__).parents[2] / "examples" / "team.py"
 POLICIES = {"planner", "executor"}
 
 
-@pytest.fixture(scope="module")
-def tiny_gateway(request, tmp_path_factory, module_gateway_database):
-    """SQLite: the session's shared tiny gateway (its run: "team"); PostgreSQL: one of the
-    module's own on the module's database."""
-    if module_gateway_database is None:
-        yield shared_tiny(request.getfixturevalue("shared_tiny_gateway"))
-        return
-    tmp = tmp_path_factory.mktemp("tiny-team-gateway")
-    gw = start_gateway(tmp, model="tiny", database_url=module_gateway_database)
-    yield gw
-    stop_gateway(gw)
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def tiny_gateway(request):
+    """The session's shared tiny gateway on its SQLite file, then the shared one on
+    PostgreSQL (`--database-url`): the module runs once on each (its run: "team")."""
+    name = {"sqlite": "shared_tiny_gateway", "postgresql": "shared_tiny_pg_gateway"}
+    return shared_tiny(request.getfixturevalue(name[request.param]))
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ import pytest
 import torch
 from sqlmodel import Session, select
 
-from tests.integration.conftest import shared_tiny, start_gateway, stop_gateway, wait_for
+from tests.integration.conftest import shared_tiny, wait_for
 
 pytestmark = pytest.mark.slow
 WORKFLOWS = Path(__file__).parent / "workflows"
@@ -26,16 +26,13 @@ def tiny_gateway(shared_tiny_gateway):
     return shared_tiny(shared_tiny_gateway)  # its run: "e2e"
 
 
-@pytest.fixture
-def e2e_gateway(request, gateway_database, tmp_path):
-    """The module's tiny gateway (SQLite: the session's shared one), or one of its own on a
-    fresh PostgreSQL database."""
-    if gateway_database is None:
-        yield request.getfixturevalue("tiny_gateway")
-        return
-    gw = start_gateway(tmp_path, model="tiny", database_url=gateway_database)
-    yield gw
-    stop_gateway(gw)
+@pytest.fixture(params=["sqlite", "postgresql"])
+def e2e_gateway(request):
+    """The module's tiny gateway (the session's shared one, on its SQLite file), or the
+    session's shared tiny gateway on PostgreSQL (`--database-url`)."""
+    if request.param == "sqlite":
+        return request.getfixturevalue("tiny_gateway")
+    return shared_tiny(request.getfixturevalue("shared_tiny_pg_gateway"))
 
 
 def swarm_run(
