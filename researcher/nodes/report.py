@@ -44,7 +44,11 @@ def report_context(ctx: StudyContext, state: dict[str, Any]) -> ReportContext:
             notes.append(text)
     runs = []
     checkpoint = _checkpoint_finder(ctx)
-    deleted = {e.data.get("deleted_weights") for e in events if e.data}
+    # runs whose weights were deleted; a row never launched has no run_name, so None must
+    # not be in here (every event without the key would put it there)
+    deleted = {
+        e.data["deleted_weights"] for e in events if e.data and e.data.get("deleted_weights")
+    }
     for row in experiments:
         if not row.workflow_path or not Path(row.workflow_path).exists():
             continue
