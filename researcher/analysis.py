@@ -331,14 +331,19 @@ def analyse(
     pilot_failed = (
         not comparisons and design.pilot is not None and design.pilot.learned == "did not learn"
     )  # the comparison made no data, and the pilot showed the task unlearned at these settings
-    if no_arm_learned(learned) or pilot_failed:
+    failed_runs = _every_run_failed(results) if not arms else None
+    if no_arm_learned(learned) or pilot_failed or failed_runs:
         verdict = "not_testable"
     baseline = _baseline_of(_arm(design, control) if control else None, baselines)
     base_mean, base_ci = baseline_summary(design, baseline) if baseline else (None, None)
     means = {name: a.mean for name, a in arms.items()}
     summary = _summary(design, unit, arms, arm_ci, comparisons, trend, rule_verdict, problems,
-                       excluded, margin, untestable=verdict == "not_testable")  # fmt: skip
-    summary += _learning_words(design, baseline, base_mean, base_ci, learned, verdict)
+                       excluded, margin,
+                       untestable=verdict == "not_testable" and not failed_runs)  # fmt: skip
+    if failed_runs:
+        summary += f" The study is not testable: {failed_runs}."
+    else:
+        summary += _learning_words(design, baseline, base_mean, base_ci, learned, verdict)
     if horizon_words:
         summary += " " + horizon_words
     summary += units_words
@@ -359,7 +364,27 @@ def analyse(
         baseline_n=len(baseline.eval_outcomes) if baseline else 0,
         baseline_model=baseline.run if baseline else None,
         learned=learned,
+        failed_runs=failed_runs,
     )
+
+
+def _every_run_failed(results: list[RunResult]) -> str | None:
+    """Why no run produced data, in words, when every run failed (a workflow that kept
+    failing, a gateway error): more seeds would fail the same way. None otherwise."""
+    if not results or any(r.status != "failed" for r in results):
+        return None
+    notes = list(dict.fromkeys(_first_line(r.note or "no reason recorded") for r in results))
+    shown = "; ".join(notes[:2]) + (f"; and {len(notes) - 2} more" if len(notes) > 2 else "")
+    return (
+        f"every run ({len(results)}) failed before it produced a score ({shown}), so there is "
+        "no data to test the hypothesis with; more seeds would fail the same way. Fix what "
+        "failed and start the study again"
+    )
+
+
+def _first_line(text: str, limit: int = 240) -> str:
+    line = (text.strip().splitlines() or [""])[0]
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _in_reward_units(design: Design, results: list[RunResult]) -> tuple[Design, str]:

@@ -314,6 +314,8 @@ class _Words:
 
     def not_testable(self) -> str:
         a = self.analysis
+        if a.failed_runs:
+            return f"{a.failed_runs}."
         steps = max((v.steps for v in a.learned.values()), default=self.design.steps)
         steps = steps or self.design.steps
         comparison = self.key_comparison()

@@ -283,6 +283,9 @@ class Analysis(BaseModel):
     baseline_n: int = 0  # held-out items it was scored on
     baseline_model: str | None = None  # the base model evaluated
     learned: dict[str, Learning] = Field(default_factory=dict)  # arm -> did it learn?
+    # set when every run failed before it produced a score (why, in words): the verdict is
+    # then "not_testable" for that reason, not because no arm learned
+    failed_runs: str | None = None
     # the plain-language answer for the top of the report: "Yes: …, because …" / "No: …" /
     # "Can't tell: …"
     answer: str = ""

@@ -357,6 +357,15 @@ def _drive(ctx: StudyContext, console: Console) -> int:
             if snapshot.interrupts:
                 payload = Command(resume=_wait_for_approval(ctx, snapshot.interrupts[0].value))
                 continue
+            if not snapshot.next and snapshot.values.get("outcome") == "no valid workflow":
+                # nothing could run: the study failed, and the dry runs' errors say why
+                why = _dry_run_failures(ctx)
+                _set_status(ctx, "failed", error=why[:2000], finished_at=time.time())
+                if not ctx.settings.gateway:
+                    stop_embedded_gateway(ctx.directory)
+                console.print(f"[red]study {ctx.study_id} failed[/red]: {why}")
+                console.print(f"report: {ctx.directory / 'report' / 'report.html'}")
+                return 1
             if not snapshot.next:
                 _set_status(ctx, "finished", finished_at=time.time())
                 if not ctx.settings.gateway:
@@ -366,6 +375,22 @@ def _drive(ctx: StudyContext, console: Console) -> int:
                 )
                 console.print(f"report: {ctx.directory / 'report' / 'report.html'}")
                 return 0
+
+
+def _dry_run_failures(ctx: StudyContext) -> str:
+    """ "no arm's workflow passed its dry run", with what each arm's dry run raised."""
+    with ctx.session() as session:
+        rows = crud.experiments(session, study_id=ctx.study_id)
+    causes = list(
+        dict.fromkeys(
+            f"{row.arm}: {row.error.strip().splitlines()[0]}"
+            for row in rows
+            if row.status == "failed" and row.error and row.error.strip()
+        )
+    )
+    return "no arm's workflow passed its dry run" + (
+        f" ({'; '.join(causes[:3])})" if causes else ""
+    )
 
 
 def _fail(engine: Engine, study_id: str, phase: str, message: str) -> None:

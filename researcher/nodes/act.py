@@ -21,6 +21,7 @@ from researcher.nodes.common import (
     update_experiment,
 )
 from researcher.nodes.launch import describe, found_at, start_client
+from researcher.nodes.validate import failure_cause
 from researcher.state import StudyState
 
 
@@ -114,20 +115,32 @@ def _edit_code(ctx: StudyContext, state: StudyState, row, reason: str) -> None:
     client restarts on it under the same name (the gateway supersedes the old one) and the
     run's metrics are kept per code version. Bounded by `max_repairs` per experiment."""
     edits = int(row.config.get("code_edits", 0))
-    if edits >= ctx.settings.max_repairs:
-        ctx.gateway.stop_run(row.id)
-        _stop_clients(ctx, row.id)
-        update_experiment(ctx, row.id, status="failed", error=f"workflow kept failing: {reason}")
-        ctx.event("act", "error", f"{row.id}: still failing after {edits} live edit(s); run stopped",
-                  reason=reason)  # fmt: skip
-        return
     with ctx.session() as session:
         current = [p for p in crud.client_processes(session, experiment_id=row.id)
                    if p.attempt == row.attempt]  # fmt: skip
-    feedback = f"{reason}\n{log_tail(current[0].log_path if current else None, 60)}"
+    tail = log_tail(current[0].log_path if current else None, 60)
+    if cause := failure_cause(tail or ""):
+        reason = f"{reason}; {cause}"
+    feedback = f"{reason}\n{tail}"
     plan = design_of(state)
-    source = ctx.planner.write_workflow(framing_of(state), plan, arm_named(plan, row.arm),
-                                        seed=row.seed, feedback=feedback)  # fmt: skip
+    source = None
+    if edits < ctx.settings.max_repairs:
+        source = ctx.planner.write_workflow(framing_of(state), plan, arm_named(plan, row.arm),
+                                            seed=row.seed, feedback=feedback)  # fmt: skip
+    if source is None or code_version(source) == row.code_version:
+        # nothing to edit (the user's own workflow is never edited, a template writes the
+        # same code again) or edits used up: the same code would fail the same way
+        ctx.gateway.stop_run(row.id)
+        _stop_clients(ctx, row.id)
+        update_experiment(ctx, row.id, status="failed", error=f"workflow kept failing: {reason}")
+        why = (
+            f"still failing after {edits} live edit(s)"
+            if source is None
+            else "the workflow cannot be edited (the same code would run again)"
+        )
+        ctx.event("act", "error", f"{row.id}: {why}; run stopped", reason=reason,
+                  data={"log_tail": (tail or "")[-2000:]})  # fmt: skip
+        return
     path = Path(str(row.workflow_path))
     old_version, new_version = row.code_version, code_version(source)
     path.write_text(source)
@@ -138,6 +151,5 @@ def _edit_code(ctx: StudyContext, state: StudyState, row, reason: str) -> None:
     _record(ctx, "edit_code", row.id,
             {"from": old_version, "to": new_version, **found_at(process)},
             reason, f"client restarted on code {new_version}")  # fmt: skip
-    same = " (the planner wrote the same code)" if new_version == old_version else ""
     ctx.event("act", "action", f"{row.id}: edited the workflow live, {old_version} → {new_version}"
-              f"{same}; client restarted", reason=reason, data={"feedback": feedback[-2000:]})  # fmt: skip
+              "; client restarted", reason=reason, data={"feedback": feedback[-2000:]})  # fmt: skip

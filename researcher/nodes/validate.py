@@ -1,17 +1,24 @@
 """validate: dry-run each arm's workflow for a few episodes against the gateway.
 
-One `swarm run --max-episodes 2` per arm, on a scratch run (`<experiment>-check`, stopped
-afterwards, never trained), under a wall-clock limit and `--episode-timeout`, contained like
-a launched client (allow-listed environment with the run's client key, resource limits, its
-own folder; its whole process group ends with it). A workflow
-passes when both episodes finish; otherwise its output (the traceback `swarm run` prints)
-goes back to write_code, at most `max_repairs` times per arm, after which the arm fails.
+One `swarm run --max-episodes 4 --group-size 1` per arm (four different tasks), on a scratch
+run (`<experiment>-check`, stopped afterwards, never trained), under a wall-clock limit and
+`--episode-timeout`, contained like a launched client (allow-listed environment with the
+run's client key, resource limits, its own folder; its whole process group ends with it).
+A workflow passes when `swarm run` exits cleanly and at least half the episodes finish —
+one that fails on some tasks only is said (what it raised, on how many) and trains on the
+rest, as a run drops any episode that fails; more failing than finishing is what `monitor`
+stops a run for. Otherwise its output (the traceback `swarm run`
+prints) goes back to write_code, at most `max_repairs` times per arm, after which the arm
+fails; every message leads with what the rollout raised. A user's own workflow is never
+edited, so it gets no repair: its arm fails at once, saying why.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 import time
+from pathlib import Path
 
 from langgraph.runtime import Runtime
 
@@ -20,25 +27,63 @@ from researcher.gateway_api import GatewayRefused
 from researcher.launcher.local import client_env, run_contained
 from researcher.nodes.common import (
     design_of,
+    framing_of,
     round_experiments,
     update_experiment,
 )
 from researcher.nodes.launch import run_body
 from researcher.state import StudyState
 
-DRY_RUN_EPISODES = 2
+DRY_RUN_EPISODES = 4  # each on its own task (groups of 1)
+
+# what `swarm run` prints for a failed episode: "episode ep-… (task t3): rollout raised" and
+# the traceback's last line, or "… rollout raised IndexError: … (again at file.py:20, …)"
+_RAISED = re.compile(r"^\s*episode \S+ \(task ([^)]*)\): (.+)$", re.M)
+_EXCEPTION_LINE = re.compile(
+    r"^(?:[\w.]+(?:Error|Exception|Exit|Interrupt|Warning)|[\w.]+Error)\b.*$", re.M
+)
+_AT_LINE = re.compile(r'^\s*File "([^"]+)", line (\d+)', re.M)
 
 
-def dry_run(ctx: StudyContext, workflow: str, run: str, run_settings: dict) -> str | None:
-    """None when the workflow ran its episodes cleanly, else what went wrong."""
-    body = {**run_settings, "name": run, "group_size": DRY_RUN_EPISODES, "batch_groups": 4096}
+def failure_cause(output: str) -> str | None:
+    """What the dry run's episodes failed with, in one line: "rollout raised IndexError:
+    list index out of range at w.py:20 (task train0)"; None when the output names none."""
+    raised = _RAISED.search(output)
+    if raised is None:
+        last = _EXCEPTION_LINE.findall(output)
+        return last[-1].strip() if last else None
+    task, what = raised.group(1), raised.group(2).strip()
+    if what.endswith("raised"):  # the traceback follows: its last exception line and place
+        rest = output[raised.end() :]
+        exception = _EXCEPTION_LINE.search(rest)
+        places = _AT_LINE.findall(rest[: exception.start()] if exception else rest)
+        if exception:
+            what = f"{what} {exception.group(0).strip()}"
+        if places:
+            file, line = places[-1]
+            what = f"{what} at {Path(file).name}:{line}"
+    what = re.sub(r"\s*\(again at [^)]*\)", "", what)
+    return f"{what} (task {task})"
+
+
+def dry_run(
+    ctx: StudyContext,
+    workflow: str,
+    run: str,
+    run_settings: dict,
+    notes: list[str] | None = None,
+) -> str | None:
+    """None when the workflow ran cleanly and at least one episode finished, else what went
+    wrong (its first line the cause). Episodes that failed beside finished ones are said in
+    `notes`."""
+    body = {**run_settings, "name": run, "group_size": 1, "batch_groups": 4096}
     body.pop("task_mix", None)
     body.pop("max_steps", None)
     ctx.gateway.create_run(body)
     command = [
         sys.executable, "-m", "swarm.cli", "run", workflow,
         "--gateway", ctx.gateway.url, "--run", run,
-        "--max-episodes", str(DRY_RUN_EPISODES), "--group-size", str(DRY_RUN_EPISODES),
+        "--max-episodes", str(DRY_RUN_EPISODES), "--group-size", "1",
         "--episode-timeout", f"{ctx.settings.episode_timeout_s:g}",
         "--name", f"{run}-client",
     ]  # fmt: skip
@@ -62,10 +107,19 @@ def dry_run(ctx: StudyContext, workflow: str, run: str, run_settings: dict) -> s
     output = output[-4000:]
     run_state = ctx.gateway.get_run(run)
     finished, aborted = run_state["episodes_finished"], run_state["episodes_aborted"]
-    if returncode != 0 or finished < DRY_RUN_EPISODES or aborted:
+    cause = failure_cause(output)
+    if returncode != 0 or finished == 0 or aborted > finished:
+        # more failed than finished: a run would be stopped for it (monitor's rule)
+        lead = f"{cause}; " if cause else ""
         return (
-            f"swarm run exited {returncode}; {finished} episode(s) finished, "
+            f"{lead}swarm run exited {returncode}; {finished} episode(s) finished, "
             f"{aborted} aborted\n{output}"
+        )
+    if aborted and notes is not None:
+        notes.append(
+            f"{aborted} of {finished + aborted} dry-run episodes failed"
+            + (f": {cause}" if cause else "")
+            + "; the study goes on, and a run trains only on the episodes that finish"
         )
     return None
 
@@ -87,8 +141,9 @@ def validate(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
         run = f"{first.id[:50]}-check{attempt}"
         settings = {k: v for k, v in run_body(state, first).items() if k != "checkpoint_every"}
         started = time.monotonic()
+        notes: list[str] = []
         try:
-            problem = dry_run(ctx, str(first.workflow_path), run, settings)
+            problem = dry_run(ctx, str(first.workflow_path), run, settings, notes)
         except GatewayRefused as error:
             problem = f"the gateway refused the arm's run settings: {error}"
         if problem is None:
@@ -97,21 +152,31 @@ def validate(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
                 update_experiment(ctx, row.id, status="validated")
             ctx.event(
                 "validate", "result",
-                f"{arm.name}: {DRY_RUN_EPISODES} dry-run episodes finished in "
-                f"{time.monotonic() - started:.0f} s",
+                f"{arm.name}: dry run passed in {time.monotonic() - started:.0f} s",
             )  # fmt: skip
+            for note in notes:
+                ctx.event("validate", "problem", f"{arm.name}: {note}")
             continue
         repairs[arm.name] = attempt + 1
         summary = problem.strip().splitlines()[0] if problem.strip() else "no output"
-        if attempt < ctx.settings.max_repairs:
+        # the user's own workflow is never edited: run again as it is, it fails again
+        users = framing_of(state).workflow
+        if attempt < ctx.settings.max_repairs and not users:
             feedback[arm.name] = problem
             ctx.event("validate", "problem", f"{arm.name}: dry run failed; repairing", reason=summary,
                       data={"output": problem})  # fmt: skip
         else:
+            # the cause (the first line) kept ahead of the output's tail
+            error = problem if len(problem) <= 2000 else f"{summary}\n…\n{problem[-1800:]}"
             for row in arm_rows:
-                update_experiment(ctx, row.id, status="failed", error=problem[-2000:])
-            ctx.event("validate", "error",
-                      f"{arm.name}: still failing after {attempt} repair(s); arm dropped",
+                update_experiment(ctx, row.id, status="failed", error=error)
+            why = (
+                f"your workflow's dry run failed ({Path(users).name} is not edited: fix it and "
+                "start again)"
+                if users
+                else f"still failing after {attempt} repair(s)"
+            )
+            ctx.event("validate", "error", f"{arm.name}: {why}; arm dropped",
                       reason=summary, data={"output": problem})  # fmt: skip
     update = {"validated": validated, "feedback": feedback, "repairs": repairs}
     if not validated and not feedback:

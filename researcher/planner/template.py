@@ -367,6 +367,13 @@ def not_testable_decision(hypothesis: Hypothesis, analysis: Analysis, read: str 
     """Conclude a round in which no arm learned: the comparison cannot test the hypothesis
     (more seeds would not help), so the conclusion says so — never "inconclusive" — with
     the untrained baseline and what a test would need."""
+    if analysis.failed_runs:
+        return Decision(
+            action="conclude",
+            reason=f"every run failed, so the comparison cannot test {hypothesis.key}.{read}",
+            conclusion=f"{hypothesis.key} ({hypothesis.statement}) is not testable: "
+            f"{analysis.failed_runs}.",
+        )
     words = not_testable_words(analysis.learned)
     return Decision(
         action="conclude",

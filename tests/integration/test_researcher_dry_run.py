@@ -37,6 +37,14 @@ NEVER_RETURNS = GOOD.replace(
     "    return await arithmetic.rollout(task, episode)",
     "    import asyncio\n    await asyncio.sleep(3600)",
 )
+# the first task's episode raises, the others finish: the workflow passes, the failure said
+RAISES_ON_ONE_TASK = GOOD.replace(
+    "    return await arithmetic.rollout(task, episode)",
+    "    STARTED.append(task['id'])\n"
+    "    if len(STARTED) == 1:\n"
+    "        raise KeyError('answer2')\n"
+    "    return await arithmetic.rollout(task, episode)",
+).replace("async def rollout", "STARTED = []\n\nasync def rollout")
 BLOCKS_THE_LOOP = GOOD.replace(
     "    return await arithmetic.rollout(task, episode)",
     "    import time\n    time.sleep(3600)",
@@ -55,7 +63,9 @@ def context(tmp_path_factory, shared_tiny_gateway):
     api.close()
 
 
-def check(context, name: str, source: str, **limits: float) -> str | None:
+def check(
+    context, name: str, source: str, notes: list[str] | None = None, **limits: float
+) -> str | None:
     """`limits`: StudySettings fields (episode_timeout_s, validate_timeout_s) for this check;
     by default generous, so a loaded CI box cannot time a good workflow out."""
     path = context.directory / f"{name}.py"
@@ -63,7 +73,11 @@ def check(context, name: str, source: str, **limits: float) -> str | None:
     body = {"policies": {"policy": {"base_model": "tiny"}}}
     settings = context.settings.model_copy(update=limits)
     return dry_run(
-        SimpleNamespace(**{**vars(context), "settings": settings}), str(path), f"dry-{name}", body
+        SimpleNamespace(**{**vars(context), "settings": settings}),
+        str(path),
+        f"dry-{name}",
+        body,
+        notes,
     )
 
 
@@ -82,7 +96,20 @@ def test_a_missing_import_comes_back_with_the_module_name(context):
 def test_a_rollout_that_raises_comes_back_with_its_traceback(context):
     problem = check(context, "raises", RAISES)
     assert problem is not None and "reward code is broken: no field answer2" in problem
-    assert "2 aborted" in problem
+    assert "0 episode(s) finished, 4 aborted" in problem
+    # the first line (the event's reason) leads with what was raised, and where
+    first = problem.splitlines()[0]
+    assert first.startswith("rollout raised ValueError: reward code is broken"), first
+    assert "raises.py:" in first, first
+
+
+def test_a_rollout_that_raises_on_one_task_passes_and_says_so(context):
+    notes: list[str] = []
+    problem = check(context, "raises-once", RAISES_ON_ONE_TASK, notes)
+    assert problem is None, problem
+    assert len(notes) == 1, notes
+    assert notes[0].startswith("1 of 4 dry-run episodes failed: rollout raised KeyError"), notes
+    assert "raises-once.py:" in notes[0], notes
 
 
 def test_a_rollout_that_never_returns_is_cut_by_the_episode_timeout(context):

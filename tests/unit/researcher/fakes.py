@@ -106,7 +106,9 @@ def scripted_dry_run(calls: list[tuple[str, str]]) -> Callable[..., str | None]:
     """A stand-in for `researcher.nodes.validate.dry_run`: a workflow whose source says
     BROKEN fails with TRACEBACK, any other passes. Appends (run, source) to `calls`."""
 
-    def dry_run(ctx, workflow: str, run: str, run_settings: dict) -> str | None:
+    def dry_run(
+        ctx, workflow: str, run: str, run_settings: dict, notes: list[str] | None = None
+    ) -> str | None:
         source = Path(workflow).read_text()
         calls.append((run, source))
         return TRACEBACK if "BROKEN" in source else None

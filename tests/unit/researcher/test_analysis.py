@@ -133,6 +133,32 @@ def test_all_zero_outcomes_are_inconclusive_with_a_floor_message():
     assert "floor or ceiling" in a.summary
 
 
+def test_every_run_failed_is_not_testable_with_why_and_concludes_without_more_seeds():
+    from researcher.plan import Hypothesis
+    from researcher.planner.template import TemplatePlanner
+
+    note = "workflow kept failing: 12 episodes aborted, 2 finished; rollout returned nan"
+    results = [run(arm, s, 0.0, items=0, status="failed", note=note + "\nlog…")
+               for arm in ("control", "mixed") for s in (0, 1)]  # fmt: skip
+    a = analyse(design(*TWO_ARMS), results)
+    assert a.verdict == "not_testable" and a.comparisons == []
+    assert a.failed_runs is not None and "every run (4) failed" in a.failed_runs
+    assert "rollout returned nan" in a.failed_runs and "log…" not in a.failed_runs
+    assert "no arm learned" not in a.summary  # not the advice for arms that did not learn
+    hypothesis = Hypothesis(key="H1", statement="mixing helps", prediction="p", refuted_if="r")
+    decision = TemplatePlanner().decide(
+        None, hypothesis, a, notes=[], budget_left_s=10_000, round=1, design=design(*TWO_ARMS)
+    )
+    assert decision.action == "conclude"  # more seeds would fail the same way
+    assert "not testable" in decision.conclusion and "rollout returned nan" in decision.conclusion
+
+
+def test_one_arm_failing_while_the_other_ran_stays_inconclusive():
+    results = [run("control", s, 0.2) for s in (0, 1)]
+    results += [run("mixed", s, 0.0, items=0, status="failed", note="crashed") for s in (0, 1)]
+    assert analyse(design(*TWO_ARMS), results).failed_runs is None
+
+
 def test_no_results_at_all_is_inconclusive():
     a = analyse(design(*TWO_ARMS), [])
     assert a.verdict == "inconclusive" and a.arm_means == {} and a.comparisons == []

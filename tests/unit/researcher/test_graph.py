@@ -249,8 +249,10 @@ def test_when_every_arm_stays_broken_the_report_says_no_valid_workflow_and_nothi
     harness.planner.workflows = {"control": [BROKEN_WORKFLOW], "mixed": [BROKEN_WORKFLOW]}
     harness.create(max_repairs=1)
 
-    assert harness.drive() == 0
+    assert harness.drive() == 1  # nothing could run: the study failed
 
+    assert harness.study().status == "failed"
+    assert "no arm's workflow passed its dry run" in harness.study().error
     assert harness.gateway.create_calls == []
     assert harness.launcher.started == []
     assert harness.graph_state(harness.ctx).values["outcome"] == "no valid workflow"
@@ -448,6 +450,7 @@ def test_a_workflow_whose_episodes_keep_aborting_is_rewritten_live_and_its_clien
 @pytest.mark.slow
 def test_a_workflow_that_keeps_failing_after_max_repairs_live_edits_fails_its_run(harness):
     harness.planner.plan = small_design(steps=60)
+    harness.planner.workflows["control"] = [GOOD_WORKFLOW, GOOD_WORKFLOW + "# edit 1\n"]
     harness.create(max_repairs=1)
 
     def keep_aborting(gateway, run):
@@ -461,6 +464,27 @@ def test_a_workflow_that_keeps_failing_after_max_repairs_live_edits_fails_its_ru
     assert control.status == "failed" and "workflow kept failing" in control.error
     assert len(harness.interventions(kinds=["edit_code"])) == 1
     assert control.id in harness.gateway.stopped
+    assert harness.experiments()["mixed"].status == "finished"
+
+
+@pytest.mark.slow
+def test_a_failing_workflow_the_planner_would_write_again_unchanged_is_stopped_at_once(harness):
+    # a user's own workflow (never edited) or a template: the same code fails the same way
+    harness.planner.plan = small_design(steps=60)
+    harness.create(max_repairs=2)
+
+    def keep_aborting(gateway, run):
+        if run.name.endswith("control-s0"):
+            run.aborted += 5
+
+    harness.gateway.on_get_run = keep_aborting
+    assert harness.drive() == 0
+
+    control = harness.experiments()["control"]
+    assert control.status == "failed" and "workflow kept failing" in control.error
+    assert harness.interventions(kinds=["edit_code"]) == []  # no edit that changes nothing
+    assert len(harness.launcher.starts_for(control.id)) == 1  # never restarted on it
+    assert any("cannot be edited" in e.message for e in harness.events())
     assert harness.experiments()["mixed"].status == "finished"
 
 
