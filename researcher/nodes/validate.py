@@ -49,9 +49,13 @@ def failure_cause(output: str) -> str | None:
     """What the dry run's episodes failed with, in one line: "rollout raised IndexError:
     list index out of range at w.py:20 (task train0)"; None when the output names none."""
     raised = _RAISED.search(output)
-    if raised is None:
-        last = _EXCEPTION_LINE.findall(output)
-        return last[-1].strip() if last else None
+    if raised is None:  # e.g. the workflow failed to import: the traceback's last frame
+        last = list(_EXCEPTION_LINE.finditer(output))
+        if not last:
+            return None
+        places = _AT_LINE.findall(output[: last[-1].start()])
+        where = f" at {Path(places[-1][0]).name}:{places[-1][1]}" if places else ""
+        return f"{last[-1].group(0).strip()}{where}"
     task, what = raised.group(1), raised.group(2).strip()
     if what.endswith("raised"):  # the traceback follows: its last exception line and place
         rest = output[raised.end() :]
