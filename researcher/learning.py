@@ -40,12 +40,17 @@ there were ("12 of 30 batches trained nothing: zero_variance 12"), and an arm wh
 took only such batches (no step at all) "did not learn", whatever else is known.
 
 A study in which every arm "did not learn" is *not testable* (`no_arm_learned`): the
-comparison is between policies that cannot do the task. Pure numpy over plan records.
+comparison is between policies that cannot do the task. When every run was stopped because
+every group's rewards were equal (zero variance: the gateway's "no learning signal"), the
+reason says so and the advice changes: more steps or a higher learning rate cannot help —
+in the user's own workflow the reward likely does not depend on the model's output; on a
+shipped task every sample scored the same. Pure numpy over plan records.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -53,6 +58,14 @@ import numpy as np
 from researcher.intervals import LEVEL, Interval, arm_scores, t_interval
 from researcher.outcomes import heldout_metric, usable
 from researcher.plan import Design, Learning, RunResult
+
+WORKFLOW_FAMILY = "workflow"  # as reward_units.WORKFLOW_FAMILY (that module imports this one)
+EQUAL_REWARDS = "every group's rewards were equal"  # in the reason of an arm stopped for it
+_OUTPUT_BLIND = "the reward did not vary with the model's output"  # ... in a user workflow
+# the gateway's stop: "no learning signal: 20 consecutive batches trained nothing
+# (zero_variance 20)" — zero variance the only reason
+_ZERO_VARIANCE_STOP = re.compile(r"no learning signal: (\d+) consecutive batches trained "
+                                 r"nothing \(zero_variance \d+\)")  # fmt: skip
 
 BASELINE_ARM = "baseline"
 BASELINE_STATUS = "baseline"
@@ -162,13 +175,34 @@ def learned_or_not(design: Design, runs: list[RunResult], baseline: RunResult | 
     )
     dropped, nothing_trained = dropped_words(runs)
     if nothing_trained:
-        return Learning(
+        learning = Learning(
             verdict="did not learn", reason=f"did not learn: no training step, {dropped}"
         )
-    learning = _learned_or_not(design, runs, baseline, margin)
-    if dropped is not None:
-        learning.reason += f"; {dropped}"
+    else:
+        learning = _learned_or_not(design, runs, baseline, margin)
+        if dropped is not None:
+            learning.reason += f"; {dropped}"
+    equal = _equal_rewards_words(design, runs)
+    if equal and learning.verdict == "did not learn":
+        learning.reason += f"; {equal}"
     return learning
+
+
+def _equal_rewards_words(design: Design, runs: list[RunResult]) -> str | None:
+    """Why the arm's runs stopped, when every one stopped because every group's rewards
+    were equal (the gateway's zero-variance stop); None otherwise."""
+    stops = [_ZERO_VARIANCE_STOP.search(r.note or "") for r in runs]
+    if not runs or not all(stops):
+        return None
+    in_a_row = min(int(stop.group(1)) for stop in stops if stop)
+    last = [v for r in runs for _, v in r.curve[-1:] if math.isfinite(v)]
+    seen = f" (training reward {np.mean(last):.3f} at the last step)" if last else ""
+    why = (
+        _OUTPUT_BLIND
+        if design.eval_family == WORKFLOW_FAMILY
+        else "every sample of a task scored the same"
+    )
+    return f"{EQUAL_REWARDS} in {in_a_row} batches in a row, so the runs stopped{seen}: {why}"
 
 
 def _learned_or_not(
@@ -218,6 +252,23 @@ def not_testable_words(learned: dict[str, Learning], steps: int = 0) -> str:
     """The study's verdict in words when no arm learned — "not testable: no arm learned in N
     steps", with the baseline and what would make the question testable. `steps`: the
     design's, when no arm logged a training step."""
+    if learned and all(EQUAL_REWARDS in v.reason for v in learned.values()):
+        if any(_OUTPUT_BLIND in v.reason for v in learned.values()):
+            return (
+                f"not testable: no arm could learn — {EQUAL_REWARDS} in every run, so no "
+                "batch carried a learning signal and the runs stopped. Your reward does not "
+                "depend on the model's output, or every sample is solved (or failed) alike: "
+                "check what rollout returns for different answers. More training steps or a "
+                "higher learning rate would not change this"
+            )
+        return (
+            f"not testable: no arm could learn — the task is too hard for the model (or, if "
+            f"every sample scored full marks, too easy): {EQUAL_REWARDS}, every sample of a "
+            "task scored the same, so no batch carried a learning signal and the runs "
+            "stopped. A test needs a level of the task the model solves some of the time, a "
+            "stronger model, or more samples per group; more steps or a higher learning rate "
+            "would not change this"
+        )
     steps = max((v.steps for v in learned.values()), default=0) or steps
     base = next((v.baseline for v in learned.values() if v.baseline is not None), None)
     beside = (f" — none beat the untrained baseline ({base:.3f} held-out)"
