@@ -63,13 +63,33 @@ WorkflowOption = Annotated[
 ]  # fmt: skip
 
 
-def _user_workflow(path: str) -> UserWorkflow:
-    """The workflow file (absolute path, PARAMS), once it imports and has a test split; exit
-    2 saying why otherwise."""
+ClientEnvOption = Annotated[
+    list[str] | None,
+    typer.Option("--client-env", metavar="NAME", help="An environment variable the study's "
+                 "clients get on top of the allow-list (PATH, LANG, proxies, ...), for a "
+                 "workflow that reads it (`os.environ[\"NAME\"]`); repeat for more. Saved in "
+                 "the study's settings (`client_env_allow`).", show_default=False),
+]  # fmt: skip
+
+
+def _client_env(names: list[str] | None) -> list[str]:
+    """The --client-env names, each once; exit 2 for one a client is never handed."""
+    from researcher.launcher.local import never_passed
+
+    names = list(dict.fromkeys(names or []))
+    if refused := [name for name in names if never_passed(name)]:
+        raise _fail(f"--client-env {', '.join(refused)}: never passed to a client (the "
+                    "researcher's database and planner credentials stay with it)")  # fmt: skip
+    return names
+
+
+def _user_workflow(path: str, client_env: list[str] | None = None) -> UserWorkflow:
+    """The workflow file (absolute path, PARAMS), once it imports with a client's
+    environment (plus `client_env`) and has a test split; exit 2 saying why otherwise."""
     from researcher.user_workflow import require_test_split
 
     try:
-        found = require_test_split(path)
+        found = require_test_split(path, client_env_allow=client_env or ())
     except ResearcherError as error:
         raise _fail(str(error)) from None
     params = ", ".join(found.params) or "none"
@@ -155,6 +175,7 @@ def start(
     ] = None,  # fmt: skip
     db: DbOption = None,
     workflow: WorkflowOption = None,
+    client_env: ClientEnvOption = None,
     disk_budget: Annotated[
         str,
         typer.Option(help="Disk the study folder may use (checkpoints above all): 2GB, 500MB."),
@@ -188,13 +209,14 @@ def start(
         parallel = parse_parallel_runs(parallel_runs)
     except ResearcherError as error:
         raise _fail(str(error)) from None
-    user_workflow = _user_workflow(workflow) if workflow is not None else None
+    client_env_allow = _client_env(client_env)
+    user_workflow = _user_workflow(workflow, client_env_allow) if workflow is not None else None
     settings = StudySettings(question=question.strip(), budget_s=budget_s, gateway=gateway,
                              planner=planner, model=model, seeds=seeds, ask=ask, api_key=api_key,
                              launcher=launcher.value, disk_budget_bytes=disk_budget_bytes,
                              parallel_runs=parallel,
                              workflow=str(user_workflow.path) if user_workflow else None,
-                             pilot=pilot)  # fmt: skip
+                             pilot=pilot, client_env_allow=client_env_allow)  # fmt: skip
     try:
         from researcher.planner import make_planner
 
@@ -245,6 +267,7 @@ def plan(
         typer.Option(envvar="SWARMRL_API_KEY", help="The gateway's admin key.", show_default=False),
     ] = None,  # fmt: skip
     json_: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
+    client_env: ClientEnvOption = None,
 ) -> None:
     """Read the question and design the study without running anything (no gateway starts).
 
@@ -271,7 +294,9 @@ def plan(
         from researcher.user_workflow import require_test_split
 
         # a workflow that cannot be studied is refused with its own reason, as `start` does
-        workflow_args = frame_args_of(require_test_split(workflow)) if workflow else {}
+        allow = _client_env(client_env)
+        found = require_test_split(workflow, client_env_allow=allow) if workflow else None
+        workflow_args = frame_args_of(found) if found else {}
         plan_ = make_plan(text, planner=planner, served=served, budget_s=budget_s, seeds=seeds,
                           model=model, workflow_args=workflow_args)  # fmt: skip
     except ResearcherError as error:
@@ -422,7 +447,8 @@ def resume(
     if workflow is not None:
         if not load_settings(row).workflow:
             raise _fail(f"study {study} was not started with --workflow; it studies shipped tasks")
-        set_workflow(row, str(_user_workflow(workflow).path))
+        found = _user_workflow(workflow, load_settings(row).client_env_allow)
+        set_workflow(row, str(found.path))
     raise typer.Exit(drive(engine, study))
 
 

@@ -5,9 +5,16 @@ Owns: `inspect_workflow` — the file's `PARAMS = {...}` read with `ast`
 and whether it has a held-out split (`tasks("test")` yields a task, and how many, up to
 `TEST_SIZE_CAP`: checked by importing the file in a subprocess under a time limit, whose
 error is reported; a train split that raises or yields nothing, tasks without an "id" and
-a multi-policy team are refused there too, each in a first line naming the fix);
-`with_sampling_reach`, the reading's word on how a sampling factor reaches the workflow's
-model calls (read from its code with `ast`), and
+a multi-policy team are refused there too, each in a first line naming the fix). The
+gates (`require_test_split`: `researcher plan`/`start`, the web form) import it with the
+environment a study client gets (`client_env`'s allow-list and the study's
+`client_env_allow`), so a variable clients lack fails there, naming it. The probe also
+counts the test split's distinct ids and how many of its first ids `tasks("train")` yields
+too; the last inspection of each file's content is kept for the reading (`inspected`).
+`with_sampling_reach` is where the reading meets the workflow's code: it refuses a
+workflow that reads at import time a PARAM the question varies or holds (found with
+`ast`: every arm would run the default), notes a test split that repeats ids or overlaps
+the train split, and says how a sampling factor reaches the workflow's model calls; and
 `render_wrapper`, the source of the workflow file each arm runs
 (`prompts/workflows/user.py.j2`): it imports the user's file by its absolute path, puts the
 arm's `workflow_params` into the module's `PARAMS` dict (and into
@@ -26,15 +33,25 @@ import ast
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import prompts
 from researcher.errors import ResearcherError
+from researcher.launcher.local import (
+    ALLOWED_ENV_NAMES,
+    ALLOWED_ENV_PREFIXES,
+    client_env,
+    is_scrubbed,
+)
 from researcher.plan import Arm, Framing, Reading
+from researcher.planner.budget import MAX_EVAL_EPISODES
 
 WRAPPER_TEMPLATE = "workflows/user.py.j2"
 PARAMS_ENV = "SWARMRL_WORKFLOW_PARAMS"
@@ -44,6 +61,9 @@ PROBE_TIMEOUT_S = 20.0
 PROBE_TIMEOUT_ENV = "SWARMRL_WORKFLOW_PROBE_S"
 # the test split is counted up to this many tasks: more than any study judges a run on
 TEST_SIZE_CAP = 1000
+# the first this many ids of each split are compared: a tasks() that ignores its split
+# yields the same ones for both
+OVERLAP_SAMPLE = 50
 # sampling settings an arm may set on a workflow whose PARAMS does not declare them: sent
 # with every chat completion of a training episode (held-out evaluation stays greedy)
 SAMPLING = ("temperature", "max_tokens")
@@ -82,6 +102,17 @@ def draw(tasks, split, n):
     return found, None
 
 
+def first_ids(tasks, split, n):
+    ids = []
+    try:
+        for task in itertools.islice(tasks(split), n):
+            if isinstance(task, dict) and isinstance(task.get("id"), (str, int)):
+                ids.append(task["id"])
+    except Exception:  # the first task was checked; these ids only feed the overlap count
+        pass
+    return ids
+
+
 try:
     workflow = load_workflow(sys.argv[1])
 except WorkflowError as error:
@@ -94,6 +125,13 @@ _, out["train_problem"] = draw(workflow.tasks, "train", 1)
 found, out["test_problem"] = draw(workflow.tasks, sys.argv[2], int(sys.argv[3]))
 out["has_test"] = found is not None
 out["test_size"] = len(found) if found is not None else None
+if found is not None and out["train_problem"] is None:
+    sample = int(sys.argv[4])
+    out["test_distinct"] = len({task["id"] for task in found})
+    out["judged_distinct"] = len({task["id"] for task in found[:int(sys.argv[5])]})
+    head = list(dict.fromkeys(task["id"] for task in found[:sample]))
+    train = set(first_ids(workflow.tasks, "train", sample))
+    out["overlap"] = [sum(i in train for i in head), len(head)]
 print(json.dumps(out))
 """
 
@@ -112,6 +150,16 @@ class UserWorkflow:
     test_size: int | None = None  # tasks in tasks("test"), counted up to TEST_SIZE_CAP
     test_fix: str | None = None  # what to change so that it has one, in one line
     test_detail: str | None = None  # the traceback, when tasks("test") raised
+    test_distinct: int | None = None  # distinct ids among the test_size tasks counted
+    # (how many of the first distinct test ids also come among the first OVERLAP_SAMPLE
+    # train ids, how many were compared)
+    overlap: tuple[int, int] | None = None
+    judged_distinct: int | None = None  # distinct ids among the first MAX_EVAL_EPISODES
+
+
+# the last inspection of each workflow file, by (path, sha256 of its content): what the probe
+# found reaches the planner's reading without importing the file again
+_INSPECTED: dict[tuple[Path, str], UserWorkflow] = {}
 
 
 def read_params(path: str | Path) -> dict[str, Any]:
@@ -152,10 +200,18 @@ def read_params(path: str | Path) -> dict[str, Any]:
     return params
 
 
-def inspect_workflow(path: str | Path, *, timeout_s: float | None = None) -> UserWorkflow:
+def inspect_workflow(
+    path: str | Path,
+    *,
+    timeout_s: float | None = None,
+    client_env_allow: Iterable[str] | None = None,
+) -> UserWorkflow:
     """PARAMS, and whether `tasks("test")` yields a task and how many (the file imported in
     a subprocess with `timeout_s`, by default `$SWARMRL_WORKFLOW_PROBE_S` or
-    `PROBE_TIMEOUT_S`: a file that does not import is a `WorkflowFileError`)."""
+    `PROBE_TIMEOUT_S`: a file that does not import is a `WorkflowFileError`). With
+    `client_env_allow` the file is imported with the environment a study client gets (the
+    allow-list plus those names, its own HOME), as a gate must; None: with this process's
+    own (re-reading a workflow a gate already admitted)."""
     if timeout_s is None:
         timeout_s = _probe_timeout_s()
     path = Path(path).expanduser().resolve()
@@ -163,18 +219,25 @@ def inspect_workflow(path: str | Path, *, timeout_s: float | None = None) -> Use
         raise WorkflowFileError(f"{path}: no such workflow file")
     params = read_params(path)
     pythonpath = os.pathsep.join(p for p in (str(SWARM_ROOT), os.environ.get("PYTHONPATH")) if p)
-    try:
-        probe = subprocess.run(
-            [sys.executable, "-c", _PROBE, str(path), TEST_SPLIT, str(TEST_SIZE_CAP)],
-            cwd=path.parent, env={**os.environ, "PYTHONPATH": pythonpath},
-            stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout_s,
-        )  # fmt: skip
-    except subprocess.TimeoutExpired:
-        raise WorkflowFileError(
-            f"{path}: importing it and calling tasks({TEST_SPLIT!r}) took over {timeout_s:g} s: "
-            "yield tasks lazily if tasks() downloads or computes a lot up front, or allow it "
-            f"longer with {PROBE_TIMEOUT_ENV}=120 (seconds) for a slow import"
-        ) from None
+    allow = None if client_env_allow is None else tuple(client_env_allow)
+    argv = [sys.executable, "-c", _PROBE, str(path), TEST_SPLIT, str(TEST_SIZE_CAP),
+            str(OVERLAP_SAMPLE), str(MAX_EVAL_EPISODES)]  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="swarmrl-probe-home-") as home:
+        if allow is None:
+            env = {**os.environ, "PYTHONPATH": pythonpath}
+        else:
+            env = client_env({"PYTHONPATH": pythonpath}, home=Path(home), allow=allow)
+        try:
+            probe = subprocess.run(
+                argv, cwd=path.parent, env=env, stdin=subprocess.DEVNULL, capture_output=True,
+                text=True, timeout=timeout_s,
+            )  # fmt: skip
+        except subprocess.TimeoutExpired:
+            raise WorkflowFileError(
+                f"{path}: importing it and calling tasks({TEST_SPLIT!r}) took over {timeout_s:g} "
+                "s: yield tasks lazily if tasks() downloads or computes a lot up front, or allow "
+                f"it longer with {PROBE_TIMEOUT_ENV}=120 (seconds) for a slow import"
+            ) from None
     lines = [line for line in probe.stdout.splitlines() if line.startswith("{")]
     if probe.returncode != 0 or not lines:
         raise WorkflowFileError(
@@ -189,8 +252,14 @@ def inspect_workflow(path: str | Path, *, timeout_s: float | None = None) -> Use
                 f"Python that runs the study's workflows ({sys.executable}): install the package "
                 f"that provides it there ({sys.executable} -m pip install ...)\n{found['error']}"
             )
-        raise WorkflowFileError(found["error"])
+        error = found["error"]
+        if allow is not None and (hint := _client_env_hint(error, allow, unnamed=True)):
+            first, _, rest = error.partition("\n")
+            error = f"{first}: {hint}" + (f"\n{rest}" if rest else "")
+        raise WorkflowFileError(error)
     if train := found.get("train_problem"):
+        if allow is not None and (hint := _client_env_hint(train.get("detail") or "", allow)):
+            train["fix"] = hint
         raise WorkflowFileError(
             _unusable(path, train, 'every run trains on tasks("train") (what `swarm run` draws)')
         )
@@ -202,8 +271,63 @@ def inspect_workflow(path: str | Path, *, timeout_s: float | None = None) -> Use
             "episode.model (train the team itself with `swarm run` on a run with those policies)"
         )
     test = found.get("test_problem") or {}
-    return UserWorkflow(path, params, found["has_test"], test.get("problem"), found.get("test_size"),
-                        test.get("fix"), test.get("detail"))  # fmt: skip
+    if allow is not None and (hint := _client_env_hint(test.get("detail") or "", allow)):
+        test["fix"] = hint
+    overlap = found.get("overlap")
+    inspected = UserWorkflow(
+        path, params, found["has_test"], test.get("problem"), found.get("test_size"),
+        test.get("fix"), test.get("detail"), found.get("test_distinct"),
+        tuple(overlap) if overlap else None, found.get("judged_distinct"),
+    )  # fmt: skip
+    _INSPECTED[(path, _sha256(path))] = inspected
+    return inspected
+
+
+def inspected(path: str | Path) -> UserWorkflow | None:
+    """The last `inspect_workflow` of this file as it is now; None when its content changed
+    since, or it was never inspected in this process."""
+    path = Path(path).expanduser().resolve()
+    try:
+        return _INSPECTED.get((path, _sha256(path)))
+    except OSError:
+        return None
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def client_env_names(allow: Iterable[str] = ()) -> str:
+    """The variables a study client gets from this environment, in words (a lower-case
+    spelling of an upper-case name left out)."""
+    names = {*ALLOWED_ENV_NAMES, *allow} - {"HOME"}
+    shown = sorted(name for name in names if name == name.upper() or name.upper() not in names)
+    return ", ".join([*shown, *(f"{prefix}*" for prefix in ALLOWED_ENV_PREFIXES)])
+
+
+def _client_env_hint(text: str, allow: Iterable[str], *, unnamed: bool = False) -> str | None:
+    """What to do when `text` (a traceback from the probe, run with a client's environment)
+    names a variable set here that a client does not get; with `unnamed`, also when it
+    failed on a KeyError from os.environ for a variable not set here either."""
+    allow = tuple(allow)
+    named = [name for name in sorted(os.environ)
+             if is_scrubbed(name, allow) and re.search(rf"['\"]{re.escape(name)}['\"]", text)]  # fmt: skip
+    gets = (
+        f"study clients get only {client_env_names(allow)} from your environment "
+        "(and HOME is their own folder)"
+    )
+    if named:
+        what, set_ = ", ".join(named), "set here but not passed to study clients"
+    elif unnamed and "environ" in text and (key := re.search(r"KeyError: '(\w+)'", text)):
+        named, set_ = [key[1]], "not set here, and study clients would not get it either"
+        what = key[1]
+    else:
+        return None
+    flags = " ".join(f"--client-env {name}" for name in named)
+    return (
+        f"it reads {what}, {set_}: set it and pass it with {flags} (`researcher plan`/`start`; "
+        f"client_env_allow in a study's settings); {gets}"
+    )
 
 
 def _probe_timeout_s() -> float:
@@ -228,10 +352,11 @@ def _unusable(path: Path, problem: dict[str, str], why: str) -> str:
     return line + (f"\n{problem['detail']}" if problem.get("detail") else "")
 
 
-def require_test_split(path: str | Path) -> UserWorkflow:
-    """`inspect_workflow`, refusing a workflow without a held-out split: the study judges
+def require_test_split(path: str | Path, *, client_env_allow: Iterable[str] = ()) -> UserWorkflow:
+    """`inspect_workflow` with a study client's environment (the allow-list plus
+    `client_env_allow`), refusing a workflow without a held-out split: the study judges
     every arm on `tasks("test")`."""
-    found = inspect_workflow(path)
+    found = inspect_workflow(path, client_env_allow=client_env_allow)
     if not found.has_test:
         raise WorkflowFileError(no_test_split(found))
     return found
@@ -250,6 +375,169 @@ def no_test_split(found: UserWorkflow) -> str:
 
 
 def with_sampling_reach(reading: Reading, path: str | Path, params: dict[str, Any]) -> Reading:
+    """`reading` checked against the workflow's code, where both planners' readings meet it:
+    refused (`WorkflowFileError`) when the file reads at import time a PARAM the question
+    varies or holds (`refuse_params_read_at_import`); with a word on a test split that
+    repeats ids or shares ids with the train split (`with_split_notes`); and with a word on
+    how a sampling factor reaches its model calls (`_with_sampling_note`)."""
+    refuse_params_read_at_import(reading, path, params)
+    return _with_sampling_note(with_split_notes(reading, path), path, params)
+
+
+@dataclass(frozen=True)
+class ImportTimeRead:
+    """A read of PARAMS that runs when the file is imported, before an arm's PARAMS are set."""
+
+    key: str | None  # None: which key cannot be told (a copy, a computed key)
+    line: int
+    code: str  # the line, as written
+
+
+def params_read_at_import(source: str) -> list[ImportTimeRead]:
+    """Where `source` reads PARAMS while it is imported: `PARAMS["k"]`, `PARAMS.get("k")`
+    (or `.setdefault`, `.pop`) and copies (`dict(PARAMS)`, `PARAMS.copy()`, `**PARAMS`,
+    `.items()`, `.values()`) at module level, in a class body, a decorator or a default
+    argument value — not in the body of a def or lambda, nor under `if __name__ ==
+    "__main__":`. Passing the dict itself along (`f(PARAMS)`, `CFG = PARAMS`) is not a read:
+    the arm's values land in that same dict. Read with `ast`, nothing run."""
+    tree = ast.parse(source)
+    lines = source.splitlines()
+    parents = {child: parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
+    found: list[ImportTimeRead] = []
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            decorators = [] if isinstance(node, ast.Lambda) else node.decorator_list
+            for child in [*decorators, *node.args.defaults, *node.args.kw_defaults]:
+                if child is not None:
+                    visit(child)
+            return  # its body runs when it is called
+        if isinstance(node, ast.If) and _is_main_guard(node.test):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Name) and node.id == "PARAMS" and isinstance(node.ctx, ast.Load):
+            read = _params_read(node, parents)
+            if read is not False:
+                line = node.lineno
+                found.append(ImportTimeRead(read, line, lines[line - 1].strip()))
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return found
+
+
+def _is_main_guard(test: ast.expr) -> bool:
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == "__name__"
+        and len(test.comparators) == 1
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value == "__main__"
+    )
+
+
+def _params_read(name: ast.Name, parents: dict[ast.AST, ast.AST]) -> str | None | Literal[False]:
+    """The key this use of `PARAMS` reads (None: some key, which cannot be told), or False
+    when it reads none (a write, an alias, the dict passed along)."""
+    parent = parents.get(name)
+    if isinstance(parent, ast.Subscript) and parent.value is name:
+        if not isinstance(parent.ctx, ast.Load):
+            return False  # PARAMS["k"] = ...: a write
+        key = parent.slice
+        return key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else None
+    if isinstance(parent, ast.Attribute) and parent.value is name:
+        call = parents.get(parent)
+        if parent.attr in ("get", "setdefault", "pop") and isinstance(call, ast.Call):
+            first = call.args[0] if call.args else None
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                return first.value
+            return None
+        return None if parent.attr in ("copy", "items", "values") else False
+    if isinstance(parent, ast.keyword) and parent.arg is None:  # f(**PARAMS)
+        return None
+    if isinstance(parent, ast.Dict) and any(
+        k is None and v is name for k, v in zip(parent.keys, parent.values, strict=True)
+    ):  # {**PARAMS}
+        return None
+    if isinstance(parent, ast.Call) and name in parent.args:
+        func = parent.func
+        called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+        return None if called in ("dict", "copy", "deepcopy") else False
+    return False
+
+
+def refuse_params_read_at_import(
+    reading: Reading, path: str | Path, params: dict[str, Any]
+) -> None:
+    """Refuse (`WorkflowFileError`, naming the file, the line and the fix) a workflow that
+    reads at import time a PARAM the question varies or holds, or PARAMS as a whole: the
+    wrapper sets each arm's values into PARAMS only once the file is imported, so a value
+    taken then is the default in every arm and the treatment would equal the control. A
+    read of a PARAM the question leaves alone is harmless. A file that does not parse
+    passes (`read_params` has said why)."""
+    keys = {name.removeprefix("workflow:") for name in (reading.factor, *reading.held)}
+    keys &= set(params)
+    if not keys:
+        return
+    path = Path(path)
+    try:
+        reads = params_read_at_import(path.read_text())
+    except (OSError, SyntaxError, ValueError):
+        return
+    for read in reads:
+        if read.key is not None and read.key not in keys:
+            continue
+        what = f'PARAMS["{read.key}"]' if read.key is not None else "PARAMS (a copy of it)"
+        default = (
+            f"your default {params[read.key]!r}" if read.key is not None
+            else f"your defaults for {', '.join(sorted(keys))}"
+        )  # fmt: skip
+        key = read.key or sorted(keys)[0]
+        raise WorkflowFileError(
+            f"{path}, line {read.line}: `{read.code}` reads {what} when the file is imported, "
+            f"before the study sets each arm's PARAMS, so every arm would run {default} and the "
+            f"treatment would equal the control: read PARAMS inside rollout()/tasks(): use "
+            f'PARAMS["{key}"] in rollout() where you use the value, not a name set at import'
+        )
+
+
+def with_split_notes(reading: Reading, path: str | Path) -> Reading:
+    """`reading` with a word on what the last inspection of the workflow found in its test
+    split (`inspected`): ids that repeat (a run is judged on the first tasks it yields,
+    repeats included), and test ids that `tasks("train")` yields too (their held-out
+    scores are training scores). Nothing when the file was not inspected in this process."""
+    found = inspected(path)
+    if found is None:
+        return reading
+    notes = []
+    size, distinct = found.test_size, found.test_distinct
+    if size is not None and distinct is not None and distinct < size:
+        among = f"the first {size}" if size >= TEST_SIZE_CAP else f"the {size}"
+        notes.append(
+            f"your workflow's tasks('test') repeats ids: {distinct} distinct ids among {among} "
+            "tasks it yields (ids repeat), and a run is judged on the first tasks it yields, "
+            f"repeats included: the first {min(size, MAX_EVAL_EPISODES)}, the most a run is "
+            f"judged on, are {found.judged_distinct} different tasks (make tasks('test') yield "
+            "each held-out task once)"
+        )
+    if found.overlap and found.overlap[0]:
+        shared, compared = found.overlap
+        notes.append(
+            f"{shared} of the first {compared} ids your tasks('test') yields also come among the "
+            f"first {OVERLAP_SAMPLE} of tasks('train'): held-out scores are then not held out (a "
+            "run is scored on tasks it trained on); make tasks(split) keep the test tasks apart "
+            "from the train ones"
+        )
+    new = [note for note in notes if note not in reading.assumptions]
+    if not new:
+        return reading
+    return reading.model_copy(update={"assumptions": [*reading.assumptions, *new]})
+
+
+def _with_sampling_note(reading: Reading, path: str | Path, params: dict[str, Any]) -> Reading:
     """`reading` with a word on how a sampling factor its PARAMS do not declare (temperature,
     max_tokens) reaches the workflow's model calls: only through `episode.openai()`'s chat
     completions, in place of a value the rollout passes itself. A workflow whose code (the

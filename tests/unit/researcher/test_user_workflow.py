@@ -452,3 +452,197 @@ def test_where_the_users_file_is_not_the_wrapper_runs_the_copy_shipped_beside_it
     (shipped / "user" / "my_agent.py").unlink()
     with pytest.raises(Exception, match="is gone"):
         load_workflow(shipped / "workflow.py")
+
+
+def plan_of(path: Path, question: str, **gate: list[str]):
+    """`researcher plan QUESTION --workflow PATH` as the CLI makes it (the gate, then the
+    template planner), without a gateway."""
+    from researcher.nodes.frame import frame_args_of
+    from researcher.planning import make_plan
+
+    args = frame_args_of(require_test_split(path, **gate))
+    return make_plan(question, planner="template", served=["smollm2-135m"], budget_s=1200,
+                     seeds=2, workflow_args=args)  # fmt: skip
+
+
+PROMPT_AT_IMPORT = """
+PARAMS = {"system_prompt": "Reply with one word.", "max_tokens": 8}
+SYSTEM = PARAMS["system_prompt"]
+LIMIT = PARAMS["max_tokens"]
+
+def tasks(split="train"):
+    for i in range(200 if split == "train" else 40):
+        yield {"id": f"{split}{i}"}
+
+async def rollout(task, episode):
+    return len(SYSTEM) / 100
+"""
+
+
+@pytest.mark.slow
+def test_a_param_the_question_varies_read_at_import_is_refused_naming_the_line(tmp_path: Path):
+    # the wrapper sets each arm's PARAMS once the file is imported: a value taken at import
+    # is the default in every arm, and the treatment would silently equal the control
+    path = tmp_path / "agent.py"
+    path.write_text(PROMPT_AT_IMPORT)
+    with pytest.raises(WorkflowFileError) as raised:
+        plan_of(path, "does a step-by-step system prompt help my agent?")
+    message = str(raised.value)
+    assert f'{path}, line 3: `SYSTEM = PARAMS["system_prompt"]`' in message
+    assert "read PARAMS inside rollout()/tasks()" in message and "'Reply with one word.'" in message
+    # one the question leaves alone is harmless, as is a held one read inside rollout()
+    plan = plan_of(path, "does lr 1e-4 help my agent?")
+    assert plan.framing.reading.factor == "lr"
+    with pytest.raises(WorkflowFileError, match=r'line 4: `LIMIT = PARAMS\["max_tokens"\]`'):
+        plan_of(path, "does max_tokens 32 help my agent?")
+
+
+def test_params_read_at_import_are_found_where_import_runs_them():
+    from researcher.user_workflow import params_read_at_import
+
+    source = (
+        "import functools\n"
+        "PARAMS = {'a': 1, 'b': 2, 'c': 3}\n"  # 2: the assignment is no read
+        "A = PARAMS['a']\n"  # 3
+        "def rollout(task, episode, b=PARAMS.get('b')):\n"  # 4: a default value runs at import
+        "    return PARAMS['c'] + (lambda: PARAMS['c'])()\n"  # 5: run when called
+        "class Config:\n"
+        "    c = PARAMS.setdefault('c', 0)\n"  # 7: a class body runs at import
+        "COPY = dict(PARAMS)\n"  # 8: every key, which cannot be told
+        "EXTRA = {**PARAMS, 'd': 4}\n"  # 9
+        "KEY = 'a'\nBY_NAME = PARAMS[KEY]\n"  # 11
+        "SAME = PARAMS\nprint(PARAMS)\nPARAMS['e'] = 5\n"  # 12-14: the same dict, a write
+        "F = lambda p=PARAMS['b']: p\n"  # 15: a lambda's default value runs at import
+        "if __name__ == '__main__':\n    print(PARAMS['a'])\n"  # 17: not when imported
+        "@functools.lru_cache(maxsize=PARAMS['c'])\ndef cached():\n    return 1\n"  # 18
+    )
+    found = [(read.key, read.line) for read in params_read_at_import(source)]
+    assert found == [
+        ("a", 3), ("b", 4), ("c", 7), (None, 8), (None, 9), (None, 11), ("b", 15), ("c", 18)
+    ]  # fmt: skip
+
+
+ANY_SPLIT = """
+def tasks(split="train"):
+    for i in range(50):
+        yield {"id": i}
+
+async def rollout(task, episode):
+    return 1.0
+"""
+
+
+@pytest.mark.slow
+def test_a_test_split_the_train_split_shares_or_that_repeats_ids_is_said_in_the_plan(
+    tmp_path: Path,
+):
+    # a tasks() that ignores its split scores runs on tasks they trained on; one that draws
+    # from a small pool forever judges a run on fewer tasks than the count says
+    ignores = tmp_path / "ignores_split.py"
+    ignores.write_text(ANY_SPLIT)
+    found = require_test_split(ignores)
+    assert (found.test_size, found.test_distinct, found.overlap) == (50, 50, (50, 50))
+    said = " ".join(plan_of(ignores, "does lr 1e-4 help my agent?").framing.reading.assumptions)
+    assert "50 of the first 50 ids your tasks('test') yields also come among the first 50" in said
+    assert "held-out scores are then not held out" in said
+    repeats = tmp_path / "repeats.py"
+    repeats.write_text(
+        "import itertools, random\n"
+        "def tasks(split='train'):\n"
+        "    rng = random.Random(0 if split == 'train' else 1)\n"
+        "    pool = range(200) if split == 'train' else range(200, 260)\n"
+        "    while True:\n        yield {'id': rng.choice(pool)}\n"
+        "async def rollout(task, episode):\n    return 1.0\n"
+    )
+    found = require_test_split(repeats)
+    assert (found.test_size, found.test_distinct, found.overlap[0]) == (1000, 60, 0)
+    said = " ".join(plan_of(repeats, "does lr 1e-4 help my agent?").framing.reading.assumptions)
+    assert "60 distinct ids among the first 1000 tasks it yields (ids repeat)" in said
+    assert f"the first 48, the most a run is judged on, are {found.judged_distinct} " in said
+    assert found.judged_distinct < 48
+    assert "not held out" not in said
+    apart = tmp_path / "apart.py"
+    apart.write_text(ANY_SPLIT.replace('{"id": i}', '{"id": f"{split}-{i}"}'))
+    said = " ".join(plan_of(apart, "does lr 1e-4 help my agent?").framing.reading.assumptions)
+    assert "not held out" not in said and "ids repeat" not in said
+
+
+@pytest.mark.slow
+def test_the_gate_imports_the_workflow_with_the_environment_clients_get(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # clients get an allow-listed environment: a variable read at import that only the
+    # researcher's shell has passes a probe with the full environment and fails every run
+    path = tmp_path / "judge.py"
+    path.write_text(
+        "import os\nAPI = os.environ['ACME_JUDGE_URL']\n"
+        "def tasks(split='train'):\n    return [{'id': f'{split}{i}'} for i in range(20)]\n"
+        "async def rollout(task, episode):\n    return 1.0\n"
+    )
+    monkeypatch.setenv("ACME_JUDGE_URL", "http://judge.invalid")
+    with pytest.raises(WorkflowFileError) as raised:
+        require_test_split(path)
+    first = str(raised.value).splitlines()[0]
+    assert "it reads ACME_JUDGE_URL, set here but not passed to study clients" in first
+    assert "--client-env ACME_JUDGE_URL" in first and "PATH" in first
+    assert "KeyError: 'ACME_JUDGE_URL'" in str(raised.value)  # the traceback below it
+    assert require_test_split(path, client_env_allow=["ACME_JUDGE_URL"]).has_test
+    # in tasks() as well, and a variable not set here either gets the general word
+    in_tasks = tmp_path / "judge_in_tasks.py"
+    in_tasks.write_text(path.read_text().replace("API = os.environ", "KEY = 'ACME_JUDGE_URL'\n#")
+                        .replace("return [", "os.environ[KEY]\n    return ["))  # fmt: skip
+    with pytest.raises(WorkflowFileError, match=r"tasks\(\"train\"\) raised KeyError.*--client-env "
+                       "ACME_JUDGE_URL"):  # fmt: skip
+        require_test_split(in_tasks)
+    monkeypatch.delenv("ACME_JUDGE_URL")
+    with pytest.raises(WorkflowFileError, match=r"it reads ACME_JUDGE_URL, not set here.*"
+                       "--client-env ACME_JUDGE_URL .*study clients get only .*PATH"):  # fmt: skip
+        require_test_split(path)
+
+
+def test_client_env_is_a_repeatable_option_of_plan_and_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from typer.testing import CliRunner
+
+    from researcher.cli import app
+
+    path = tmp_path / "judge.py"
+    path.write_text(
+        "import os\nAPI = os.environ['ACME_JUDGE_URL'] + os.environ['ACME_REGION']\n"
+        "def tasks(split='train'):\n    return [{'id': f'{split}{i}'} for i in range(20)]\n"
+        "async def rollout(task, episode):\n    return 1.0\n"
+    )
+    monkeypatch.setenv("ACME_JUDGE_URL", "http://judge.invalid")
+    monkeypatch.setenv("ACME_REGION", "eu")
+    monkeypatch.setenv("SWARMRL_HOME", str(tmp_path / "home"))
+    question = ["does lr 1e-4 help my agent?", "--workflow", str(path), "--json"]
+    refused = CliRunner().invoke(app, ["plan", *question])
+    assert refused.exit_code == 2 and "--client-env ACME_JUDGE_URL" in refused.output
+    passed = CliRunner().invoke(
+        app, ["plan", *question, "--client-env", "ACME_JUDGE_URL", "--client-env", "ACME_REGION"]
+    )
+    assert passed.exit_code == 0, passed.output
+    assert json.loads(passed.output)["reading"]["factor"] == "lr"
+    never = CliRunner().invoke(app, ["plan", *question, "--client-env", "OPENAI_API_KEY"])
+    assert never.exit_code == 2 and "never passed to a client" in never.output
+    # start saves the names in the study's settings, where clients and resume read them
+    from researcher.settings import StudySettings
+
+    created: list[StudySettings] = []
+
+    def create_study(engine, settings):
+        created.append(settings)
+        raise SystemExit(0)
+
+    import researcher.study
+
+    monkeypatch.setattr(researcher.study, "create_study", create_study)
+    monkeypatch.setattr("researcher.cli._engine", lambda db: None)
+    started = CliRunner().invoke(
+        app, ["start", question[0], "--workflow", str(path), "--client-env", "ACME_JUDGE_URL",
+              "--client-env", "ACME_REGION"],
+    )  # fmt: skip
+    assert created and created[0].client_env_allow == ["ACME_JUDGE_URL", "ACME_REGION"], (
+        started.output
+    )
