@@ -460,6 +460,22 @@ def _unnamed_levels(
         other = alternative
     if other == default:
         other = alternative if alternative != default else raised
+    if (
+        written_default
+        and not multiplier
+        and not way
+        and q.direction in ("greater", "less")
+        and factor != "max_steps"  # "does training for 20 steps help?": training, not fewer steps
+    ):
+        # "does temperature 1.0 help?" asks what 1.0 does: it is the treatment, set against
+        # the level a question about the setting would try (with the default the control,
+        # "supported" would answer whether that other level helps — the opposite question)
+        q.assumptions.append(
+            f"{none_named}, as the level asked about: {describe_level(factor, default)} is the "
+            f"treatment against {describe_level(factor, other)} (control); name the level to "
+            "compare it with to choose another"
+        )
+        return other, [other, default]
     q.assumptions.append(
         f"{none_named}: {describe_level(factor, default)} (control) vs "
         f"{describe_level(factor, other)}"

@@ -1326,6 +1326,10 @@ CORPUS: list[Q] = [
     Q('lr 1e-5 gave 0.42 and lr 5e-5 gave 0.51 on chain_sum. Would 1e-4 do even better?', 'lr', [5e-5, 1e-4], 'chain_sum', H, G),
     # the task "this question is about" is judged over the main task of the setup
     Q('Our main task is letter counting, but this question is about countdown: does group size 8 help?', 'group_size', [4, 8], 'countdown', H, G),
+    # the default named alone with a direction is the level asked about: the treatment
+    Q('does temperature 1.0 help countdown?', 'temperature', [0.7, 1.0], 'countdown', H, G),
+    Q('does a KL of 0 help chain_sum?', 'kl_coef', [0.05, 0.0], 'chain_sum', H, G),
+    Q('does group size 4 help chain_sum?', 'group_size', [8, 4], 'chain_sum', H, G),
     # "train my agent faster" is "train faster": wall time
     Q('does RLOO train my agent faster than GRPO?', 'algorithm', ['grpo', 'rloo'], 'workflow', COST, L, params=TOOLS),
 ]
