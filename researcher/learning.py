@@ -188,6 +188,12 @@ def learned_or_not(design: Design, runs: list[RunResult], baseline: RunResult | 
     return learning
 
 
+def stopped_for_equal_rewards(note: str | None) -> bool:
+    """True when a run's stop reason is the gateway's zero-variance stop (every group's
+    rewards equal, batch after batch), and nothing else."""
+    return bool(_ZERO_VARIANCE_STOP.search(note or ""))
+
+
 def _equal_rewards_words(design: Design, runs: list[RunResult]) -> str | None:
     """Why the arm's runs stopped, when every one stopped because every group's rewards
     were equal (the gateway's zero-variance stop); None otherwise."""

@@ -8,7 +8,10 @@ loss or reward and stop the arm if it happens again, have the planner rewrite th
 edited live, the client restarted under its name — stop a run whose step has not moved
 for `stall_s`, stop everything when the training share of the budget is spent. Measures
 the study folder each pass: over the disk budget, live runs stop checkpointing
-periodically (their final checkpoint still comes) and an event says so.
+periodically (their final checkpoint still comes) and an event says so. While a run is
+live its episode counts (finished, aborted) are kept in its experiment's config
+(`episodes`), so the report can say how many episodes failed once the gateway is gone;
+counts read after the run ended would count the episodes its end cut off.
 """
 
 from __future__ import annotations
@@ -101,6 +104,10 @@ def monitor(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
         if row.status not in LIVE:
             continue
         run = ctx.gateway.get_run(row.id)
+        episodes = {"finished": run.get("episodes_finished", 0),
+                    "aborted": run.get("episodes_aborted", 0)}  # fmt: skip
+        if run["status"] in LIVE_RUN and row.config.get("episodes") != episodes:
+            row = update_experiment(ctx, row.id, config={**row.config, "episodes": episodes})
         # the last step again (repeats are skipped); from step 0 on, where a run that has not
         # trained yet records its dropped batches
         since = int(progress.get(row.id, [0, 0])[0]) - 1

@@ -1,22 +1,32 @@
 """report: the study's Markdown + HTML report with figures, from the database and state.
 
 `write_study_report` is also what `researcher report` and a failing study call, so a study
-that stopped early still leaves a report of what it did.
+that stopped early still leaves a report of what it did. Per trained run it also reads what
+its training episodes went through: the counts `monitor` kept in the experiment's config
+(`episodes`; from the client's log for a study run before they were kept) and, from the
+client's log, why episodes aborted (`failure_cause`, one line per cause with file:line) and
+the mean reward the client last saw — the gateway may be gone by now.
 """
 
 from __future__ import annotations
 
+import math
+import re
 import time
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from langgraph.runtime import Runtime
 
 from experiments_db import crud
+from experiments_db.studies import ExperimentRow
 from researcher.context import StudyContext
 from researcher.disk import DELETED
 from researcher.errors import ResearcherError
 from researcher.gateway_api import GatewayUnavailable
+from researcher.nodes.validate import failure_cause
 from researcher.plan import Analysis, Decision, Design, Framing, RunResult
 from researcher.report import write_report
 from researcher.report.context import (
@@ -25,6 +35,7 @@ from researcher.report.context import (
     ReportEvent,
     ReportIntervention,
     ReproRun,
+    RunEpisodes,
 )
 from researcher.settings import directory_size
 from researcher.state import StudyState
@@ -37,6 +48,11 @@ def report_context(ctx: StudyContext, state: dict[str, Any]) -> ReportContext:
         events = crud.events(session, study_id=ctx.study_id)
         interventions = crud.interventions(session, study_id=ctx.study_id)
         experiments = crud.experiments(session, study_id=ctx.study_id)
+        logs = {
+            row.id: [p.log_path for p in crud.client_processes(session, experiment_id=row.id)]
+            for row in experiments
+            if row.run_name
+        }
     notes = list(state.get("notes", []))
     for item in interventions:
         text = str(item.payload.get("text", "")).strip() if item.kind == "note" else ""
@@ -106,6 +122,7 @@ def report_context(ctx: StudyContext, state: dict[str, Any]) -> ReportContext:
         notes=notes,
         runs=runs,
         problems=problems,
+        episodes=[_run_episodes(row, logs[row.id]) for row in experiments if row.run_name],
         budget_s=study.budget_s,
         budget_used_s=study.budget_used_s,
         started_at=study.created_at,
@@ -115,6 +132,83 @@ def report_context(ctx: StudyContext, state: dict[str, Any]) -> ReportContext:
         disk_budget_bytes=ctx.settings.disk_budget_bytes,
         **_replayed(ctx),
     )
+
+
+# what `swarm run` prints: a failed episode ("episode ep-… (task t3): rollout raised …"),
+# a repeat of a traceback's place ("(again at /path/w.py:20, 7 times)"), its progress line
+# ("475 done · 6.71 ep/s · reward 0.000 (last 50) · policy v0 · 159 aborted") and its last
+# line ("run stopped — 321 finished, 132 aborted, mean reward (last 50) 1.960")
+_FAILED_EPISODE = re.compile(r"^episode \S+ \(task [^)]*\): ", re.M)
+_AGAIN_AT = re.compile(r"\s*\(again at (.+):(\d+), \d+ times\)")
+_TASK = re.compile(r" \(task [^)]*\)$")
+_PROGRESS = re.compile(r"(\d+)(?:/\d+)? done · [^\n]* · (\d+) aborted$", re.M)
+_SUMMARY = re.compile(r" — (\d+) finished, (\d+) aborted")
+_REWARD = re.compile(r"reward (-?\d+\.\d+|nan|-?inf) \(last (\d+)\)|"
+                     r"mean reward \(last (\d+)\) (-?\d+\.\d+|nan|-?inf)")  # fmt: skip
+
+
+@dataclass
+class ClientLogFacts:
+    """What one run's client logs say (every attempt's, added up)."""
+
+    finished: int = 0
+    aborted: int = 0
+    causes: Counter[str] = field(default_factory=Counter)  # cause → episodes it ended
+    examples: dict[str, str] = field(default_factory=dict)  # cause → its first line, with task
+    recent_reward: float | None = None
+    recent_n: int = 0
+
+
+def read_client_log(text: str, facts: ClientLogFacts) -> None:
+    """Add one client log's counts, causes and last reward to `facts`."""
+    starts = [m.start() for m in _FAILED_EPISODE.finditer(text)]
+    for start, end in zip(starts, [*starts[1:], len(text)][: len(starts)], strict=True):
+        chunk = text[start:end]
+        # a repeat names its place only in "(again at …)": as the first time's "at w.py:20"
+        again = _AGAIN_AT.search(chunk.partition("\n")[0])
+        if again:
+            place = f" at {Path(again.group(1)).name}:{again.group(2)}"
+            chunk = chunk[: again.start()] + place + chunk[again.end() :]
+        cause = failure_cause(chunk)
+        if cause:
+            key = _TASK.sub("", cause)
+            facts.causes[key] += 1
+            facts.examples.setdefault(key, cause)
+    summary = _SUMMARY.findall(text)
+    if summary:
+        finished, aborted = map(int, summary[-1])
+    elif progress := _PROGRESS.findall(text):
+        done, aborted = map(int, progress[-1])
+        finished = done - aborted
+    else:
+        finished, aborted = 0, len(starts)
+    facts.finished += finished
+    facts.aborted += aborted
+    rewards = _REWARD.findall(text)
+    if rewards:
+        value, n, summary_n, summary_value = rewards[-1]
+        facts.recent_reward, facts.recent_n = float(value or summary_value), int(n or summary_n)
+
+
+def _run_episodes(row: ExperimentRow, log_paths: list[str]) -> RunEpisodes:
+    """What the run's training episodes went through; the counts `monitor` kept win over
+    the logs' (which miss a client's last moments, and an unreadable log)."""
+    facts = ClientLogFacts()
+    for path in log_paths:
+        try:
+            read_client_log(Path(path).read_text(errors="replace"), facts)
+        except OSError:  # a log on another host (ray), or removed: the counts still stand
+            continue
+    kept = row.config.get("episodes") or {}
+    reward = facts.recent_reward
+    return RunEpisodes(
+        run=row.id, arm=row.arm, seed=row.seed, stop_reason=row.error,
+        finished=int(kept.get("finished", facts.finished)),
+        aborted=int(kept.get("aborted", facts.aborted)),
+        causes=[(facts.examples[c], n) for c, n in facts.causes.most_common()],
+        recent_reward=reward if reward is not None and math.isfinite(reward) else None,
+        recent_n=facts.recent_n,
+    )  # fmt: skip
 
 
 def _checkpoint_finder(ctx: StudyContext):

@@ -57,6 +57,27 @@ class ReproRun(BaseModel):
     checkpoint: str | None = None  # where the gateway keeps the run's newest checkpoint/export
 
 
+class RunEpisodes(BaseModel):
+    """What one run's training episodes went through: how many finished and aborted, why
+    they aborted (the rollout's failures as its client printed them, most common first,
+    each with how many episodes it ended), and the mean reward its client last reported."""
+
+    run: str
+    arm: str
+    seed: int
+    finished: int = 0
+    aborted: int = 0
+    causes: list[tuple[str, int]] = Field(default_factory=list)  # (cause, episodes)
+    recent_reward: float | None = None  # the client's mean over its last `recent_n` episodes
+    recent_n: int = 0
+    stop_reason: str | None = None  # why the run stopped (the gateway's or the monitor's)
+
+    @property
+    def aborted_share(self) -> float:
+        total = self.finished + self.aborted
+        return self.aborted / total if total else 0.0
+
+
 class ReportContext(BaseModel):
     """Everything one study report shows; `analyses[i]` is the analysis of `designs[i]`.
 
@@ -77,6 +98,7 @@ class ReportContext(BaseModel):
     notes: list[str] = Field(default_factory=list)  # human notes: the report shows every one
     runs: list[ReproRun] = Field(default_factory=list)
     problems: list[str] = Field(default_factory=list)  # crashes, repairs, failed runs
+    episodes: list[RunEpisodes] = Field(default_factory=list)  # per trained run
     budget_s: float
     budget_used_s: float = 0.0
     started_at: float

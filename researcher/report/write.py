@@ -23,6 +23,7 @@ import numpy as np
 
 import prompts
 from researcher.analysis import rule_words
+from researcher.learning import EQUAL_REWARDS, stopped_for_equal_rewards
 from researcher.outcomes import (
     cost_unit,
     describe_direction,
@@ -37,8 +38,20 @@ from researcher.outcomes import (
 )
 from researcher.plan import Analysis, Design, Level, RunResult
 from researcher.report import figures, sections
-from researcher.report.context import ReportContext
+from researcher.report.context import ReportContext, RunEpisodes
 from researcher.settings import format_size
+
+# a run that lost this share of its training episodes to aborts gets a caveat beside the
+# verdict: it trained on a biased part of the tasks, and each failure cost a group
+ABORTED_CAVEAT_SHARE = 0.20
+
+
+# beside a 1-seed comparison's interval: what it is over, so a narrow one around 0 is not
+# read as "no effect"
+ONE_SEED_INTERVAL = (
+    ": this interval is over the held-out items of one seed per arm, not over seeds — "
+    "seed-to-seed variation is unknown, so it is no evidence of no effect"
+)
 
 
 @dataclass(frozen=True)
@@ -98,7 +111,7 @@ def _conclusion(ctx: ReportContext) -> dict[str, Any]:
     uncertainty = [
         f"{c.treatment} − {c.control}: {c.difference:+.3f} (95% CI {c.ci_low:+.3f} to "
         f"{c.ci_high:+.3f}, {c.effect_measure} {c.effect_size:+.2f}, {c.n_seeds} seed"
-        f"{'s' if c.n_seeds != 1 else ''} per arm)"
+        f"{'s' if c.n_seeds != 1 else ''} per arm)" + (ONE_SEED_INTERVAL if c.n_seeds == 1 else "")
         for c in (analysis.comparisons if analysis else [])
     ]
     if analysis:
@@ -121,6 +134,9 @@ def _conclusion(ctx: ReportContext) -> dict[str, Any]:
         if ctx.finished_at is None:
             why += " (the study has not finished)"
         text, found = f"no conclusion: {why}", False
+    caveats = _episode_caveats(ctx)
+    if caveats:
+        text = f"{text} {caveats}"
     return {
         "text": text,
         "found": found,
@@ -130,6 +146,59 @@ def _conclusion(ctx: ReportContext) -> dict[str, Any]:
         "uncertainty": uncertainty,
         "reason": ctx.decision.reason if ctx.decision and found else None,
     }
+
+
+def _run_words(e: RunEpisodes) -> str:
+    return f"run `{e.run}` ({e.arm}, seed {e.seed})"
+
+
+def _aborted_words(e: RunEpisodes) -> str:
+    """ "159 of 634 training episodes aborted (25%) — most often: rollout raised … at
+    w.py:20 (task train1): 159"."""
+    text = (
+        f"{e.aborted} of {e.finished + e.aborted} training episodes aborted ({e.aborted_share:.0%})"
+    )
+    if not e.causes:
+        return text + " (its client's log names no cause)"
+    return text + " — most often: " + "; ".join(f"{c}: {n}" for c, n in e.causes[:3])
+
+
+def _episode_problems(ctx: ReportContext) -> list[str]:
+    """Per run, the episodes its rollout failed on, and a run stopped because every
+    group's rewards were equal with the reward its client saw."""
+    lines = []
+    for e in ctx.episodes:
+        if e.aborted:
+            lines.append(f"{_run_words(e)}: {_aborted_words(e)}")
+        if stopped_for_equal_rewards(e.stop_reason) and e.recent_reward is not None:
+            check = "; check what rollout returns" if ctx.framing.workflow else ""
+            lines.append(
+                f"{_run_words(e)} stopped: {EQUAL_REWARDS}; the mean reward of its client's "
+                f"last {e.recent_n} episodes was {e.recent_reward:.3f}{check}"
+            )
+    return lines
+
+
+def _episode_caveats(ctx: ReportContext) -> str:
+    """Sentences for beside the verdict: runs that lost ABORTED_CAVEAT_SHARE or more of
+    their episodes, and the reward of runs stopped because every group's were equal."""
+    parts = []
+    lossy = [e for e in ctx.episodes if e.aborted_share >= ABORTED_CAVEAT_SHARE]
+    if lossy:
+        parts.append(
+            "Caveat: the rollout failed on many training episodes — "
+            + "; ".join(f"{_run_words(e)}: {_aborted_words(e)}" for e in lossy)
+            + ". Those runs trained only on the episodes that finished."
+        )
+    equal = [e for e in ctx.episodes
+             if stopped_for_equal_rewards(e.stop_reason) and e.recent_reward is not None]  # fmt: skip
+    if equal:
+        parts.append(
+            f"The runs stopped because {EQUAL_REWARDS}; the mean reward their clients saw: "
+            + ", ".join(f"{_run_words(e)} {e.recent_reward:.3f}" for e in equal)
+            + "."
+        )
+    return " ".join(parts)
 
 
 def _baseline_line(analysis: Analysis) -> str | None:
@@ -273,8 +342,9 @@ def _reading(ctx: ReportContext) -> dict[str, Any] | None:
 
 
 def _view(ctx: ReportContext, out_dir: Path) -> dict[str, Any]:
+    problems = _episode_problems(ctx)
     return {
-        "ctx": ctx,
+        "ctx": ctx.model_copy(update={"problems": [*problems, *ctx.problems]}),
         "answer": sections.answer(ctx),
         "dropped": sections.dropped_batches(ctx),
         "repro": sections.reproducibility(ctx, out_dir),
