@@ -309,6 +309,8 @@ def _param_patterns(params: dict[str, Any]) -> list[tuple[re.Pattern[str], str, 
                     words
                 )  # "temperature" alone is the rollouts', not judge_temperature
             patterns.append((_compile(tail + "s?"), "param", WORKFLOW_PREFIX + key, None))
+            if tail == "call":  # "3 tool calls" for max_calls (a neutral phrase otherwise)
+                patterns.append((_compile("tool calls?"), "param", WORKFLOW_PREFIX + key, None))
             # "a single turn" is max_turns 1 here, not the easy single-turn task
             patterns.append((_compile(f"single {tail}"), "param", WORKFLOW_PREFIX + key, None))
         if len(words) > 1:  # "showing tool errors", "hint every": each word as written

@@ -1330,6 +1330,8 @@ CORPUS: list[Q] = [
     Q('does temperature 1.0 help countdown?', 'temperature', [0.7, 1.0], 'countdown', H, G),
     Q('does a KL of 0 help chain_sum?', 'kl_coef', [0.05, 0.0], 'chain_sum', H, G),
     Q('does group size 4 help chain_sum?', 'group_size', [8, 4], 'chain_sum', H, G),
+    # "tool calls" names a PARAM max_calls
+    Q('do 3 tool calls instead of 2 help my agent?', 'workflow:max_calls', [2, 3], 'workflow', H, G, params={'max_calls': 2, 'system_prompt': 'Use the tool.'}),
     # "train my agent faster" is "train faster": wall time
     Q('does RLOO train my agent faster than GRPO?', 'algorithm', ['grpo', 'rloo'], 'workflow', COST, L, params=TOOLS),
 ]
