@@ -128,7 +128,8 @@ out["test_size"] = len(found) if found is not None else None
 if found is not None and out["train_problem"] is None:
     sample = int(sys.argv[4])
     out["test_distinct"] = len({task["id"] for task in found})
-    out["judged_distinct"] = len({task["id"] for task in found[:int(sys.argv[5])]})
+    # a run is judged on distinct tasks (swarm.evaluate.first_tasks)
+    out["judged_distinct"] = min(out["test_distinct"], int(sys.argv[5]))
     head = list(dict.fromkeys(task["id"] for task in found[:sample]))
     train = set(first_ids(workflow.tasks, "train", sample))
     out["overlap"] = [sum(i in train for i in head), len(head)]
@@ -518,10 +519,8 @@ def with_split_notes(reading: Reading, path: str | Path) -> Reading:
         among = f"the first {size}" if size >= TEST_SIZE_CAP else f"the {size}"
         notes.append(
             f"your workflow's tasks('test') repeats ids: {distinct} distinct ids among {among} "
-            "tasks it yields (ids repeat), and a run is judged on the first tasks it yields, "
-            f"repeats included: the first {min(size, MAX_EVAL_EPISODES)}, the most a run is "
-            f"judged on, are {found.judged_distinct} different tasks (make tasks('test') yield "
-            "each held-out task once)"
+            "tasks it yields (ids repeat); a run is judged on distinct tasks only, so on at "
+            f"most {found.judged_distinct} (make tasks('test') yield each held-out task once)"
         )
     if found.overlap and found.overlap[0]:
         shared, compared = found.overlap

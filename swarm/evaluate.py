@@ -224,10 +224,23 @@ async def run_evaluation(
 
 
 def first_tasks(tasks: Callable[..., Iterable[Task]], split: str, n: int) -> list[Task]:
-    """The first `n` tasks of `tasks(split)`; `WorkflowError` saying why when the workflow
-    has no such split (it raised, or yielded nothing) or a task is not a dict with an id."""
+    """The first `n` tasks of `tasks(split)` with distinct ids (a split that repeats ids,
+    an endless generator over a small pool, is read up to `max(20n, 1000)` tasks for them);
+    `WorkflowError` saying why when the workflow has no such split (it raised, or yielded
+    nothing) or a task is not a dict with an id."""
     try:
-        found = list(itertools.islice(tasks(split), n))
+        found: list[Task] = []
+        seen: set[Any] = set()
+        for task in itertools.islice(tasks(split), max(20 * n, 1000)):
+            key = check_task(task, split)["id"]
+            key = key if isinstance(key, str | int) else repr(key)  # a list id is no set key
+            if key not in seen:
+                seen.add(key)
+                found.append(task)
+                if len(found) == n:
+                    break
+    except WorkflowError:
+        raise
     except Exception as error:
         raise WorkflowError(
             f"the workflow has no {split!r} split: tasks({split!r}) raised\n"

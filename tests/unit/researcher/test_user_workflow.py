@@ -558,8 +558,8 @@ def test_a_test_split_the_train_split_shares_or_that_repeats_ids_is_said_in_the_
     assert (found.test_size, found.test_distinct, found.overlap[0]) == (1000, 60, 0)
     said = " ".join(plan_of(repeats, "does lr 1e-4 help my agent?").framing.reading.assumptions)
     assert "60 distinct ids among the first 1000 tasks it yields (ids repeat)" in said
-    assert f"the first 48, the most a run is judged on, are {found.judged_distinct} " in said
-    assert found.judged_distinct < 48
+    assert "a run is judged on distinct tasks only, so on at most 48" in said
+    assert found.judged_distinct == 48
     assert "not held out" not in said
     apart = tmp_path / "apart.py"
     apart.write_text(ANY_SPLIT.replace('{"id": i}', '{"id": f"{split}-{i}"}'))

@@ -6,6 +6,7 @@ over real HTTP (the real gateway: tests/integration/test_swarm_eval.py)."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import subprocess
@@ -145,6 +146,9 @@ def test_a_workflow_without_the_split_is_refused_with_the_reason():
         first_tasks(tasks, "test", 5)
     with pytest.raises(WorkflowError, match="no 'dev' split: tasks\\('dev'\\) yielded no tasks"):
         first_tasks(lambda split: iter(()), "dev", 5)
+    # ids that repeat count once: an endless generator over a pool of 3
+    endless = lambda s: ({"id": i % 3} for i in itertools.count())  # noqa: E731
+    assert [t["id"] for t in first_tasks(endless, "x", 5)] == [0, 1, 2]
     assert [t["id"] for t in first_tasks(lambda s: ({"id": i} for i in range(10)), "x", 3)] == [
         0,
         1,
