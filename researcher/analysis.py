@@ -34,6 +34,7 @@ import numpy as np
 
 from researcher.intervals import (
     LEVEL,
+    ONE_SEED_INTERVAL,
     ArmScores,
     Interval,
     arm_scores,
@@ -564,8 +565,8 @@ def _summary(
         parts.append(
             f"{c.treatment} − {c.control} = {_signed(c.difference)} (95% CI "
             f"{_signed(c.ci_low)} to {_signed(c.ci_high)}; {c.effect_measure} "
-            f"{c.effect_size:+.2f}; {c.n_seeds} seed{'s' if c.n_seeds != 1 else ''} per arm): "
-            f"{c.verdict}."
+            f"{c.effect_size:+.2f}; {c.n_seeds} seed{'s' if c.n_seeds != 1 else ''} per arm"
+            f"{ONE_SEED_INTERVAL if c.n_seeds == 1 else ''}): {c.verdict}."
         )
     if trend is not None:
         parts.append(

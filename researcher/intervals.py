@@ -19,6 +19,12 @@ import numpy as np
 from researcher.outcomes import run_score
 from researcher.plan import Design, RunResult
 
+# said beside an interval of one seed per arm: it is over held-out items, not seeds
+ONE_SEED_INTERVAL = (
+    ": this interval is over the held-out items of one seed per arm, not over seeds — "
+    "seed-to-seed variation is unknown, so it is no evidence of no effect"
+)
+
 _TINY = 1e-300
 
 

@@ -21,6 +21,7 @@ from typing import Any
 import prompts
 from researcher.errors import EmptyQuestion, ResearcherError
 from researcher.evaluate import held_out_available
+from researcher.intervals import ONE_SEED_INTERVAL
 from researcher.learning import not_testable_words
 from researcher.plan import Analysis, Arm, Decision, Design, Framing, Hypothesis, Reading
 from researcher.planner import budget, design_space, wording
@@ -390,6 +391,7 @@ def _effect_sentence(analysis: Analysis) -> str:
         f"{c.treatment} − {c.control} = {c.difference:+.3f} {analysis.outcome_label} "
         f"(95% CI {c.ci_low:+.3f} to {c.ci_high:+.3f}, {c.effect_measure} "
         f"{c.effect_size:+.2f}, {c.n_seeds} seed(s) per arm)"
+        + (ONE_SEED_INTERVAL if c.n_seeds == 1 else "")
         for c in analysis.comparisons
     ]
     return "; ".join(parts) + "."

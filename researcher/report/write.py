@@ -23,6 +23,7 @@ import numpy as np
 
 import prompts
 from researcher.analysis import rule_words
+from researcher.intervals import ONE_SEED_INTERVAL
 from researcher.learning import EQUAL_REWARDS, stopped_for_equal_rewards
 from researcher.outcomes import (
     cost_unit,
@@ -48,10 +49,6 @@ ABORTED_CAVEAT_SHARE = 0.20
 
 # beside a 1-seed comparison's interval: what it is over, so a narrow one around 0 is not
 # read as "no effect"
-ONE_SEED_INTERVAL = (
-    ": this interval is over the held-out items of one seed per arm, not over seeds — "
-    "seed-to-seed variation is unknown, so it is no evidence of no effect"
-)
 
 
 @dataclass(frozen=True)

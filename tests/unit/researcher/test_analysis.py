@@ -95,6 +95,14 @@ def test_one_seed_gives_no_verdict_and_says_why():
     assert a.verdict == "inconclusive"
     assert a.comparisons[0].n_seeds == 1
     assert "seed-to-seed variation cannot be estimated" in a.summary
+    # its interval is over one seed's held-out items: said beside it, here and in a decision
+    assert "1 seed per arm: this interval is over the held-out items of one seed" in a.summary
+    from researcher.plan import Hypothesis
+    from researcher.planner.template import TemplatePlanner
+
+    hypothesis = Hypothesis(key="H1", statement="mixing helps", prediction="p", refuted_if="r")
+    decision = TemplatePlanner().decide(None, hypothesis, a, notes=[], budget_left_s=0, round=1)
+    assert "not over seeds" in decision.conclusion
 
 
 def test_a_design_without_control_reports_arms_but_compares_nothing():
