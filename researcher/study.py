@@ -48,6 +48,7 @@ from researcher.local_gateway import (
 )
 from researcher.nodes.common import LIVE
 from researcher.nodes.report import write_study_report
+from researcher.nodes.validate import dry_run_failures
 from researcher.plan import Design, Framing, Hypothesis
 from researcher.planner import budget, make_planner
 from researcher.planner import replay as replaying
@@ -359,7 +360,7 @@ def _drive(ctx: StudyContext, console: Console) -> int:
                 continue
             if not snapshot.next and snapshot.values.get("outcome") == "no valid workflow":
                 # nothing could run: the study failed, and the dry runs' errors say why
-                why = _dry_run_failures(ctx)
+                why = dry_run_failures(ctx)
                 _set_status(ctx, "failed", error=why[:2000], finished_at=time.time())
                 if not ctx.settings.gateway:
                     stop_embedded_gateway(ctx.directory)
@@ -375,22 +376,6 @@ def _drive(ctx: StudyContext, console: Console) -> int:
                 )
                 console.print(f"report: {ctx.directory / 'report' / 'report.html'}")
                 return 0
-
-
-def _dry_run_failures(ctx: StudyContext) -> str:
-    """ "no arm's workflow passed its dry run", with what each arm's dry run raised."""
-    with ctx.session() as session:
-        rows = crud.experiments(session, study_id=ctx.study_id)
-    causes = list(
-        dict.fromkeys(
-            f"{row.arm}: {row.error.strip().splitlines()[0]}"
-            for row in rows
-            if row.status == "failed" and row.error and row.error.strip()
-        )
-    )
-    return "no arm's workflow passed its dry run" + (
-        f" ({'; '.join(causes[:3])})" if causes else ""
-    )
 
 
 def _fail(engine: Engine, study_id: str, phase: str, message: str) -> None:

@@ -26,7 +26,7 @@ from researcher.context import StudyContext
 from researcher.disk import DELETED
 from researcher.errors import ResearcherError
 from researcher.gateway_api import GatewayUnavailable
-from researcher.nodes.validate import failure_cause
+from researcher.nodes.validate import dry_run_failures, failure_cause
 from researcher.plan import Analysis, Decision, Design, Framing, RunResult
 from researcher.report import write_report
 from researcher.report.context import (
@@ -260,7 +260,7 @@ def report(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
     decision = state.get("decision") or {}
     conclusion = decision.get("conclusion") or {
         "rejected": "no conclusion: the design was rejected",
-        "no valid workflow": "no conclusion: no arm's workflow passed its dry run",
+        "no valid workflow": f"no conclusion: {dry_run_failures(ctx)}",
     }.get(state.get("outcome", ""), "no conclusion")
     html = write_study_report(ctx, dict(state), conclusion=conclusion)
     ctx.tick(latest_finding=conclusion[:1000])

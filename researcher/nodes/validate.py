@@ -22,6 +22,7 @@ from pathlib import Path
 
 from langgraph.runtime import Runtime
 
+from experiments_db import crud
 from researcher.context import StudyContext, client_limits
 from researcher.gateway_api import GatewayRefused
 from researcher.launcher.local import client_env, run_contained
@@ -186,3 +187,19 @@ def validate(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
     if not validated and not feedback:
         update["outcome"] = "no valid workflow"
     return update
+
+
+def dry_run_failures(ctx: StudyContext) -> str:
+    """ "no arm's workflow passed its dry run", with what each arm's dry run raised."""
+    with ctx.session() as session:
+        rows = crud.experiments(session, study_id=ctx.study_id)
+    causes = list(
+        dict.fromkeys(
+            f"{row.arm}: {row.error.strip().splitlines()[0]}"
+            for row in rows
+            if row.status == "failed" and row.error and row.error.strip()
+        )
+    )
+    return "no arm's workflow passed its dry run" + (
+        f" ({'; '.join(causes[:3])})" if causes else ""
+    )

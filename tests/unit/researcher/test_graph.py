@@ -258,6 +258,8 @@ def test_when_every_arm_stays_broken_the_report_says_no_valid_workflow_and_nothi
     assert harness.graph_state(harness.ctx).values["outcome"] == "no valid workflow"
     report = harness.report_row()
     assert report is not None and "no arm's workflow passed its dry run" in report.conclusion
+    # each arm's error is named: the first line of what its dry run printed
+    assert "control: Traceback (most recent call last):" in report.conclusion
     assert harness.planner.called("decide") == []
     assert phases(harness.events())[-2:] == ["validate", "report"]
 
