@@ -35,6 +35,9 @@ log = logging.getLogger(__name__)
 BLOCKED_EXIT_CODE = 3
 ABORT_GRACE_S = 1.0  # past the timeout, a rollout asyncio has not cancelled blocks the loop
 EXIT_AFTER_S = 10.0  # after the abort, the loop still blocked: the process ends
+# the loop not run for this long while rollouts are in flight is said once per stall, before
+# any timeout: it also stops the heartbeat, and the gateway drops a client whose lease lapses
+STALL_WARN_S = 10.0
 
 
 @dataclass
@@ -57,6 +60,7 @@ class RolloutWatchdog:
         abort_grace_s: float = ABORT_GRACE_S,
         exit_after_s: float = EXIT_AFTER_S,
         poll_s: float = 0.1,
+        stall_warn_s: float = STALL_WARN_S,
     ):
         self.gateway_url = gateway_url.rstrip("/")
         self.api_key = api_key
@@ -64,6 +68,8 @@ class RolloutWatchdog:
         self.abort_grace_s = abort_grace_s
         self.exit_after_s = exit_after_s
         self.poll_s = poll_s
+        self.stall_warn_s = stall_warn_s
+        self._warned_at_pulse: float | None = None  # the pulse a stall was said after
         self._client_id = client_id
         self._rollouts: dict[int, _Rollout] = {}
         self._ids = itertools.count()
@@ -99,6 +105,7 @@ class RolloutWatchdog:
     def _watch(self) -> None:
         while not self._stopped.wait(self.poll_s):
             now = time.monotonic()
+            self._say_stall(now)
             with self._lock:
                 overdue = [
                     r for r in self._rollouts.values() if now > r.deadline + self.abort_grace_s
@@ -109,6 +116,29 @@ class RolloutWatchdog:
                     self._abort(rollout)
                 elif now > rollout.aborted_at + self.exit_after_s:
                     self._leave(rollout, now)
+
+    def _say_stall(self, now: float) -> None:
+        """One line on stderr when the loop has not run for `stall_warn_s` with rollouts in
+        flight (a `time.sleep(45)` under a 120 s timeout is otherwise seen only as the
+        gateway forgetting the client)."""
+        pulse = self._pulse_at
+        if now - pulse < self.stall_warn_s or self._warned_at_pulse == pulse:
+            return
+        with self._lock:
+            flight = [f"episode {r.episode_id} (task {r.task_id})" for r in self._rollouts.values()]
+        if not flight:
+            return
+        self._warned_at_pulse = pulse
+        print(
+            f"swarm run: the event loop has not run for {now - pulse:.0f} s while "
+            f"{', '.join(flight[:3])}{' …' if len(flight) > 3 else ''} ran: a synchronous call "
+            "in async rollout code (time.sleep, a blocking HTTP client, heavy CPU work) stalls "
+            "every rollout and the client's heartbeat, and the gateway drops a client whose "
+            "heartbeat stops for its lease; use await asyncio.sleep(...) or await "
+            "asyncio.to_thread(...)",
+            file=sys.stderr,
+            flush=True,
+        )
 
     def _reason(self, rollout: _Rollout, now: float) -> str:
         return (
