@@ -382,7 +382,33 @@ def with_sampling_reach(reading: Reading, path: str | Path, params: dict[str, An
     repeats ids or shares ids with the train split (`with_split_notes`); and with a word on
     how a sampling factor reaches its model calls (`_with_sampling_note`)."""
     refuse_params_read_at_import(reading, path, params)
-    return _with_sampling_note(with_split_notes(reading, path), path, params)
+    reading = _with_sampling_note(with_split_notes(reading, path), path, params)
+    if not _reaches_the_model(Path(path)) and _NO_MODEL_CALL not in reading.assumptions:
+        reading = reading.model_copy(update={"assumptions": [*reading.assumptions, _NO_MODEL_CALL]})
+    return reading
+
+
+_NO_MODEL_CALL = (
+    "your workflow's code never reaches the model through the episode (episode.openai(), "
+    "episode.base_url, episode.models, or a shipped task's rollout): the gateway records no "
+    "call of it, so no run has anything to train on — call the model through the episode"
+)
+
+
+def _reaches_the_model(path: Path) -> bool:
+    """Whether the workflow's code (the file and the modules beside it that it imports) uses
+    any way to the episode's model: `.openai(`, `.base_url`, `.models`, or a shipped task's
+    rollout. A file that does not parse counts as reaching it (say nothing that could be
+    wrong)."""
+    for tree in _code_trees(path):
+        if tree is None:
+            return True
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr in ("openai", "base_url", "models"):
+                return True
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("swarm.tasks"):
+                return True
+    return False
 
 
 @dataclass(frozen=True)

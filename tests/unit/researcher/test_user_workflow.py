@@ -646,3 +646,23 @@ def test_client_env_is_a_repeatable_option_of_plan_and_start(
     assert created and created[0].client_env_allow == ["ACME_JUDGE_URL", "ACME_REGION"], (
         started.output
     )
+
+
+@pytest.mark.slow
+def test_a_workflow_that_never_reaches_the_model_is_said_in_the_plan(tmp_path: Path):
+    # a rule-based rollout: the gateway records no call, so no run can train
+    rules = tmp_path / "rules.py"
+    rules.write_text(ANY_SPLIT.replace('{"id": i}', '{"id": f"{split}-{i}"}'))
+    said = " ".join(plan_of(rules, "does lr 1e-4 help my agent?").framing.reading.assumptions)
+    assert "never reaches the model through the episode" in said
+    calls = tmp_path / "calls.py"
+    calls.write_text(
+        ANY_SPLIT.replace('{"id": i}', '{"id": f"{split}-{i}"}').replace(
+            "    return 1.0",
+            "    llm = episode.openai()\n"
+            "    await llm.chat.completions.create(model=episode.model, messages=[])\n"
+            "    return 1.0",
+        )
+    )
+    said = " ".join(plan_of(calls, "does lr 1e-4 help my agent?").framing.reading.assumptions)
+    assert "never reaches the model" not in said
