@@ -111,7 +111,8 @@ class StudyContext:
                 reason=reason,
                 data=data,
             )
-        used = self.study().budget_used_s
+        # the budget used up to now (the study's count stops at the node's last tick)
+        used = self.study().budget_used_s + time.monotonic() - self._last_tick
         style = {"error": "red", "problem": "yellow", "result": "green"}.get(kind, "cyan")
         self.console.print(
             f"[dim]{format_duration(used)}[/dim] [{style}]{phase:>10}[/{style}] {message}"
