@@ -384,6 +384,16 @@ def list_studies(db: DbOption = None) -> None:
     console.print(table if studies else 'no studies yet: `researcher start "..."`')
 
 
+def _aborted(config: dict) -> str:
+    """A run's training episodes aborted, as the monitor last counted them ("12 of 40 (30%)",
+    "-" before any count)."""
+    counts = config.get("episodes") or {}
+    finished, aborted = counts.get("finished", 0), counts.get("aborted", 0)
+    if not finished + aborted:
+        return "-"
+    return f"{aborted} of {finished + aborted} ({aborted / (finished + aborted):.0%})"
+
+
 @app.command()
 def status(
     study: Annotated[str, typer.Argument(help="The study id.")], db: DbOption = None
@@ -408,13 +418,13 @@ def status(
     if row.latest_finding:
         console.print(f"latest finding: {row.latest_finding}")
     if experiments:
-        table = Table("experiment", "arm", "seed", "status", "step", "reward/mean")
+        table = Table("experiment", "arm", "seed", "status", "step", "reward/mean", "aborted")
         table.columns[0].overflow = table.columns[1].overflow = "fold"
         for e in experiments:
             points = snapshots[e.id]
             last = points[-1] if points else None
             table.add_row(e.id, e.arm, str(e.seed), e.status, str(last.step) if last else "-",
-                          f"{last.value:.3f}" if last else "-")  # fmt: skip
+                          f"{last.value:.3f}" if last else "-", _aborted(e.config))  # fmt: skip
         console.print(table)
     for e in events:
         stamp = time.strftime("%H:%M:%S", time.localtime(e.at))

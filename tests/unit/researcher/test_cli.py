@@ -117,3 +117,11 @@ def test_a_failed_study_can_be_listed_and_its_status_shown_but_not_resumed(home,
     assert listed.exit_code == 0 and study.id in said(listed) and "failed" in said(listed)
     assert status.exit_code == 0 and "status failed" in said(status)
     assert resumed.exit_code == 1 and "is failed" in said(resumed)
+
+
+def test_status_shows_each_runs_aborted_episodes_as_the_monitor_counted_them():
+    from researcher.cli import _aborted
+
+    assert _aborted({"episodes": {"finished": 317, "aborted": 160}}) == "160 of 477 (34%)"
+    assert _aborted({"episodes": {"finished": 40, "aborted": 0}}) == "0 of 40 (0%)"
+    assert _aborted({}) == "-"  # not counted yet (planned, or a study from before the count)
