@@ -73,8 +73,10 @@ _TRAILING = re.compile(r",\s*$")
 _QUESTION_END = re.compile(r"\s*[?.!]*\s*$")
 # …or in a list of settings after the levels compared: "RLOO vs GRPO, lr=1e-5, group size 8,
 # chain_sum: which learns faster?"
-_LIST_GOES_ON = re.compile(r"\s*[,:;]")
-_COMPARED = re.compile(r"\b(?:vs\.?|versus)\s")
+_LIST_GOES_ON = re.compile(r"\s*(?:[,:;—–]|\s-\s)")
+# "RLOO vs GRPO (lr 1e-5, group size 8) on chain_sum": the list in brackets after the levels
+_BRACKETED_AFTER = re.compile(r"\s*\(([^()]{3,120})\)")
+_COMPARED = re.compile(r"\b(?:vs\.?|versus)\s|\bcompar\w*\s+\S+\s+(?:and|with|to)\s")
 
 _HELD_VALUE = re.compile(
     r"\s*(?:is\s+|are\s+|stays\s+)?(?:(?:set|held|fixed|kept)\s+(?:at|to)\s+|of\s+|=\s*|:\s*|at\s+)?"
@@ -89,12 +91,12 @@ def held_settings(
     ("does group size 8 help at lr 1e-5?": lr 1e-5), those settings, and their words. A
     setting is held only when something else is still named to vary once it is taken out,
     and it is named nowhere else (then it is varied: "lr 1e-4 with group size 8 vs ...")."""
-    text = _leading_context(text)
+    text = _bracketed_after_levels(_leading_context(text))
     held: dict[str, Level] = {}
     words: list[str] = []
     # after the verb: "does group size 16 help at lr 1e-5?" holds lr; "does group size 16
     # with lr 1e-5 help?" asks about the two together (refused: one setting at a time)
-    verb = re.search(DIRECTION_WORDS, text)
+    verb = re.search(DIRECTION_WORDS, text) or re.search(r"\bshould\b", text)
     for m in reversed(scan(text, params)):
         if m.key in held:
             continue
@@ -108,6 +110,14 @@ def held_settings(
         found: tuple[int, int, Level] | None = None
         if m.kind == "value" and m.key in _HELD_WORDS and before:  # "under RLOO", "with LoRA"
             found = (before.start(), m.end, m.level)
+        elif (
+            m.kind == "value"
+            and m.key in _HELD_WORDS
+            and trailing
+            and (_LIST_GOES_ON.match(text, m.end) or _QUESTION_END.match(text, m.end))
+            and _COMPARED.search(text[: trailing.start()])
+        ):  # "lr 1e-5 vs 5e-5, rloo, chain_sum: which is better?"
+            found = (trailing.start(), m.end, m.level)
         elif (
             m.kind == "value"
             and m.key in _HELD_WORDS
@@ -139,11 +149,23 @@ def held_settings(
                 )
             ):  # "does the hint help my agent, n_examples=4?"
                 found = (trailing.start(), value.end(), float(value.group(1)))
+            elif (
+                trailing
+                and word
+                and (
+                    _QUESTION_END.match(text, word.end())
+                    or (
+                        _LIST_GOES_ON.match(text, word.end())
+                        and _COMPARED.search(text[: trailing.start()])
+                    )
+                )
+            ):  # "does group size 8 help my agent, tool=calculator?"
+                found = (trailing.start(), word.end(), word.group(1) or word.group(2))
         if found is None:
             continue
         start, end, level = found
         # a clause before the verb holds only when set apart: "at lr 5e-5, does kl help?"
-        if (verb is None or start < verb.end()) and not re.match(r"\s*[,:]", text[end:]):
+        if (verb is None or start < verb.end()) and not _LIST_GOES_ON.match(text, end):
             continue
         blanked = text[:start] + " " * (end - start) + text[end:]
         if not _still_varies(blanked, params, m.key):
@@ -176,6 +198,16 @@ def _leading_context(text: str) -> str:
         listed = " and ".join(part.strip() for part in bracketed.group(1).split(","))
         text = f"with {listed}, {text[bracketed.end() :]}"
     return _LISTED_CONTEXT.sub(r"\1 and \2, ", text)
+
+
+def _bracketed_after_levels(text: str) -> str:
+    """A list in brackets right after the levels compared ("RLOO vs GRPO (lr 1e-5, group size
+    8) on chain_sum: …") as the list it means: ", lr 1e-5, group size 8, on chain_sum"."""
+    for found in _BRACKETED_AFTER.finditer(text):
+        if _COMPARED.search(text[: found.start()]):
+            items = ", ".join(part.strip() for part in found.group(1).split(","))
+            return f"{text[: found.start()]}, {items}, {text[found.end() :].lstrip()}"
+    return text
 
 
 def _still_varies(text: str, params: dict[str, Any] | None, held: str) -> bool:

@@ -176,7 +176,12 @@ def read_setup(text: str, params: dict[str, Any] | None) -> tuple[str, list[str]
     question = question.rstrip().rstrip("?.").rstrip()
     if against and not asked and _PRONOUN.search(question):
         question = _PRONOUN.sub(lambda _: "the " + against[0], question, count=1)
-    elif against and not _SET_AGAINST.search(question):
+    elif (
+        against
+        and not _SET_AGAINST.search(question)
+        # "temp 0.5 did badly. does temperature 1.2 beat 1.0?": the question names its own two
+        and not (numeric and len(_bare_numbers(question, in_question)) >= 2)
+    ):
         # "than" after a comparative ("would the calculator tool do better than the search
         # tool?"), else "relative to" ("does adding a KL of 0.02 hurt relative to no KL?")
         joined = " and ".join(against)

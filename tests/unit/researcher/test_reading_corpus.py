@@ -1330,6 +1330,19 @@ CORPUS: list[Q] = [
     Q('does temperature 1.0 help countdown?', 'temperature', [0.7, 1.0], 'countdown', H, G),
     Q('does a KL of 0 help chain_sum?', 'kl_coef', [0.05, 0.0], 'chain_sum', H, G),
     Q('does group size 4 help chain_sum?', 'group_size', [8, 4], 'chain_sum', H, G),
+    # probe 12: held lists ended by a dash, in brackets, with a bare algorithm or a PARAM word
+    Q('lr 1e-5 vs 1e-4, weight decay 0.01 — which learns faster on countdown?', 'lr', [1e-5, 1e-4], 'countdown', LS, TWO_SIDED, extra={'held': {'weight_decay': 0.01}}),
+    Q('lr 1e-5 vs 1e-4, kl 0.01 - which is better on countdown?', 'lr', [1e-5, 1e-4], 'countdown', H, TWO_SIDED, extra={'held': {'kl_coef': 0.01}}),
+    Q('RLOO vs GRPO (lr 1e-5) on chain_sum: which learns faster?', 'algorithm', ['grpo', 'rloo'], 'chain_sum', LS, TWO_SIDED, extra={'held': {'lr': 1e-5}}),
+    Q('Compare RLOO and GRPO (lr 1e-5, group size 8) on chain_sum: which learns faster?', 'algorithm', ['grpo', 'rloo'], 'chain_sum', LS, TWO_SIDED, extra={'held': {'lr': 1e-5, 'group_size': 8}}),
+    Q('lr 1e-5 vs 5e-5, rloo, chain_sum: which is better?', 'lr', [1e-5, 5e-5], 'chain_sum', H, TWO_SIDED, extra={'held': {'algorithm': 'rloo'}}),
+    Q('should we use a lower learning rate with RLOO on countdown?', 'lr', [2e-5, 5e-6], 'countdown', H, G, extra={'held': {'algorithm': 'rloo'}}),
+    Q('does group size 8 help my agent, tool=calculator?', 'group_size', [4, 8], 'workflow', H, G, extra={'held': {'workflow:tool': 'calculator'}}, params=AGENT),
+    Q('does group size 8 help, use_hint=True?', 'group_size', [4, 8], 'workflow', H, G, extra={'held': {'workflow:use_hint': True}}, params=AGENT),
+    # a level of setup beside a question naming its own two is no arm
+    Q('temp 0.5 did badly. does temperature 1.2 beat 1.0 on chain_sum?', 'temperature', [1.0, 1.2], 'chain_sum', H, G),
+    Q('clip 0.3 blew up. does clip 0.1 beat 0.2?', 'clip_eps', [0.2, 0.1], 'chain_sum', H, G),
+    Q('Our baseline uses group size 4 and lr 2e-5. Would group size 16 beat 8?', 'group_size', [8, 16], 'chain_sum', H, G, extra={'held': {'lr': 2e-5}}),
     # "tool calls" names a PARAM max_calls
     Q('do 3 tool calls instead of 2 help my agent?', 'workflow:max_calls', [2, 3], 'workflow', H, G, params={'max_calls': 2, 'system_prompt': 'Use the tool.'}),
     # "train my agent faster" is "train faster": wall time
