@@ -392,6 +392,23 @@ def _question_sentence(text: str) -> str:
     return text
 
 
+def _without_or_between_tasks(q: Question, text: str) -> str:
+    """`text` without an "or" that joins two task names ("does kl 0.05 help chain_sum or
+    countdown?": a second task named, not a choice between directions)."""
+    tasks = q.of("task")
+    for m in re.finditer(r"\bor\b", text):
+        joins = any(
+            re.fullmatch(r"[\s,]*", q.text[a.end : m.start()])
+            and re.fullmatch(r"\s*(?:the\s+)?", q.text[m.end() : b.start])
+            for a in tasks
+            for b in tasks
+            if a.end <= m.start() and b.start >= m.end()
+        )
+        if joins:
+            text = text[: m.start()] + "  " + text[m.end() :]
+    return text
+
+
 def read_direction(q: Question, outcome: str, factor: str) -> tuple[str, float | None]:
     """The direction and, for an equivalence question, its margin."""
     text = q.masked
@@ -480,6 +497,7 @@ def read_direction(q: Question, outcome: str, factor: str) -> tuple[str, float |
             or (greater if not re.search(r"\bslow", text) else None),
         )
     chooses = re.sub(r"\bor (?:more|higher|above|better|greater|so|beyond)\b", " ", text)
+    chooses = _without_or_between_tasks(q, chooses)
     if (greater and less) or (
         # not a relative clause: "a KL of 0.1, which we use now, …"
         (greater or less) and re.search(_WHICH_ASKS + r"|\bor\b", chooses)

@@ -187,16 +187,26 @@ _TASKS_ASKED = re.compile(
     r"\b(?:does|do|is|are|will|would|which(?: task)?,?|whether)\s+(?:the\s+)?$"
 )
 _TASK_OR = re.compile(r"\s*(?:,\s*)?(?:or|vs\.?|versus)\s+(?:the\s+)?")
+# "does countdown learn faster than chain_sum", "is letter counting easier than chain_sum"
+_TASK_THAN = re.compile(
+    r"\s+(?:\w+\s+){0,3}?(?:faster|slower|quicker|easier|harder|better|worse|more slowly|"
+    r"more quickly)\s+than\s+(?:the\s+)?"
+)
+# "which learns faster with lr 1e-4, countdown or chain_sum?", "help more on A or B?"
+_WHICH = re.compile(r"\bwhich\b")
+_MORE_ON = re.compile(r"\bmore\s+(?:on|for|with|in)\s+(?:the\s+)?$")
 
 
 def _refuse_tasks_compared(q: Question, named: list[Mention], factor: str) -> None:
     """Refuses "does chain_sum or countdown learn faster with group size 8?": it compares
     two tasks, not two levels of a run setting, and tasks' rewards are on no common scale."""
     for first, second in zip(named, named[1:], strict=False):
-        if (
-            first.key != second.key
-            and _TASKS_ASKED.search(q.text[: first.start])
-            and _TASK_OR.fullmatch(q.text[first.end : second.start])
+        between = q.text[first.end : second.start]
+        before = q.text[: first.start]
+        if first.key != second.key and (
+            (_TASK_OR.fullmatch(between) and (_TASKS_ASKED.search(before) or _WHICH.search(before)))
+            or (_TASK_OR.fullmatch(between) and _MORE_ON.search(before))
+            or _TASK_THAN.fullmatch(between)
         ):
             raise q.unreadable(
                 f"it compares two tasks ({first.key} or {second.key}), not two levels of a run "

@@ -1343,6 +1343,8 @@ CORPUS: list[Q] = [
     Q('temp 0.5 did badly. does temperature 1.2 beat 1.0 on chain_sum?', 'temperature', [1.0, 1.2], 'chain_sum', H, G),
     Q('clip 0.3 blew up. does clip 0.1 beat 0.2?', 'clip_eps', [0.2, 0.1], 'chain_sum', H, G),
     Q('Our baseline uses group size 4 and lr 2e-5. Would group size 16 beat 8?', 'group_size', [8, 16], 'chain_sum', H, G, extra={'held': {'lr': 2e-5}}),
+    # a second task joined by "or" keeps the direction
+    Q('does kl 0.05 help chain_sum or countdown?', 'kl_coef', [0.0, 0.05], 'chain_sum', H, G),
     # "tool calls" names a PARAM max_calls
     Q('do 3 tool calls instead of 2 help my agent?', 'workflow:max_calls', [2, 3], 'workflow', H, G, params={'max_calls': 2, 'system_prompt': 'Use the tool.'}),
     # "train my agent faster" is "train faster": wall time
@@ -1798,6 +1800,26 @@ REFUSALS: list[tuple[str, type[UnmappableQuestion], str]] = [
         "does chain_sum or countdown learn faster with group size 8?",
         UnreadableQuestion,
         "it compares two tasks (chain_sum or countdown), not two levels of a run setting",
+    ),
+    (
+        "does countdown learn faster than chain sum under rloo?",
+        UnreadableQuestion,
+        "it compares two tasks (countdown or chain_sum)",
+    ),
+    (
+        "which learns faster with lr 1e-4, countdown or chain_sum?",
+        UnreadableQuestion,
+        "it compares two tasks (countdown or chain_sum)",
+    ),
+    (
+        "is letter counting easier than chain_sum with group size 16?",
+        UnreadableQuestion,
+        "it compares two tasks (letter_counting or chain_sum)",
+    ),
+    (
+        "does lr 1e-4 help more on chain_sum or countdown?",
+        UnreadableQuestion,
+        "it compares two tasks (chain_sum or countdown)",
     ),
 ]
 
