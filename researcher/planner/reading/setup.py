@@ -63,6 +63,27 @@ _LEVEL_SCORED = re.compile(
 )
 
 
+# "kl 0.1 (0.3 acc)", "group size 2 = 0.3": a level with its score after it
+_LEVEL_SCORE_AFTER = re.compile(
+    r"(?<![\w.])(\d[\d.]*(?:e-?\d+)?)\s*(?:\(\s*|=\s*)(0?\.\d+|\d+(?:\.\d+)?%)"
+    r"(?:\s*(?:acc\w*|reward|score|held[\s-]?out(?: acc\w*)?))?\s*\)?"
+)
+
+
+def _levels_scored(body: str) -> list[re.Match[str]]:
+    """Each level written with its score in `body`, in order (group 1 the level, 2 the
+    score)."""
+    found = sorted(
+        [*_LEVEL_SCORED.finditer(body), *_LEVEL_SCORE_AFTER.finditer(body)],
+        key=lambda m: m.start(),
+    )
+    kept: list[re.Match[str]] = []
+    for m in found:
+        if not kept or m.start() >= kept[-1].end():
+            kept.append(m)
+    return kept
+
+
 def _score(written: str) -> float:
     """A score as written ("0.6", "62%") as a number on one scale."""
     return float(written[:-1]) / 100 if written.endswith("%") else float(written)
@@ -110,6 +131,17 @@ def read_setup(text: str, params: dict[str, Any] | None) -> tuple[str, list[str]
             (before if i < asking else after).append(part)
             continue
         body = part.rstrip(".;!:").strip()
+        if len(scored := _levels_scored(body)) >= 2:
+            # "staleness 4 gave 0.5, 1 gave 0.6. Is fully on-policy even better?": the best
+            # level seen is what a new one must beat; the others are results
+            best = max(scored, key=lambda m: _score(m.group(2)))
+            others = ", ".join(f"{m.group(1)} ({m.group(2)})" for m in scored if m is not best)
+            notes.append(
+                f"{best.group(1)} ({best.group(2)}), the best result seen, is the control; "
+                f"{others} read as results already seen, not levels"
+            )
+            kept = body[: scored[0].start()] + best.group(1) + body[scored[-1].end() :]
+            part, body = kept + part[len(body) :], kept
         mentions = scan(body, params)
         if mixing and any(m.kind == "task" or m.key == "task_mix" for m in mentions):
             # "30% of the batch is countdown. Does that help chain_sum?": the mix is read
@@ -152,18 +184,6 @@ def read_setup(text: str, params: dict[str, Any] | None) -> tuple[str, list[str]
             named = [m for m in mentions if m.kind in _SETTING]
             if not named:
                 continue
-        if len(scored := list(_LEVEL_SCORED.finditer(body))) >= 2:
-            # "staleness 4 gave 0.5, 1 gave 0.6. Is fully on-policy even better?": the best
-            # level seen is what a new one must beat; the others are results
-            best = max(scored, key=lambda m: _score(m.group(2)))
-            others = ", ".join(f"{m.group(1)} ({m.group(2)})" for m in scored if m is not best)
-            notes.append(
-                f"{best.group(1)} ({best.group(2)}), the best result seen, is the control; "
-                f"{others} read as results already seen, not levels"
-            )
-            body = body[: scored[0].start()] + best.group(1) + body[scored[-1].end() :]
-            mentions = scan(body, params)
-            named = [m for m in mentions if m.kind in _SETTING]
         if seen := _SCORED_AT.search(body):  # "GRPO with group size 8 at 0.62": a result
             notes.append(f"{seen.group(0).strip()!r} read as a result already seen, not a level")
             body = body[: seen.start()] + body[seen.end() :]

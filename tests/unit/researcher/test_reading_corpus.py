@@ -1343,6 +1343,9 @@ CORPUS: list[Q] = [
     Q('temp 0.5 did badly. does temperature 1.2 beat 1.0 on chain_sum?', 'temperature', [1.0, 1.2], 'chain_sum', H, G),
     Q('clip 0.3 blew up. does clip 0.1 beat 0.2?', 'clip_eps', [0.2, 0.1], 'chain_sum', H, G),
     Q('Our baseline uses group size 4 and lr 2e-5. Would group size 16 beat 8?', 'group_size', [8, 16], 'chain_sum', H, G, extra={'held': {'lr': 2e-5}}),
+    # levels with their scores in brackets or after "=": the best seen is the control
+    Q('We tried kl 0.1 (0.3 acc) and kl 0.01 (0.45 acc). Would no KL do better on countdown?', 'kl_coef', [0.01, 0.0], 'countdown', H, G),
+    Q('Results so far: group size 2 = 0.3, group size 4 = 0.45, group size 8 = 0.5. Would 16 be better?', 'group_size', [8, 16], 'chain_sum', H, G),
     # a second task joined by "or" keeps the direction
     Q('does kl 0.05 help chain_sum or countdown?', 'kl_coef', [0.0, 0.05], 'chain_sum', H, G),
     # "tool calls" names a PARAM max_calls
