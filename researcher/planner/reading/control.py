@@ -61,10 +61,20 @@ def contrasted_index(text: str, positions: list[int]) -> int | None:
                 return index
     for index, position in enumerate(positions[1:], start=1):
         between = text[positions[index - 1] : position]
-        if _VERSUS.search(between) and len(between.split()) > 5:
+        versus = _VERSUS.search(between)
+        # a verb between: "does staleness 2 cut wall time vs fully synchronous", not "1e-4 vs lr"
+        if versus and (
+            len(between.split()) > 5 or _VERB_BEFORE_VS.search(between[: versus.start()])
+        ):
             return index
     return None
 
+
+_VERB_BEFORE_VS = re.compile(
+    r"\b(?:cuts?|saves?|learn\w*|help\w*|hurt\w*|improv\w*|beat\w*|reduc\w*|speeds?|slows?|"
+    r"train\w*|converg\w*|does|do|perform\w*|works?|scor\w*|reach\w*|gets?|makes?|takes?|"
+    r"lowers?|raises?|increas\w*|decreas\w*|boost\w*|harm\w*)\b"
+)
 
 # "is 32 enough, or do we need 64?": the level needed is the control
 _OR_NEED = re.compile(
