@@ -5,8 +5,9 @@ the group size — and every arm keeps it (`Reading.episodes_per_step`): group_s
 batch_groups, the one not varied or held adjusted to it.
 
 "N groups of M" twice is read by what differs: the same total (64 either way) is the group
-size at that total; the same group size is the number of groups at that group size; both
-differing with different totals is two settings at once, refused.
+size at that total; the same group size is the number of groups at that group size; the
+same number of groups is the group size at that number; both differing with different
+totals is two settings at once, refused.
 
 Must not know how arms get the total (`design_space.py`), nor budgets, the gateway or the
 database.
@@ -124,6 +125,11 @@ def _pairs(
         # the number of groups varies, the shared group size held ("with group size 4")
         rewritten = _rewritten(text, pairs[:2], "batch_groups", 0)
         return f"{rewritten.rstrip('? ')} with group size {size_a}?", None, []
+    if groups_a == groups_b:
+        # the group size varies, the shared number of groups held ("4 prompts x 8 samples vs
+        # 4 prompts x 16 samples")
+        rewritten = _rewritten(text, pairs[:2], "group size", 1)
+        return f"{rewritten.rstrip('? ')} with {groups_a} groups per step?", None, []
     raise BatchRefused(
         f"{a.group(0)!r} and {b.group(0)!r} change two settings at once — the group size "
         f"({size_a} vs {size_b}) and the episodes per step ({groups_a * size_a} vs "
