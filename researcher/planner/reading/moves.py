@@ -28,7 +28,7 @@ def names_default(text: str, mention: Mention) -> bool:
 BEST = re.compile(
     r"\b(?:which|what|best|optimal|sweep|sensitiv\w*)\b"
     # "how many samples per prompt should I use?", "how large should the group size be?"
-    r"|\bhow (?:many|much|large|big|high|low|small|long)\b(?=[^?.;]{0,40}?\bshould\b)"
+    r"|\bhow (?:many|much|large|big|high|low|small|long)\b(?=[^?.;]{0,40}?\b(?:should|need)\b)"
 )
 
 NEEDED = re.compile(  # not "how many steps does it need to reach 0.8"

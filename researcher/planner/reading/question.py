@@ -9,6 +9,7 @@ arms, budgets, the gateway or the database.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,4 +80,9 @@ class Question:
     def asks_if_needed(self) -> bool:
         """Whether the question asks if a setting is needed ("is a KL penalty necessary?",
         "does my agent need the hint?"): the setting on is the control, off the treatment."""
-        return bool(NEEDED.search(self.masked)) and self.direction == "two_sided"
+        # "how many completions per prompt do I need?" asks for the best count, not whether
+        return (
+            bool(NEEDED.search(self.masked))
+            and self.direction == "two_sided"
+            and not re.search(r"\bhow (?:many|much|large|big|high|long)\b", self.masked)
+        )

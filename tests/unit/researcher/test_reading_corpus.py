@@ -1346,6 +1346,8 @@ CORPUS: list[Q] = [
     # levels with their scores in brackets or after "=": the best seen is the control
     Q('We tried kl 0.1 (0.3 acc) and kl 0.01 (0.45 acc). Would no KL do better on countdown?', 'kl_coef', [0.01, 0.0], 'countdown', H, G),
     Q('Results so far: group size 2 = 0.3, group size 4 = 0.45, group size 8 = 0.5. Would 16 be better?', 'group_size', [8, 16], 'chain_sum', H, G),
+    # "how many … do I need" asks for the best count: a sweep
+    Q('how many completions per prompt do I need for chain_sum?', 'group_size', [4, 2, 8], 'chain_sum', H, TWO_SIDED),
     # one number of groups, two group sizes: the group size at that number
     Q('4 prompts x 8 samples vs 4 prompts x 16 samples on chain_sum, which is better?', 'group_size', [8, 16], 'chain_sum', H, TWO_SIDED, extra={'held': {'batch_groups': 4}}),
     # "A <verb> vs B": B is what A is set against
