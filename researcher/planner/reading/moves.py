@@ -29,6 +29,9 @@ BEST = re.compile(
     r"\b(?:which|what|best|optimal|sweep|sensitiv\w*)\b"
     # "how many samples per prompt should I use?", "how large should the group size be?"
     r"|\bhow (?:many|much|large|big|high|low|small|long)\b(?=[^?.;]{0,40}?\b(?:should|need)\b)"
+    # "should the group size be larger or smaller?": both ways from the default
+    r"|\b(?:larger|bigger|higher|more|longer) or (?:smaller|lower|fewer|less|shorter)\b"
+    r"|\b(?:smaller|lower|fewer|less|shorter) or (?:larger|bigger|higher|more|longer)\b"
 )
 
 NEEDED = re.compile(  # not "how many steps does it need to reach 0.8"

@@ -1306,7 +1306,8 @@ CORPUS: list[Q] = [
     Q('should the temperature be lower for countdown?', 'temperature', [1.0, 0.7], 'countdown', H, G),
     Q('should we use a larger group size on chain_sum?', 'group_size', [4, 8], 'chain_sum', H, G),
     Q('do we need a max_tokens above 150 on countdown?', 'max_tokens', [150, 300], 'countdown', H, G),
-    Q('should the group size be larger or smaller on countdown?', 'group_size', [4, 8], 'countdown', H, TWO_SIDED),
+    Q('should the group size be larger or smaller on countdown?', 'group_size', [4, 2, 8], 'countdown', H, TWO_SIDED),
+    Q('should the lr be higher or lower on chain_sum?', 'lr', [2e-5, 5e-6, 1e-4], 'chain_sum', H, TWO_SIDED),
     # a PARAM's one level after "more than": that level is the control
     Q('does my agent need more than 1 turn?', 'workflow:max_turns', [1, 4], 'workflow', H, G, params=TOOLS),
     Q('does my agent need more than 6 turns?', 'workflow:max_turns', [6, 12], 'workflow', H, G, params=TOOLS),
