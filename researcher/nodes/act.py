@@ -9,6 +9,7 @@ from pathlib import Path
 from langgraph.runtime import Runtime
 
 from experiments_db import crud
+from researcher.client_output import failure_cause
 from researcher.context import StudyContext
 from researcher.launcher import was_started
 from researcher.nodes.common import (
@@ -21,7 +22,6 @@ from researcher.nodes.common import (
     update_experiment,
 )
 from researcher.nodes.launch import describe, found_at, start_client
-from researcher.nodes.validate import failure_cause
 from researcher.state import StudyState
 
 

@@ -11,10 +11,7 @@ the mean reward the client last saw — the gateway may be gone by now.
 from __future__ import annotations
 
 import math
-import re
 import time
-from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +19,12 @@ from langgraph.runtime import Runtime
 
 from experiments_db import crud
 from experiments_db.studies import ExperimentRow
+from researcher.client_output import ClientLogFacts, read_client_log
 from researcher.context import StudyContext
 from researcher.disk import DELETED
 from researcher.errors import ResearcherError
 from researcher.gateway_api import GatewayUnavailable
-from researcher.nodes.validate import dry_run_failures, failure_cause
+from researcher.nodes.validate import dry_run_failures
 from researcher.plan import Analysis, Decision, Design, Framing, RunResult
 from researcher.report import write_report
 from researcher.report.context import (
@@ -132,62 +130,6 @@ def report_context(ctx: StudyContext, state: dict[str, Any]) -> ReportContext:
         disk_budget_bytes=ctx.settings.disk_budget_bytes,
         **_replayed(ctx),
     )
-
-
-# what `swarm run` prints: a failed episode ("episode ep-… (task t3): rollout raised …"),
-# a repeat of a traceback's place ("(again at /path/w.py:20, 7 times)"), its progress line
-# ("475 done · 6.71 ep/s · reward 0.000 (last 50) · policy v0 · 159 aborted") and its last
-# line ("run stopped — 321 finished, 132 aborted, mean reward (last 50) 1.960")
-_FAILED_EPISODE = re.compile(r"^episode \S+ \(task [^)]*\): ", re.M)
-_AGAIN_AT = re.compile(r"\s*\(again at (.+):(\d+), \d+ times\)")
-_TASK = re.compile(r" \(task [^)]*\)$")
-_PROGRESS = re.compile(r"(\d+)(?:/\d+)? done · [^\n]* · (\d+) aborted$", re.M)
-_SUMMARY = re.compile(r" — (\d+) finished, (\d+) aborted")
-_REWARD = re.compile(r"reward (-?\d+\.\d+|nan|-?inf) \(last (\d+)\)|"
-                     r"mean reward \(last (\d+)\) (-?\d+\.\d+|nan|-?inf)")  # fmt: skip
-
-
-@dataclass
-class ClientLogFacts:
-    """What one run's client logs say (every attempt's, added up)."""
-
-    finished: int = 0
-    aborted: int = 0
-    causes: Counter[str] = field(default_factory=Counter)  # cause → episodes it ended
-    examples: dict[str, str] = field(default_factory=dict)  # cause → its first line, with task
-    recent_reward: float | None = None
-    recent_n: int = 0
-
-
-def read_client_log(text: str, facts: ClientLogFacts) -> None:
-    """Add one client log's counts, causes and last reward to `facts`."""
-    starts = [m.start() for m in _FAILED_EPISODE.finditer(text)]
-    for start, end in zip(starts, [*starts[1:], len(text)][: len(starts)], strict=True):
-        chunk = text[start:end]
-        # a repeat names its place only in "(again at …)": as the first time's "at w.py:20"
-        again = _AGAIN_AT.search(chunk.partition("\n")[0])
-        if again:
-            place = f" at {Path(again.group(1)).name}:{again.group(2)}"
-            chunk = chunk[: again.start()] + place + chunk[again.end() :]
-        cause = failure_cause(chunk)
-        if cause:
-            key = _TASK.sub("", cause)
-            facts.causes[key] += 1
-            facts.examples.setdefault(key, cause)
-    summary = _SUMMARY.findall(text)
-    if summary:
-        finished, aborted = map(int, summary[-1])
-    elif progress := _PROGRESS.findall(text):
-        done, aborted = map(int, progress[-1])
-        finished = done - aborted
-    else:
-        finished, aborted = 0, len(starts)
-    facts.finished += finished
-    facts.aborted += aborted
-    rewards = _REWARD.findall(text)
-    if rewards:
-        value, n, summary_n, summary_value = rewards[-1]
-        facts.recent_reward, facts.recent_n = float(value or summary_value), int(n or summary_n)
 
 
 def _run_episodes(row: ExperimentRow, log_paths: list[str]) -> RunEpisodes:

@@ -15,7 +15,6 @@ edited, so it gets no repair: its arm fails at once, saying why.
 
 from __future__ import annotations
 
-import re
 import sys
 import time
 from pathlib import Path
@@ -23,6 +22,7 @@ from pathlib import Path
 from langgraph.runtime import Runtime
 
 from experiments_db import crud
+from researcher.client_output import failure_cause
 from researcher.context import StudyContext, client_limits
 from researcher.gateway_api import GatewayRefused
 from researcher.launcher.local import client_env, run_contained
@@ -36,39 +36,6 @@ from researcher.nodes.launch import run_body
 from researcher.state import StudyState
 
 DRY_RUN_EPISODES = 4  # each on its own task (groups of 1)
-
-# what `swarm run` prints for a failed episode: "episode ep-… (task t3): rollout raised" and
-# the traceback's last line, or "… rollout raised IndexError: … (again at file.py:20, …)"
-_RAISED = re.compile(r"^\s*episode \S+ \(task ([^)]*)\): (.+)$", re.M)
-_EXCEPTION_LINE = re.compile(
-    r"^(?:[\w.]+(?:Error|Exception|Exit|Interrupt|Warning)|[\w.]+Error)\b.*$", re.M
-)
-_AT_LINE = re.compile(r'^\s*File "([^"]+)", line (\d+)', re.M)
-
-
-def failure_cause(output: str) -> str | None:
-    """What the dry run's episodes failed with, in one line: "rollout raised IndexError:
-    list index out of range at w.py:20 (task train0)"; None when the output names none."""
-    raised = _RAISED.search(output)
-    if raised is None:  # e.g. the workflow failed to import: the traceback's last frame
-        last = list(_EXCEPTION_LINE.finditer(output))
-        if not last:
-            return None
-        places = _AT_LINE.findall(output[: last[-1].start()])
-        where = f" at {Path(places[-1][0]).name}:{places[-1][1]}" if places else ""
-        return f"{last[-1].group(0).strip()}{where}"
-    task, what = raised.group(1), raised.group(2).strip()
-    if what.endswith("raised"):  # the traceback follows: its last exception line and place
-        rest = output[raised.end() :]
-        exception = _EXCEPTION_LINE.search(rest)
-        places = _AT_LINE.findall(rest[: exception.start()] if exception else rest)
-        if exception:
-            what = f"{what} {exception.group(0).strip()}"
-        if places:
-            file, line = places[-1]
-            what = f"{what} at {Path(file).name}:{line}"
-    what = re.sub(r"\s*\(again at [^)]*\)", "", what)
-    return f"{what} (task {task})"
 
 
 def dry_run(

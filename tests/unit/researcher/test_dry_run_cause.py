@@ -3,7 +3,7 @@ prints (outputs as printed by real dry runs of users' workflows)."""
 
 from __future__ import annotations
 
-from researcher.nodes.validate import failure_cause
+from researcher.client_output import failure_cause
 
 RAISED = """swarm run workflow.py (code 7659dd6e4f8e) → http://127.0.0.1:42653 run=st-r1-check0
 episode ep-23bc301ecad875a8 (task train0): rollout raised
@@ -45,3 +45,10 @@ def test_a_workflow_that_fails_to_import_gives_the_last_frame():
 
 def test_output_that_names_no_failure_gives_none():
     assert failure_cause("episodes: 4/4 done · 0 aborted\n") is None
+
+
+def test_a_repeated_failure_keeps_the_place_its_repeat_line_names():
+    repeat = RAISED.splitlines()[7]  # "episode … rollout raised IndexError: … (again at …)"
+    assert failure_cause(repeat) == (
+        "rollout raised IndexError: list index out of range at my_agent.py:20 (task train0)"
+    )
