@@ -114,8 +114,7 @@ def held_settings(
             m.kind == "value"
             and m.key in _HELD_WORDS
             and trailing
-            and (_LIST_GOES_ON.match(text, m.end) or _QUESTION_END.match(text, m.end))
-            and _COMPARED.search(text[: trailing.start()])
+            and _closes_item(text, trailing.start(), m.end, end_needs_levels=True)
         ):  # "lr 1e-5 vs 5e-5, rloo, chain_sum: which is better?"
             found = (trailing.start(), m.end, m.level)
         elif (
@@ -140,26 +139,11 @@ def held_settings(
                 trailing
                 and value
                 and not value.group(2)
-                and (
-                    _QUESTION_END.match(text, value.end())
-                    or (
-                        _LIST_GOES_ON.match(text, value.end())
-                        and _COMPARED.search(text[: trailing.start()])
-                    )
-                )
+                and _closes_item(text, trailing.start(), value.end())
             ):  # "does the hint help my agent, n_examples=4?"
                 found = (trailing.start(), value.end(), float(value.group(1)))
-            elif (
-                trailing
-                and word
-                and (
-                    _QUESTION_END.match(text, word.end())
-                    or (
-                        _LIST_GOES_ON.match(text, word.end())
-                        and _COMPARED.search(text[: trailing.start()])
-                    )
-                )
-            ):  # "does group size 8 help my agent, tool=calculator?"
+            elif trailing and word and _closes_item(text, trailing.start(), word.end()):
+                # "does group size 8 help my agent, tool=calculator?"
                 found = (trailing.start(), word.end(), word.group(1) or word.group(2))
         if found is None:
             continue
@@ -198,6 +182,17 @@ def _leading_context(text: str) -> str:
         listed = " and ".join(part.strip() for part in bracketed.group(1).split(","))
         text = f"with {listed}, {text[bracketed.end() :]}"
     return _LISTED_CONTEXT.sub(r"\1 and \2, ", text)
+
+
+def _closes_item(text: str, comma: int, end: int, *, end_needs_levels: bool = False) -> bool:
+    """Whether the setting after the comma at `comma`, ending at `end`, is an item set apart:
+    it ends the question ("…, n_examples=4?") or goes on a list of settings after the levels
+    compared ("RLOO vs GRPO, lr=1e-5, group size 8: …"). `end_needs_levels`: ending the
+    question counts only after levels compared too (a bare algorithm word)."""
+    compared = _COMPARED.search(text[:comma])
+    if _LIST_GOES_ON.match(text, end):
+        return bool(compared)
+    return bool(_QUESTION_END.match(text, end)) and (bool(compared) or not end_needs_levels)
 
 
 def _bracketed_after_levels(text: str) -> str:
