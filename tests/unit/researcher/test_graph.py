@@ -449,17 +449,19 @@ def test_a_workflow_whose_episodes_keep_aborting_is_rewritten_live_and_its_clien
     assert harness.experiments()["mixed"].attempt == 0  # the healthy arm was left alone
 
 
+def control_keeps_aborting(gateway, run):
+    """The control's rollouts fail at every look: 5 more aborted episodes each time."""
+    if run.name.endswith("control-s0"):
+        run.aborted += 5
+
+
 @pytest.mark.slow
 def test_a_workflow_that_keeps_failing_after_max_repairs_live_edits_fails_its_run(harness):
     harness.planner.plan = small_design(steps=60)
     harness.planner.workflows["control"] = [GOOD_WORKFLOW, GOOD_WORKFLOW + "# edit 1\n"]
     harness.create(max_repairs=1)
 
-    def keep_aborting(gateway, run):
-        if run.name.endswith("control-s0"):
-            run.aborted += 5
-
-    harness.gateway.on_get_run = keep_aborting
+    harness.gateway.on_get_run = control_keeps_aborting
     assert harness.drive() == 0
 
     control = harness.experiments()["control"]
@@ -475,11 +477,7 @@ def test_a_failing_workflow_the_planner_would_write_again_unchanged_is_stopped_a
     harness.planner.plan = small_design(steps=60)
     harness.create(max_repairs=2)
 
-    def keep_aborting(gateway, run):
-        if run.name.endswith("control-s0"):
-            run.aborted += 5
-
-    harness.gateway.on_get_run = keep_aborting
+    harness.gateway.on_get_run = control_keeps_aborting
     assert harness.drive() == 0
 
     control = harness.experiments()["control"]
