@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from researcher.plan import Level
-from researcher.planner.catalogue import describe_level
+from researcher.planner.catalogue import DIRECTION_WORDS, describe_level
 from researcher.planner.reading.question import Question
 from researcher.planner.reading.sentences import asking_span, outside_asking
 
@@ -62,19 +62,14 @@ def contrasted_index(text: str, positions: list[int]) -> int | None:
     for index, position in enumerate(positions[1:], start=1):
         between = text[positions[index - 1] : position]
         versus = _VERSUS.search(between)
-        # a verb between: "does staleness 2 cut wall time vs fully synchronous", not "1e-4 vs lr"
-        if versus and (
-            len(between.split()) > 5 or _VERB_BEFORE_VS.search(between[: versus.start()])
-        ):
+        # a direction word between: "does staleness 2 cut wall time vs fully synchronous", not
+        # "1e-4 vs lr"
+        if versus and (len(between.split()) > 5 or _DIRECTION.search(between[: versus.start()])):
             return index
     return None
 
 
-_VERB_BEFORE_VS = re.compile(
-    r"\b(?:cuts?|saves?|learn\w*|help\w*|hurt\w*|improv\w*|beat\w*|reduc\w*|speeds?|slows?|"
-    r"train\w*|converg\w*|does|do|perform\w*|works?|scor\w*|reach\w*|gets?|makes?|takes?|"
-    r"lowers?|raises?|increas\w*|decreas\w*|boost\w*|harm\w*)\b"
-)
+_DIRECTION = re.compile(DIRECTION_WORDS)
 
 # "is 32 enough, or do we need 64?": the level needed is the control
 _OR_NEED = re.compile(
