@@ -31,8 +31,8 @@ from researcher.planner.reading.control import choose_control, contrasted_index
 from researcher.planner.reading.mixes import mix_levels, model_levels
 from researcher.planner.reading.moves import (
     BEST,
-    BOUND,
     TOO,
+    bound_before,
     lowered_before,
     names_default,
     takes_away,
@@ -177,7 +177,7 @@ def read_levels(q: Question, factor: str, task: str, tasks: list[str]) -> tuple[
         and isinstance(levels[0], int | float)
         and levels[0] > 0
         and (
-            (bound := BOUND.search(q.text[max(0, named[0][0] - 50) : named[0][0]]))
+            (bound := bound_before(q.text, named[0][0]))
             or (way and (bound := _AGAINST_ONE.search(q.text[: named[0][0]])))
             # "is the default group size of 4 too small?": 4 the control, 8 beyond it
             or (levels[0] == default and (bound := TOO.search(q.text)))

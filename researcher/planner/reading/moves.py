@@ -55,11 +55,17 @@ _LOWER = (
 # "is lr 1e-4 too high?": does a smaller one (group 2: lower)
 # a bound before the one value named: "more than 4 turns", "a KL above 0.1", "below 1e-5";
 # group 1 or 2: a bound above it (the value is the control, the treatment beyond it)
-BOUND = re.compile(
+_BOUND = re.compile(
     r"(?:(?<!no )(?<!not )\b(more|greater|larger|higher|bigger|longer|stronger|looser|wider)"
     r"(?:\s+[a-z_-]+){0,3}? than|\b(above|beyond|exceeding)|\b(?:less|fewer|lower|smaller|shorter|"
     r"weaker|tighter|narrower)(?:\s+[a-z_-]+){0,3}? than|\bbelow)\s+(?:an?\s+|the\s+)?$"
 )
+
+
+def bound_before(text: str, at: int) -> re.Match[str] | None:
+    """`_BOUND` right before the number at `at` ("more than 4", "above 0.1")."""
+    return _BOUND.search(text[max(0, at - 50) : at])
+
 
 TOO = re.compile(
     r"\btoo (?:(small|low|few|short|weak|little|tight|narrow|conservative|timid)|"

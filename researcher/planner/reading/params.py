@@ -17,7 +17,13 @@ import re
 from researcher.plan import Level
 from researcher.planner.catalogue import WORKFLOW_PREFIX, describe_level, distinct_levels
 from researcher.planner.reading.control import CONTRAST, choose_control, contrasted_index
-from researcher.planner.reading.moves import BEST, BOUND, names_default, takes_away, way_asked
+from researcher.planner.reading.moves import (
+    BEST,
+    bound_before,
+    names_default,
+    takes_away,
+    way_asked,
+)
 from researcher.planner.reading.numbers import (
     multiplier_named,
     shift_named,
@@ -35,11 +41,6 @@ def value_start(q: Question, value: str) -> int:
     if at < 0:
         at = q.text.find(value.lower())
     return at - 1 if at > 0 and q.question[at - 1] in "\"'“" else max(at, 0)
-
-
-def _bound_before(text: str, at: int) -> re.Match[str] | None:
-    """ "more than", "above", "below" … right before the number at `at`."""
-    return BOUND.search(text[max(0, at - 50) : at])
 
 
 def param_levels(q: Question, key: str) -> tuple[list[Level], Level]:
@@ -121,7 +122,7 @@ def param_levels(q: Question, key: str) -> tuple[list[Level], Level]:
             way = way_asked(q.text, q.of("param", factor))
             control = choose_control(q, factor, named, positions, default, way)
             return [control, *(v for v in named if v != control)], control
-        if len(named) == 1 and others and (bound := _bound_before(q.text, found[0][0])):
+        if len(named) == 1 and others and (bound := bound_before(q.text, found[0][0])):
             # "does my agent need more than 1 turn?": 1 the control, the treatment beyond it
             # (the default where it lies beyond, else twice or half the level)
             level, above = others[0], bool(bound.group(1) or bound.group(2))
