@@ -57,9 +57,8 @@ import numpy as np
 
 from researcher.intervals import LEVEL, Interval, arm_scores, t_interval
 from researcher.outcomes import heldout_metric, usable
-from researcher.plan import Design, Learning, RunResult
+from researcher.plan import WORKFLOW_FAMILY, Design, Learning, RunResult
 
-WORKFLOW_FAMILY = "workflow"  # as reward_units.WORKFLOW_FAMILY (that module imports this one)
 EQUAL_REWARDS = "every group's rewards were equal"  # in the reason of an arm stopped for it
 _OUTPUT_BLIND = "the reward did not vary with the model's output"  # ... in a user workflow
 # the gateway's stop: "no learning signal: 20 consecutive batches trained nothing

@@ -18,6 +18,8 @@ Direction = Literal["greater", "less", "two_sided", "equivalent", "noninferior"]
 # the directions judged against a margin: equivalence (both sides) and non-inferiority (the
 # treatment is not worse than the control by more than the margin: one side)
 MARGIN_DIRECTIONS = ("equivalent", "noninferior")
+# the task family (Design.eval_family, Reading.task) of a study of the user's own workflow
+WORKFLOW_FAMILY = "workflow"
 Level = bool | int | float | str | dict[str, Any] | None
 
 

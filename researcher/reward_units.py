@@ -25,9 +25,7 @@ from __future__ import annotations
 import math
 
 from researcher.learning import DEFAULT_MARGIN
-from researcher.plan import MARGIN_DIRECTIONS, Design, RunResult
-
-WORKFLOW_FAMILY = "workflow"  # Design.eval_family of a study of the user's own workflow
+from researcher.plan import MARGIN_DIRECTIONS, WORKFLOW_FAMILY, Design, RunResult
 
 
 def reward_range(results: list[RunResult]) -> tuple[float, float] | None:

@@ -28,7 +28,7 @@ from typing import Any, Literal
 import annotated_types
 
 from researcher.errors import ResearcherError
-from researcher.plan import MARGIN_DIRECTIONS, Level, Reading
+from researcher.plan import MARGIN_DIRECTIONS, WORKFLOW_FAMILY, Level, Reading
 from swarm import protocol
 from swarm.tasks import (
     arithmetic,
@@ -336,7 +336,7 @@ def tasks_in_words() -> str:
 
 # no task named: one the bundled model learns in 20 steps (docs/workflow.md)
 DEFAULT_TASK = "chain_sum"
-WORKFLOW_TASK = "workflow"  # Reading.task for the user's own workflow
+WORKFLOW_TASK = WORKFLOW_FAMILY  # Reading.task for the user's own workflow
 # what people ask to vary that no run setting is: refused by name, never read as a neighbour
 UNSUPPORTED_SETTINGS = (
     r"(?:learning rate |lr )?schedul\w*",
