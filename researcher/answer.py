@@ -13,6 +13,7 @@ knows nothing of the graph, the gateway, the database or the report's layout.
 
 from __future__ import annotations
 
+from researcher.pilot import mean_run_seconds
 from researcher.plan import (
     MARGIN_DIRECTIONS,
     Analysis,
@@ -276,8 +277,8 @@ class _Words:
                       f"with 80% power (its minimum detectable effect, stated before the "
                       f"comparison ran, for {_last_seeds(d)} seeds per arm "
                       f"at its last look).")  # fmt: skip
-        if d.pilot is not None and d.pilot.run_seconds:
-            minutes = len(d.arms) * d.pilot.run_seconds / 60
+        if (run_s := mean_run_seconds(d, d.pilot)) is not None:
+            minutes = len(d.arms) * run_s / 60
             words += (f" One more seed per arm costs about {minutes:.0f} min of budget here: "
                       "a study with a larger --budget adds seeds until the rule decides.")  # fmt: skip
         return words

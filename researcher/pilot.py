@@ -174,6 +174,40 @@ def retune(
     return main, {}
 
 
+def training_work(run: dict, steps: int) -> int:
+    """A run's training work in episodes: its steps (`max_steps`, else the design's) × the
+    episodes of a step (group size × prompts a step)."""
+    steps = int(run.get("max_steps") or steps)
+    return steps * int(run.get("group_size") or 1) * int(run.get("batch_groups") or 1)
+
+
+def run_costs(design: Design, pilot: Pilot) -> dict[str, float]:
+    """Seconds one run of each arm costs (arm name -> seconds), from the pilot's measured
+    run: its training part scaled by the arm's training work over the pilot's (a 40-step
+    arm of a steps study costs four 10-step pilot runs of training, a retune that doubled
+    the steps doubles it), start-up and held-out evaluation as measured. Empty without a
+    measured cost."""
+    if not pilot.run_seconds:
+        return {}
+    control = next((a for a in design.arms if a.role == "control"), design.arms[0])
+    measured = training_work({**control.run, "max_steps": pilot.steps or None}, design.steps)
+    trained = min(pilot.run_seconds, (pilot.step_seconds or 0.0) * pilot.steps)
+    if not trained:  # no step time measured: the whole run scales
+        trained = pilot.run_seconds
+    fixed = pilot.run_seconds - trained
+    return {
+        arm.name: fixed + trained * training_work(arm.run, design.steps) / max(1, measured)
+        for arm in design.arms
+    }
+
+
+def mean_run_seconds(design: Design, pilot: Pilot | None) -> float | None:
+    """What a run costs on average over the design's arms (`run_costs`): what a look of one
+    seed per arm costs, divided by the arms. None without a measured cost."""
+    costs = run_costs(design, pilot) if pilot is not None else {}
+    return sum(costs.values()) / len(costs) if costs else None
+
+
 @dataclass(frozen=True)
 class Looks:
     """How the comparison's seeds come in: `first` per arm at look 1, `step` more per arm at

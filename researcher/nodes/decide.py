@@ -83,13 +83,18 @@ def _comparison_unaffordable(ctx: StudyContext, state: StudyState) -> str | None
     if not run_s:
         return None if left > 0 else "the pilot spent the budget"
     # the pilot's control runs are kept when it learned; otherwise the control trains again
-    arms = sum(a.role == "treatment" for a in planned.arms) + (pilot.learned != "learned")
-    needed = arms * len(planned.seeds) * run_s
+    costs = piloting.run_costs(planned, pilot)
+    arms = [a for a in planned.arms if a.role == "treatment" or pilot.learned != "learned"]
+    needed = len(planned.seeds) * sum(costs[a.name] for a in arms)
     if left >= needed:
         return None
+    longer = max(costs[a.name] for a in arms) if arms else run_s
+    cost = f"a run cost {run_s:.0f} s here" + (
+        f" ({longer:.0f} s for the longest arm, which trains more)" if longer > run_s * 1.05 else ""
+    )
     return (
-        f"the budget left cannot pay for the comparison: a run cost {run_s:.0f} s here, so its "
-        f"first look ({len(planned.seeds)} seeds of {arms} arm(s)) needs about "
+        f"the budget left cannot pay for the comparison: {cost}, so its "
+        f"first look ({len(planned.seeds)} seeds of {len(arms)} arm(s)) needs about "
         f"{needed / 60:.0f} min and {max(0.0, left) / 60:.1f} min are left. The pilot's "
         f"control {pilot.learned} ({pilot.evidence or 'no evidence recorded'}). Run it again "
         f"with a budget of at least {(ctx.study().budget_s + needed - left) / 60:.0f} min"
@@ -108,8 +113,7 @@ def next_look_cost_s(
     number) — plus the reserve kept for the last evaluation and the report
     (`budget.reserve_s` of the study's `budget_s`). So a planner refines exactly when a look
     of at least one seed per arm fits. Without a pilot: the budget's estimate."""
-    if design.pilot is not None and design.pilot.run_seconds:
-        run_s = design.pilot.run_seconds
+    if (run_s := piloting.mean_run_seconds(design, design.pilot)) is not None:
         reserve = budget.reserve_s(budget_s) if budget_s else 0.0
         adds = design.seeds_per_look
         if budget_left_s is not None:

@@ -90,7 +90,8 @@ def _after_pilot(ctx: StudyContext, state: StudyState, planned: Design) -> Desig
     have = len(pilot.runs) if control == _pilot_control(planned) else 0
     first = len(planned.seeds)
     available = ctx.budget_left() - budget.reserve_s(ctx.study().budget_s)
-    looks = piloting.size_looks(len(plan.arms), have, available, pilot.run_seconds, first=first)
+    run_s = piloting.mean_run_seconds(plan, pilot)
+    looks = piloting.size_looks(len(plan.arms), have, available, run_s, first=first)
     treatments = sum(1 for a in plan.arms if a.role == "treatment")
     sd = piloting.outcome_sd(pilot, plan)
     mde = (
@@ -152,13 +153,13 @@ def next_look(previous: Design, key: str, adds: int | None = None) -> Design:
 
 def _seeds_that_fit(ctx: StudyContext, previous: Design) -> int | None:
     """The seeds per arm the next look adds: the planned `seeds_per_look`, shrunk to what the
-    budget left (less the reserve) pays for at the pilot's measured run cost."""
-    if previous.pilot is None or not previous.pilot.run_seconds:
+    budget left (less the reserve) pays for at the pilot's measured run cost (per arm:
+    `pilot.run_costs`)."""
+    run_s = piloting.mean_run_seconds(previous, previous.pilot)
+    if run_s is None:
         return None
     available = ctx.budget_left() - budget.reserve_s(ctx.study().budget_s)
-    return piloting.seeds_that_fit(
-        len(previous.arms), previous.seeds_per_look, available, previous.pilot.run_seconds
-    )
+    return piloting.seeds_that_fit(len(previous.arms), previous.seeds_per_look, available, run_s)
 
 
 def _with_stopping_rule(rule: str, old: Design, new: Design) -> str:

@@ -22,11 +22,13 @@ import time
 from langgraph.runtime import Runtime
 
 from experiments_db import crud
+from experiments_db.studies import ExperimentRow
 from researcher.context import StudyContext
 from researcher.gateway_api import GatewayRefused
 from researcher.launcher import was_started
 from researcher.nodes.common import LIVE, design_of, round_experiments, update_experiment
 from researcher.nodes.launch import describe
+from researcher.pilot import training_work
 from researcher.plan import Design
 from researcher.planner import budget
 from researcher.settings import directory_size, format_size
@@ -77,6 +79,12 @@ def training_deadline(budget_s: float, plan: Design) -> float:
                        - plan.budget_split.get("report", 0.05))  # fmt: skip
 
 
+def _work(row: ExperimentRow) -> int:
+    """A run's training work (`pilot.training_work`) from its experiment's settings."""
+    arm = (row.config or {}).get("arm") or {}
+    return training_work(arm.get("run") or {}, int((row.config or {}).get("steps") or 1))
+
+
 def monitor(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
     ctx = runtime.context
     used = ctx.tick("monitor")
@@ -87,15 +95,20 @@ def monitor(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
     actions: list[dict] = []
     train_deadline = training_deadline(ctx.study().budget_s, plan)
     over_budget = used >= train_deadline
-    # each run, when first seen, gets an equal share of the training time left for the runs
-    # not yet done, so a slow first run cannot starve the last ones (runs go one after
-    # another on a small box)
+    # each run, when first seen, gets its share of the training time left for the runs not
+    # yet done, in proportion to its training work (a 40-step arm of a steps study gets four
+    # times a 10-step one's), so a slow first run cannot starve the last ones (runs go one
+    # after another on a small box) and a longer arm is not cut to the shorter one's length
     rows = round_experiments(ctx, state)
     disk_used = directory_size(ctx.directory)
     over_disk = disk_used > ctx.settings.disk_budget_bytes
-    waiting = sum(1 for r in rows if r.status in ("validated", *LIVE))
-    parallel = min(ctx.settings.parallel_runs, max(1, waiting))
-    fresh_share_s = max(60.0, (train_deadline - used) * parallel / max(1, waiting))
+    waiting = [r for r in rows if r.status in ("validated", *LIVE)]
+    parallel = min(ctx.settings.parallel_runs, max(1, len(waiting)))
+    work_left = sum(_work(r) for r in waiting) or 1
+
+    def fresh_share_s(row: ExperimentRow) -> float:
+        return max(60.0, (train_deadline - used) * parallel * _work(row) / work_left)
+
     moved = False
     for row in rows:
         if row.status in ("planned", "validated") and over_budget:
@@ -123,7 +136,7 @@ def monitor(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
                and p["step"] > acted_at]  # fmt: skip
         now = time.time()
         last_step, last_move, started, run_share_s = progress.get(
-            row.id, [0, now, now, fresh_share_s]
+            row.id, [0, now, now, fresh_share_s(row)]
         )
         if over_disk and run["status"] in LIVE_RUN and run["settings"].get("checkpoint_every"):
             _stop_periodic_checkpoints(ctx, row.id, disk_used)

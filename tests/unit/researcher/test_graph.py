@@ -291,6 +291,24 @@ def test_a_spent_budget_stops_the_live_run_and_the_study_still_reports(harness):
     assert harness.study().status == "finished" and harness.report_row() is not None
 
 
+def test_a_run_that_trains_more_gets_a_larger_share_of_the_training_time(harness):
+    """A steps study, its 40-step arm first: the training time left is shared over the runs
+    not yet done in proportion to their steps, so the 40-step run gets 4/5 of it — an equal
+    share (1/2) would stop it near step 20 and compare two runs of about the same length."""
+    design = small_design(steps=40, arms=("long", "short"))
+    design.arms[0].run["max_steps"], design.arms[1].run["max_steps"] = 40, 10
+    harness.planner.plan = design
+    ctx = harness.create(budget_s=1000.0)
+
+    update = harness.stream(ctx, until=lambda update: "monitor" in update)
+    progress = update["monitor"]["progress"]
+    rows = harness.experiments()
+    training_s = 1000.0 * 0.8  # before a pilot prices runs: 15% evaluation, 5% report
+    share = progress[rows["long"].id][3]
+    assert share == pytest.approx(0.8 * training_s, rel=0.02)  # 40 of 50 steps
+    assert rows["short"].id not in progress  # shared when it starts, over what is left then
+
+
 # -- interventions ----------------------------------------------------------------------------
 
 

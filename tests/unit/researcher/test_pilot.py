@@ -15,8 +15,10 @@ from researcher.pilot import (
     Looks,
     minimum_detectable_effect,
     outcome_sd,
+    mean_run_seconds,
     pilot_design,
     retune,
+    run_costs,
     size_looks,
     summarise_pilot,
 )
@@ -114,6 +116,33 @@ def test_the_budget_left_becomes_looks_of_at_least_one_seed_per_arm():
     assert size_looks(2, 0, budget_left_s=600, run_seconds=100) == Looks(2, 1, 2)
     assert size_looks(2, 2, budget_left_s=600, run_seconds=None) == Looks(2, 1, 1)
     assert Looks(2, 4, 3).seeds_at(3) == 10
+
+
+def test_an_arm_that_trains_more_is_priced_for_its_training_not_the_pilots():
+    # a steps study: the control (pilot) trains 10 steps, the treatment 40; the pilot's run
+    # cost 100 s of which 10 steps x 8 s trained, the rest start-up and evaluation
+    main = _design()
+    main.arms[1].run["max_steps"] = 40
+    main = main.model_copy(update={"steps": 40})
+    pilot = Pilot(run_seconds=100.0, step_seconds=8.0, steps=10)
+    assert run_costs(main, pilot) == {"control": pytest.approx(100.0),
+                                      "treatment": pytest.approx(20 + 320.0)}  # fmt: skip
+    assert mean_run_seconds(main, pilot) == pytest.approx(220.0)
+    # more episodes a step (prompts x group) costs in proportion too
+    wide = _design(group_size=4, batch_groups=4)
+    wide.arms[1].run["batch_groups"] = 8
+    assert run_costs(wide, pilot)["treatment"] == pytest.approx(20 + 160.0)
+    # a retune that doubled every arm's steps doubles the training the pilot measured
+    doubled = _design(max_steps=20).model_copy(update={"steps": 20})
+    assert run_costs(doubled, pilot) == {"control": pytest.approx(180.0),
+                                         "treatment": pytest.approx(180.0)}  # fmt: skip
+    # without a step time the whole run scales; without a cost nothing is priced
+    assert run_costs(main, Pilot(run_seconds=100.0, steps=10))["treatment"] == pytest.approx(400)
+    assert run_costs(main, Pilot()) == {} and mean_run_seconds(main, None) is None
+    # the looks are sized at the arms' mean cost: at the control's 100 s a 700 s budget
+    # buys 3 looks, at their mean (220 s) one
+    assert size_looks(2, 2, 700, 100.0).max_looks == 3
+    assert size_looks(2, 2, 700, mean_run_seconds(main, pilot)).max_looks == 1
 
 
 def test_held_out_spread_is_at_least_what_the_items_give():
