@@ -7,7 +7,8 @@ batch_groups, the one not varied or held adjusted to it.
 "N groups of M" twice is read by what differs: the same total (64 either way) is the group
 size at that total; the same group size is the number of groups at that group size; the
 same number of groups is the group size at that number; both differing with different
-totals is two settings at once, refused.
+totals is two settings at once, refused. One "N prompts x M samples" alone is the setup:
+both settings held.
 
 Must not know how arms get the total (`design_space.py`), nor budgets, the gateway or the
 database.
@@ -39,15 +40,18 @@ _TOTAL = re.compile(
 )
 
 _PROMPTS = r"(?:groups?|prompts?|tasks?|questions?|problems?)"
-# "4 groups of 16", "16 prompts x 4 samples", "16 prompts with 4 completions each"
+# "4 groups of 16", "16 prompts x 4 samples", "16 prompts with 4 completions each", "4 prompts
+# and 8 samples per prompt" (after "and" only with the samples named)
 _GROUPS = re.compile(
-    rf"\b(\d+)\s+{_PROMPTS}\s+(?:of|x|×|\*|with|times)\s+(\d+)(?:\s+{_UNITS}(?:\s+each)?)?\b"
+    rf"\b(\d+)\s+{_PROMPTS}(?:\s+(?:of|x|×|\*|with|times)\s+(\d+)(?:\s+{_UNITS}(?:\s+each)?)?"
+    rf"|(?:\s+{_PER_STEP})?\s*(?:,|\band\b)\s*(\d+)\s+{_UNITS}\s+(?:each|per\s+{_PROMPTS}))\b"
 )
 # "4x8 (prompts x samples per prompt)": a legend saying what each side of "AxB" counts
 _TIMES = r"\s*(?:x|×|\*)\s*"
 _LEGEND = re.compile(
     rf"\(\s*(?:({_PROMPTS}){_TIMES}{_UNITS}|{_UNITS}{_TIMES}{_PROMPTS})(?:\s+per\s+\w+)?\s*\)"
 )
+_PER_STEP_AFTER = re.compile(rf"(?:\s+{_PER_STEP})?")
 _COMPACT = re.compile(r"(?<![\w.])(\d+)\s*(?:x|×|\*)\s*(\d+)(?![\w.])")
 _GROUPS_BEFORE = re.compile(rf"\b\d+\s+{_PROMPTS}\s+(?:of|x|×|\*|with|times)\s+$")
 # "16 completions for 4 prompts", "4 samples per prompt on 16 prompts": the size first
@@ -87,11 +91,19 @@ def batch_named(text: str) -> tuple[str, int | None, list[str]]:
             for m in _COMPACT.finditer(text)
         ]
     pairs = sorted(
-        [(int(m.group(1)), int(m.group(2)), m) for m in _GROUPS.finditer(text)]
+        [(int(m.group(1)), int(m.group(2) or m.group(3)), m) for m in _GROUPS.finditer(text)]
         + [(int(m.group(2)), int(m.group(1)), m) for m in _SIZE_FIRST.finditer(text)]
         + compact,
         key=lambda pair: pair[2].start(),
     )
+    if len(pairs) == 1:
+        # one batch written as groups is the setup the question holds ("with 4 prompts x 8
+        # samples per step, does lr 5e-5 beat 2e-5?"): both its settings, said as the held
+        # settings' reader reads them
+        groups, size, m = pairs[0]
+        words = f"{groups} prompts per step and group size {size}"
+        end = m.end() + len(_PER_STEP_AFTER.match(text, m.end()).group(0))
+        text = text[: m.start()] + words + text[end:]
     if len(pairs) >= 2:
         text, paired_total, paired_said = _pairs(text, pairs)
         if paired_total is not None and total is not None and paired_total != total:

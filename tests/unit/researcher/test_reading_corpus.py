@@ -1360,6 +1360,11 @@ CORPUS: list[Q] = [
     Q('do 3 tool calls instead of 2 help my agent?', 'workflow:max_calls', [2, 3], 'workflow', H, G, params={'max_calls': 2, 'system_prompt': 'Use the tool.'}),
     # "train my agent faster" is "train faster": wall time
     Q('does RLOO train my agent faster than GRPO?', 'algorithm', ['grpo', 'rloo'], 'workflow', COST, L, params=TOOLS),
+    # one batch written as groups is the setup: both its settings held (4 and 8 were levels)
+    Q('With 4 prompts x 8 samples per step, does lr 5e-5 beat 2e-5 on chain_sum?', 'lr', [2e-5, 5e-5], 'chain_sum', H, G, extra={'held': {'batch_groups': 4, 'group_size': 8}}),
+    Q('We train with 4 prompts x 8 samples. Does kl 0.05 help countdown?', 'kl_coef', [0.0, 0.05], 'countdown', H, G, extra={'held': {'batch_groups': 4, 'group_size': 8}}),
+    Q('With 4 prompts and 8 samples per prompt, does lr 5e-5 beat 2e-5 on chain_sum?', 'lr', [2e-5, 5e-5], 'chain_sum', H, G, extra={'held': {'batch_groups': 4, 'group_size': 8}}),
+    Q('We use 8 prompts per step, 4 samples each. Is lr 1e-4 better than 2e-5 on countdown?', 'lr', [2e-5, 1e-4], 'countdown', H, G, extra={'held': {'batch_groups': 8, 'group_size': 4}}),
 ]
 # fmt: on
 
