@@ -108,6 +108,29 @@ def _control_as_worded(
     return None
 
 
+# what ends the list of levels before the question about one of them: "0 vs 4: does …",
+# "0 vs 4 — which …", "0 or 4? Is …"
+_LIST_ENDS = re.compile(r"[:;?!]\s|\s[—–-]+\s")
+_LISTED = re.compile(r"\S*\s*(?:vs\.?|versus|or|/)\s+(?:\S+\s+){0,2}")
+
+
+def named_again(text: str, levels: list[Level], named: list[tuple[int, Level]]) -> int | None:
+    """The index of the one level of two (`named`: every (position, level) found) named again
+    after the list of both ends ("staleness 0 vs 4 on chain_sum: does on-policy learn
+    faster?" names 0 again, as "on-policy"): the level the question asks about. None when
+    neither or both are."""
+    if len(levels) != 2:
+        return None
+    first = sorted(min(p for p, v in named if v == level) for level in levels)
+    if not _LISTED.fullmatch(text[first[0] : first[1]]):
+        return None
+    end = _LIST_ENDS.search(text, first[1])
+    if end is None:
+        return None
+    again = {i for p, v in named if p >= end.end() for i, level in enumerate(levels) if v == level}
+    return again.pop() if len(again) == 1 else None
+
+
 def _in_statement_before(text: str, at: int) -> bool:
     """Whether position `at` lies in a statement (a sentence ending in ".") before the
     asking sentence: context, not a follow-up ("What about 0.1?")."""
@@ -127,9 +150,11 @@ def choose_control(
     positions: list[int],
     default: Level,
     way: str | None,
+    asked_again: int | None = None,
 ) -> Level:
     """The control among the written `levels` (at `positions` in the text), said in the
-    assumptions."""
+    assumptions. `asked_again`: the index of the level the question names again after
+    listing both (`named_again`)."""
     numeric = [v for v in levels if isinstance(v, int | float) or v is None]
     if (picked := _control_as_worded(q, levels, positions, numeric)) is not None:
         return picked
@@ -149,6 +174,13 @@ def choose_control(
         control = levels[contrasted]
         q.assumptions.append(
             f"control {describe_level(factor, control)}: the level the question compares against"
+        )
+        return control
+    if asked_again is not None:
+        control = levels[1 - asked_again]
+        q.assumptions.append(
+            f"control {describe_level(factor, control)}: the question asks about "
+            f"{describe_level(factor, levels[asked_again])}, named again after both levels"
         )
         return control
     asked = [i for i, p in enumerate(positions) if not outside_asking(q.text, p)]

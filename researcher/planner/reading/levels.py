@@ -27,7 +27,7 @@ from researcher.planner.catalogue import (
     distinct_levels,
     on_by_default,
 )
-from researcher.planner.reading.control import choose_control, contrasted_index
+from researcher.planner.reading.control import choose_control, contrasted_index, named_again
 from researcher.planner.reading.mixes import mix_levels, model_levels
 from researcher.planner.reading.moves import (
     BEST,
@@ -157,7 +157,8 @@ def read_levels(q: Question, factor: str, task: str, tasks: list[str]) -> tuple[
             levels, positions = [off, *levels], [-1, *positions]
             control = off
         else:
-            control = choose_control(q, factor, levels, positions, default, way)
+            again = named_again(q.text, levels, named + _named_off(q, factor, levels))
+            control = choose_control(q, factor, levels, positions, default, way, again)
     elif len(levels) == 1 and multiplier and isinstance(levels[0], int | float):
         if re.search(r"\bto\s+$", q.text[max(0, named[0][0] - 6) : named[0][0]]):
             # "doubling the group size to 8": 8 is where it lands, from 8 / 2
@@ -309,6 +310,15 @@ def read_levels(q: Question, factor: str, task: str, tasks: list[str]) -> tuple[
             f"{describe_level(factor, default)} (without it)"
         )
     return [control, *(level for level in levels if level != control)], control
+
+
+def _named_off(q: Question, factor: str, levels: list[Level]) -> list[tuple[int, Level]]:
+    """Off (0) named by taking the setting away ("is no KL better?", "does removing it
+    help?"), at where it is taken away, when 0 is a level."""
+    if 0 not in levels:
+        return []
+    own = [m for m in q.mentions if m.key == factor and m.kind == "factor"]
+    return [(m.start, 0) for m in own if takes_away(q.text[: m.end], [m])]
 
 
 def _against_off(
