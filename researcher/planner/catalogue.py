@@ -869,6 +869,11 @@ _FACTOR_LIST = (
             # another is the budget
             r"(?<=\d\s)tokens(?= (?:instead of|rather than|vs\.?|versus|over|not) \d)",
             r"(?<=\d\s)tokens(?= per (?:completion|response|answer|generation|call))",
+            # "how many tokens should I allow per completion?" (allowed, not spent: "how many
+            # tokens per completion does RLOO use" is cost)
+            r"(?<=how\smany\s)tokens(?=(?:\s\w+){0,8}?\s(?:allow\w*|giv\w*|need\w*|permit\w*)\b)"
+            r"(?=(?:\s\w+){0,5}\s(?:per|for each|for every|in each|in an?|an?) "
+            r"(?:completion|response|answer|generation|model call|call|reply)\b)",
             # "capping completions at 32 tokens", "limiting responses to 32 tokens"
             r"(?:limit\w*|capp?(?:ed|ing|s)?|restrict\w*|truncat\w*) (?:the )?(?:model'?s )?"
             r"(?:completions?|responses?|answers?|outputs?|generations?|replies|reply)",

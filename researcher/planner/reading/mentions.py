@@ -187,6 +187,13 @@ _ASIDES = (  # number phrases that are not levels: (kind, regex)
         r"(?:reach\w*|hit\w*|gets? to|achiev\w*)(?: an?)?(?: (?:training|average|mean|judge))*"
         r"(?: reward| accuracy| score)?(?: of)? (-?\d+(?:\.\d+)?)(%?)",
     ),
+    # "get chain_sum to 0.7", "get it within 3 steps to 70%": a reward (at most 1, or a
+    # percent), not "get group size to 8" nor "get the lr to 1e-4"
+    (
+        "threshold",
+        r"\bget(?:s|ting)? (?:\S+ ){1,2}?(?:within (?:the first )?\d+ (?:training )?steps )?to "
+        r"(0?\.\d+|1\.0+|\d{1,3}(?=%))(%?)(?![\d.]*e)",
+    ),
     # "get chain_sum to 80% reward", "steps to 0.7 reward", "until 0.6 reward": the reward
     # noun after the number (not "the lr to 1e-4")
     (

@@ -535,7 +535,12 @@ def read_direction(q: Question, outcome: str, factor: str) -> tuple[str, float |
         )
         return "greater", None
     reaches = outcome == "learning_speed" and q.of("aside", "threshold")
-    if reaches and not two_sided and not re.search(r"\bhow\b", q.text):
+    # "does lr 5e-5 reach 0.7 within 10 steps, compared to 2e-5?": "compared to" names the
+    # control, it asks no two-sided question
+    contrast_only = two_sided and not re.search(
+        rf"\b(?:{TWO_SIDED_WORDS})", re.sub(r"\bcompared (?:to|with)\b", " ", text)
+    )
+    if reaches and (not two_sided or contrast_only) and not re.search(r"\bhow\b", q.text):
         # "does my agent reach a score of 7 within 20 steps with lr 5e-5?": does it get
         # there (sooner) with the treatment
         q.assumptions.append(

@@ -1372,6 +1372,14 @@ CORPUS: list[Q] = [
     Q('kl 0.1 vs 0 on chain_sum: is no KL better?', 'kl_coef', [0.1, 0.0], 'chain_sum', H, G),
     Q('kl 0 vs 0.1 on chain_sum: does dropping the kl penalty help?', 'kl_coef', [0.1, 0.0], 'chain_sum', H, G),
     Q('kl 0 vs 0.05 on countdown: does the kl penalty help?', 'kl_coef', [0.0, 0.05], 'countdown', H, G),
+    # the tokens allowed per completion are the budget; the tokens a run uses are cost
+    Q('how many tokens should I allow per completion on chain_sum?', 'max_tokens', [32, 16, 64], 'chain_sum', H, TWO_SIDED),
+    Q('how many tokens per completion should I allow on countdown?', 'max_tokens', [48, 24, 96], 'countdown', H, TWO_SIDED),
+    Q('how many tokens per completion does RLOO use vs GRPO?', 'algorithm', ['grpo', 'rloo'], 'chain_sum', COST, TWO_SIDED),
+    # "get <task> to 0.7" is a threshold, not an lr level; "compared to" names the control
+    Q('does lr 5e-5 get chain_sum to 0.7 within 3 steps compared to 2e-5?', 'lr', [2e-5, 5e-5], 'chain_sum', LS, G, extra={'threshold': 0.7}),
+    Q('does lr 5e-5 get chain_sum within 3 steps to 0.7 compared to 2e-5?', 'lr', [2e-5, 5e-5], 'chain_sum', LS, G, extra={'threshold': 0.7}),
+    Q('does lr 5e-5 reach 0.7 on chain_sum within 10 steps, compared to 2e-5?', 'lr', [2e-5, 5e-5], 'chain_sum', LS, G, extra={'threshold': 0.7}),
 ]
 # fmt: on
 
