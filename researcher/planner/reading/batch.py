@@ -51,6 +51,15 @@ _TIMES = r"\s*(?:x|×|\*)\s*"
 _LEGEND = re.compile(
     rf"\(\s*(?:({_PROMPTS}){_TIMES}{_UNITS}|{_UNITS}{_TIMES}{_PROMPTS})(?:\s+per\s+\w+)?\s*\)"
 )
+# the words that name a batch before it ("at a batch of", "our batch:", "batch is")
+_BATCH_LEAD = re.compile(
+    r"(?:\b(?:at|with|using|under)\s+)?(?:\b(?:an?|the|our|my)\s+)?\bbatch(?:\s+size)?"
+    r"(?:\s+(?:of|is|was)|\s*[:=])?\s*$"
+)
+# words after which a setting is held: "with", "at", "we run", "we train with"
+_HELD_LEAD = re.compile(
+    r"\b(?:with|at|using|under|use|uses|run|runs|train|trains|have|has)\s+(?:a\s+|an\s+)?$"
+)
 _PER_STEP_AFTER = re.compile(rf"(?:\s+{_PER_STEP})?")
 _COMPACT = re.compile(r"(?<![\w.])(\d+)\s*(?:x|×|\*)\s*(\d+)(?![\w.])")
 _GROUPS_BEFORE = re.compile(rf"\b\d+\s+{_PROMPTS}\s+(?:of|x|×|\*|with|times)\s+$")
@@ -103,7 +112,11 @@ def batch_named(text: str) -> tuple[str, int | None, list[str]]:
         groups, size, m = pairs[0]
         words = f"{groups} prompts per step and group size {size}"
         end = m.end() + len(_PER_STEP_AFTER.match(text, m.end()).group(0))
-        text = text[: m.start()] + words + text[end:]
+        # "our batch: 4 prompts x 8 samples", "4 x 8: does RLOO help?": held "with" it
+        lead = _BATCH_LEAD.search(text[: m.start()])
+        start = lead.start() if lead else m.start()
+        led = _HELD_LEAD.search(text[:start])
+        text = text[:start] + ("" if led else "with ") + words + text[end:]
     if len(pairs) >= 2:
         text, paired_total, paired_said = _pairs(text, pairs)
         if paired_total is not None and total is not None and paired_total != total:

@@ -1365,6 +1365,11 @@ CORPUS: list[Q] = [
     Q('We train with 4 prompts x 8 samples. Does kl 0.05 help countdown?', 'kl_coef', [0.0, 0.05], 'countdown', H, G, extra={'held': {'batch_groups': 4, 'group_size': 8}}),
     Q('With 4 prompts and 8 samples per prompt, does lr 5e-5 beat 2e-5 on chain_sum?', 'lr', [2e-5, 5e-5], 'chain_sum', H, G, extra={'held': {'batch_groups': 4, 'group_size': 8}}),
     Q('We use 8 prompts per step, 4 samples each. Is lr 1e-4 better than 2e-5 on countdown?', 'lr', [2e-5, 1e-4], 'countdown', H, G, extra={'held': {'batch_groups': 8, 'group_size': 4}}),
+    Q('4 prompts x 8 samples: does RLOO help?', 'algorithm', ['grpo', 'rloo'], 'chain_sum', H, G, extra={'held': {'batch_groups': 4, 'group_size': 8}}),
+    Q('At a batch of 4 prompts x 16 samples, does RLOO help countdown?', 'algorithm', ['grpo', 'rloo'], 'countdown', H, G, extra={'held': {'batch_groups': 4, 'group_size': 16}}),
+    Q('Our batch: 4 prompts x 8 samples. Does RLOO help?', 'algorithm', ['grpo', 'rloo'], 'chain_sum', H, G, extra={'held': {'batch_groups': 4, 'group_size': 8}}),
+    Q('4 prompts x 8 samples per step: is clip range 0.3 better than 0.2 on chain_sum?', 'clip_eps', [0.2, 0.3], 'chain_sum', H, G, extra={'held': {'batch_groups': 4, 'group_size': 8}}),
+    Q('Batch is 8 prompts × 4 samples. Would max_grad_norm 0.5 help countdown?', 'max_grad_norm', [1.0, 0.5], 'countdown', H, G, extra={'held': {'batch_groups': 8, 'group_size': 4}}),
     # the level named again after the list is the one asked about: the treatment
     Q('staleness 0 vs 4 on chain_sum: does on-policy learn faster?', 'max_staleness', [4, 0], 'chain_sum', LS, G),
     Q('lora r8 vs full fine-tuning: is full fine-tuning worth it on chain_sum?', 'lora', [8, 'full'], 'chain_sum', H, G),
