@@ -85,10 +85,16 @@ def _times_count(count: str) -> float:
 
 
 # a multiplying verb whose object is the outcome, not the setting
-_MOVES_OUTCOME = re.compile(
-    r"\s+(?:the\s+|its\s+)?(?:training\s+|wall[\s-]?(?:clock\s+)?)?(?:time|cost|tokens|"
-    r"accuracy|rewards?|speed|throughput)\b"
+_OUTCOME_WORDS = (
+    r"(?:time|cost|costs|tokens|accuracy|rewards?|speed|throughput|steps|compute|latency|"
+    r"memory|scores?|performance)"
 )
+_MOVES_OUTCOME = re.compile(
+    r"\s+(?:the\s+|its\s+|our\s+|my\s+)?(?:training\s+|learning\s+|held[\s-]?out\s+|"
+    rf"wall[\s-]?(?:clock\s+)?)?{_OUTCOME_WORDS}\b"
+)
+# "cut wall time by half", "reduce the cost by a third": the outcome moves, not the setting
+_OUTCOME_BY = re.compile(rf"\b{_OUTCOME_WORDS}\s+by\s+(?:an?\s+)?$")
 
 
 # a verb that scales a setting down: "cutting the lr by 10x", "dropping it by an order of
@@ -109,7 +115,8 @@ _RAISED_BY = re.compile(r"\b(?:rais|increas|boost|grow|lift)\w*\b[^,;.?!]{0,40}\
 # a verb scaling a setting (not the outcome) right before "by N%"
 _SCALED_BEFORE = re.compile(
     r"\b(?:(increas|rais|boost|grow|lift)|reduc|lower|cut|decreas|shrink|drop)\w*\s+"
-    r"(?:the\s+|our\s+|my\s+|its\s+)?(?:(?!accuracy|rewards?|scores?|performance|pass|success)"
+    r"(?:the\s+|our\s+|my\s+|its\s+)?(?:(?!accuracy|rewards?|scores?|performance|pass|success|"
+    r"time|wall|costs?|steps|tokens|speed|throughput|compute|latency|memory)"
     r"[\w-]+\s+){1,3}$"
 )
 
@@ -154,7 +161,7 @@ def multiplier_named(text: str, mentions: list[Mention]) -> float | None:
             if verb and verb.group(0).startswith(("divid", "multipl")):
                 return 1 / k if verb.group(0).startswith("divid") else k
         if m.key == "times_word":
-            if _MOVES_OUTCOME.match(text, m.end):
+            if _MOVES_OUTCOME.match(text, m.end) or _OUTCOME_BY.search(text[: m.start]):
                 continue  # "does group size 8 double the training time?": the outcome moves
             word, magnitude = m.groups
             if word is None:  # "an order of magnitude" (lower, or after a cutting verb)

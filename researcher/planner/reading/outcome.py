@@ -40,6 +40,13 @@ _MOVES_FACTOR = re.compile(
     r"\s+(?:the\s+|a\s+|its\s+)?(?=#)"
 )
 
+# "double accuracy", "halve the reward": a multiple of the outcome, up (group 1) or down
+_MULTIPLIES_OUTCOME = re.compile(
+    r"\b(?:(doubl|tripl|quadrupl)|halv)\w*\s+(?:the\s+|its\s+|our\s+|my\s+)?"
+    r"(?:training\s+|learning\s+|held[\s-]?out\s+|test\s+)?"
+    r"(?:accuracy|rewards?|scores?|performance|speed|success rate)\b"
+)
+
 # a budget the comparison is held to is no outcome: "at equal compute"
 _AT_EQUAL_COST = re.compile(
     r"\b(?:at|with|under|for) (?:an? )?(?:equal|the same|matched|fixed|same) "
@@ -478,6 +485,9 @@ def read_direction(q: Question, outcome: str, factor: str) -> tuple[str, float |
         faster = not re.match(r"increas|rais|lengthen|doubl|more|longer", to_reach.group(1))
         return ("greater" if faster else "less"), None
     greater = re.search(rf"\b(?:{GREATER_WORDS})", text)
+    if not greater and (times := _MULTIPLIES_OUTCOME.search(text)) and outcome != "cost":
+        # "does lr 1e-4 double accuracy?": a multiple of the outcome says which way it moves
+        return ("greater" if times.group(1) else "less"), None
     if outcome == "learning_speed" and not greater:
         # fewer steps to learn is faster; "reach 0.9 earlier"
         greater = _FEWER_STEPS.search(q.text) or re.search(r"\b(?:earlier|shorter)\b", text)
@@ -486,7 +496,8 @@ def read_direction(q: Question, outcome: str, factor: str) -> tuple[str, float |
         greater, less = (
             re.search(
                 r"\b(?:more expensive|costl\w*|costs? more|slower|more tokens|"
-                r"slow(?:s|ed|ing)? (?:\w+ )?down|increas\w*|rais\w*|doubl\w*|inflat\w*)",
+                r"slow(?:s|ed|ing)? (?:\w+ )?down|increas\w*|rais\w*|doubl\w*|tripl\w*|"
+                r"quadrupl\w*|inflat\w*)",
                 text,
             ),
             re.search(

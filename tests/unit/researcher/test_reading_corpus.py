@@ -1370,6 +1370,14 @@ CORPUS: list[Q] = [
     Q('Our batch: 4 prompts x 8 samples. Does RLOO help?', 'algorithm', ['grpo', 'rloo'], 'chain_sum', H, G, extra={'held': {'batch_groups': 4, 'group_size': 8}}),
     Q('4 prompts x 8 samples per step: is clip range 0.3 better than 0.2 on chain_sum?', 'clip_eps', [0.2, 0.3], 'chain_sum', H, G, extra={'held': {'batch_groups': 4, 'group_size': 8}}),
     Q('Batch is 8 prompts × 4 samples. Would max_grad_norm 0.5 help countdown?', 'max_grad_norm', [1.0, 0.5], 'countdown', H, G, extra={'held': {'batch_groups': 8, 'group_size': 4}}),
+    # a multiple or percent of the OUTCOME is no level (lr 5e-5 was scaled to 4.5e-5)
+    Q('Does lr 5e-5 reduce wall time by 10%?', 'lr', [2e-5, 5e-5], 'chain_sum', COST, L, extra={'min_effect': 0.1}),
+    Q('Does kl 0.05 cut wall time by half?', 'kl_coef', [0.0, 0.05], 'chain_sum', COST, L),
+    Q('Does lr 1e-4 double the learning speed?', 'lr', [2e-5, 1e-4], 'chain_sum', LS, G),
+    Q('Does lr 1e-4 halve the steps to 0.8?', 'lr', [2e-5, 1e-4], 'chain_sum', LS, G, extra={'threshold': 0.8}),
+    Q('Does lr 1e-4 double accuracy on countdown?', 'lr', [2e-5, 1e-4], 'countdown', H, G),
+    Q('Does group size 16 triple training cost?', 'group_size', [4, 16], 'chain_sum', COST, G),
+    Q('Does group size 8 cut training time by 20%?', 'group_size', [4, 8], 'chain_sum', COST, L, extra={'min_effect': 0.2}),
     # the level named again after the list is the one asked about: the treatment
     Q('staleness 0 vs 4 on chain_sum: does on-policy learn faster?', 'max_staleness', [4, 0], 'chain_sum', LS, G),
     Q('lora r8 vs full fine-tuning: is full fine-tuning worth it on chain_sum?', 'lora', [8, 'full'], 'chain_sum', H, G),
