@@ -24,7 +24,8 @@ _CONTRAST_WORDS = (
     r"\binstead of|\brather than|\bthan|\bcompared (?:with|to)|\brelative to|"
     r"(?<!training )(?<!playing )(?<!trained )\bagainst|"  # not "training against X"
     r"\bas (?:good|well|accurate|fast|effective|strong|cheap|quickly) as|\bmatch(?:es|ing)?|"
-    r"\bover|\bbeat(?:s|ing)?|\boutperform(?:s|ing)?|\breplac(?:e|es|ed|ing)"
+    r"\bover|\bbeat(?:s|ing)?|\boutperform(?:s|ing)?|\breplac(?:e|es|ed|ing)|"
+    r"\bwithin \S+ (?:\w+ )?(?:steps?|points?|%|percent) of"
 )
 _UP_TO_3_WORDS = r"\s+(?:[^\s=:]+(?:\s+|\s*[=:]\s*)){0,3}$"
 CONTRAST = re.compile(rf"(?:{_CONTRAST_WORDS}|\bfrom){_UP_TO_3_WORDS}")

@@ -80,6 +80,7 @@ def equivalence_margin(q: Question, outcome: str) -> float | None:
     margins = q.of("aside", "margin")
     absolute = q.of("aside", "margin_abs") + q.of("aside", "margin_steps")
     within = any(q.text[m.start : m.end].startswith("within") for m in margins + absolute)
+    within = within or bool(q.of("aside", "margin_steps"))  # a margin in steps, however said
     if not (re.search(rf"\b(?:{EQUIVALENT_WORDS})\b", q.masked) or within):
         return None
     q.margin_named = bool(margins or absolute)

@@ -72,6 +72,8 @@ _ASIDES = (  # number phrases that are not levels: (kind, regex)
     ("margin", r"within (\d+(?:\.\d+)?) ?(?:percentage points?|points?|%|percent|pp)"),
     ("margin", r"within (a|one) (?:percentage )?point\b"),  # "to within a point": 1 point
     ("margin_steps", r"within (\d+) (?:training )?steps of\b"),  # on steps to a threshold
+    # "no more than 3 extra steps to reach 0.7": the steps a treatment may lose
+    ("margin_steps", r"(?<=no more than )(\d+) (?:extra|more|additional) (?:training )?steps\b"),
     ("lora_alpha", r"alpha ?[=:]? ?(\d+)"),  # "r=16 alpha=32": LoRA's alpha is 2 x its rank here
     # a difference in steps hoped for, not a level: "at least 5 steps sooner than 2e-5"
     (

@@ -121,7 +121,8 @@ _REMOVAL = re.compile(
 # there the factor off is the control, as the default already is
 _CONTRASTED_REMOVAL = re.compile(
     r"\b(?:than|compared (?:with|to)|vs\.?|versus|instead of|rather than|relative to|"
-    r"against|over|as (?:good|well|accurate|fast|effective|high) as)\s+(?:\S+\s+)?$"
+    r"against|over|as (?:good|well|accurate|fast|effective|high) as|"
+    r"within \S+ (?:\w+ )?(?:steps?|points?|%|percent) of)\s+(?:\S+\s+)?$"
 )
 
 

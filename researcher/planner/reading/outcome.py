@@ -168,7 +168,9 @@ _NONINFERIOR = re.compile(
 # (other non-inferiority words on speed stay an equivalence test)
 _NO_SLOWER = re.compile(
     r"\bat least as (?:fast|quick\w*|(?:sample[\s-])?efficient)\b|\b(?:no|not|never) "
-    r"(?:slower|later)\b"
+    r"(?:slower|later)\b|"
+    # "take no more than 3 extra steps to reach 0.7"
+    r"\b(?:no|not) more than \d+ (?:extra|more|additional) (?:training )?steps\b"
 )
 
 
@@ -231,7 +233,8 @@ def read_outcome(q: Question, factor: str) -> tuple[str, float | None]:
         outcome = "learning_speed"
     if factor == "max_steps" and outcome == "learning_speed" and how_many:
         outcome = "heldout_accuracy"  # the steps are the factor: accuracy after each
-    if within and outcome == "heldout_accuracy":
+    # "within 3 steps of GRPO": a margin in steps is on the steps to a training reward
+    if (within or q.of("aside", "margin_steps")) and outcome == "heldout_accuracy":
         outcome = "learning_speed"
     fewer = _FEWER_STEPS.search(q.text)
     if fewer and factor != "max_steps" and outcome == "heldout_accuracy":

@@ -1214,7 +1214,8 @@ CORPUS: list[Q] = [
     Q('Does lr 1e-4 get to 0.5 reward at least twice as fast as 2e-5 on countdown?', 'lr', [2e-5, 1e-4], 'countdown', LS, G, extra={'threshold': 0.5}),
     Q('is RLOO at least as fast as GRPO to 0.8 reward on chain_sum?', 'algorithm', ['grpo', 'rloo'], 'chain_sum', LS, NI, 2.0, extra={'threshold': 0.8}),
     Q('Does RLOO hit 0.75 reward no later than GRPO on tiny countdown?', 'algorithm', ['grpo', 'rloo'], 'countdown', LS, NI, 2.0, extra={'threshold': 0.75}),
-    Q('does a KL of 0.02 keep steps-to-0.8 within 3 steps of no KL on chain_sum?', 'kl_coef', [0.02, 0.0], 'chain_sum', LS, EQ, 3.0, extra={'threshold': 0.8, 'steps': None}),
+    # (no KL, named after "within 3 steps of", is what 0.02 is held to: the control)
+    Q('does a KL of 0.02 keep steps-to-0.8 within 3 steps of no KL on chain_sum?', 'kl_coef', [0.0, 0.02], 'chain_sum', LS, EQ, 3.0, extra={'threshold': 0.8, 'steps': None}),
     Q('are rloo and grpo equally sample efficient on chain_sum?', 'algorithm', ['grpo', 'rloo'], 'chain_sum', LS, EQ, 0.05),
     Q('is lr 3e-5 at least as sample efficient as 2e-5 on chain_sum, within 5%?', 'lr', [2e-5, 3e-5], 'chain_sum', LS, NI, 0.05),
     Q('does RLOO match GRPO\'s held-out accuracy on countdown to within a point?', 'algorithm', ['grpo', 'rloo'], 'countdown', H, EQ, 0.01),
@@ -1378,6 +1379,12 @@ CORPUS: list[Q] = [
     Q('Does lr 1e-4 double accuracy on countdown?', 'lr', [2e-5, 1e-4], 'countdown', H, G),
     Q('Does group size 16 triple training cost?', 'group_size', [4, 16], 'chain_sum', COST, G),
     Q('Does group size 8 cut training time by 20%?', 'group_size', [4, 8], 'chain_sum', COST, L, extra={'min_effect': 0.2}),
+    # a margin in steps is on the steps to a training reward (it was an accuracy margin of 3)
+    Q('Does lr 5e-5 reach 0.7 within 3 steps of lr 2e-5?', 'lr', [2e-5, 5e-5], 'chain_sum', LS, EQ, 3.0, extra={'threshold': 0.7}),
+    Q('Does RLOO reach a training reward of 0.7 within 3 steps of GRPO on chain_sum?', 'algorithm', ['grpo', 'rloo'], 'chain_sum', LS, EQ, 3.0, extra={'threshold': 0.7}),
+    Q('Is group size 8 within 2 steps of group size 4 in reaching 0.8?', 'group_size', [4, 8], 'chain_sum', LS, EQ, 2.0, extra={'threshold': 0.8}),
+    Q('Does kl 0.05 get to a training reward of 0.6 within 5 steps of no KL?', 'kl_coef', [0.0, 0.05], 'chain_sum', LS, EQ, 5.0, extra={'threshold': 0.6}),
+    Q('Does RLOO take no more than 3 extra steps to reach 0.7 than GRPO?', 'algorithm', ['grpo', 'rloo'], 'chain_sum', LS, NI, 3.0, extra={'threshold': 0.7}),
     # the level named again after the list is the one asked about: the treatment
     Q('staleness 0 vs 4 on chain_sum: does on-policy learn faster?', 'max_staleness', [4, 0], 'chain_sum', LS, G),
     Q('lora r8 vs full fine-tuning: is full fine-tuning worth it on chain_sum?', 'lora', [8, 'full'], 'chain_sum', H, G),
