@@ -11,10 +11,17 @@ stops a run for. Otherwise its output (the traceback `swarm run`
 prints) goes back to write_code, at most `max_repairs` times per arm, after which the arm
 fails; every message leads with what the rollout raised. A user's own workflow is never
 edited, so it gets no repair: its arm fails at once, saying why.
+
+The dry runs are bounded by the budget as well as by `validate_timeout_s`: each gets at
+most its share of the budget left, less the report's part (`budget.report_reserve_s`),
+over the arms still to check. One whose share is under `MIN_DRY_RUN_S` is not started, nor
+are the arms after it: the study ends (outcome "budget"), saying the budget is too small
+for the dry runs and what one needs.
 """
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from pathlib import Path
@@ -33,9 +40,13 @@ from researcher.nodes.common import (
     update_experiment,
 )
 from researcher.nodes.launch import run_body
+from researcher.planner import budget
 from researcher.state import StudyState
 
 DRY_RUN_EPISODES = 4  # each on its own task (groups of 1)
+# a dry run given less is not started: `swarm run` starting, importing the workflow and
+# four episodes of the bundled model take a few seconds each on a laptop's CPU
+MIN_DRY_RUN_S = 15.0
 
 
 def dry_run(
@@ -44,10 +55,15 @@ def dry_run(
     run: str,
     run_settings: dict,
     notes: list[str] | None = None,
+    *,
+    timeout_s: float | None = None,
 ) -> str | None:
     """None when the workflow ran cleanly and at least one episode finished, else what went
     wrong (its first line the cause). Episodes that failed beside finished ones are said in
-    `notes`."""
+    `notes`. It may take `timeout_s` (the arm's share of the budget, `dry_run_share_s`),
+    at most `validate_timeout_s`."""
+    limit_s = ctx.settings.validate_timeout_s
+    timeout_s = limit_s if timeout_s is None else min(timeout_s, limit_s)
     body = {**run_settings, "name": run, "group_size": 1, "batch_groups": 4096}
     body.pop("task_mix", None)
     body.pop("max_steps", None)
@@ -66,14 +82,20 @@ def dry_run(
         env = client_env({"SWARMRL_API_KEY": key} if key else {}, home=home,
                          allow=ctx.settings.client_env_allow)  # fmt: skip
         returncode, output = run_contained(
-            command, cwd=home, env=env, timeout_s=ctx.settings.validate_timeout_s,
-            limits=client_limits(ctx.settings),
+            command, cwd=home, env=env, timeout_s=timeout_s, limits=client_limits(ctx.settings),
         )  # fmt: skip
     finally:
         ctx.gateway.stop_run(run)
     if returncode is None:
+        if timeout_s < limit_s:
+            return (
+                f"the dry run did not end within {timeout_s:g} s (the share of the budget left "
+                f"for this arm's dry run; validate_timeout_s is {limit_s:g}): does rollout() "
+                "ever return, or block the event loop? A larger --budget gives each dry run "
+                f"longer\n{output[-3000:]}"
+            )
         return (
-            f"the dry run did not end within {ctx.settings.validate_timeout_s:g} s "
+            f"the dry run did not end within {timeout_s:g} s "
             f"(does rollout() ever return, or block the event loop?)\n{output[-3000:]}"
         )
     output = output[-4000:]
@@ -96,6 +118,24 @@ def dry_run(
     return None
 
 
+def dry_run_share_s(ctx: StudyContext, arms_left: int) -> tuple[float, str | None]:
+    """The seconds the next of `arms_left` dry runs may take: the budget left, less the
+    report's part, shared over them (whole seconds); and, when that is under
+    `MIN_DRY_RUN_S`, why the dry runs cannot start, in words."""
+    study = ctx.study()
+    reserve = budget.report_reserve_s(study.budget_s)
+    left = max(0.0, ctx.budget_left() - reserve)
+    share = math.floor(left / max(1, arms_left))
+    if share >= MIN_DRY_RUN_S:
+        return share, None
+    return share, (
+        f"the budget left is too small for the dry runs: {left:.0f} s of the study's "
+        f"{study.budget_s:g} s is left after the {reserve:.0f} s kept for the report, "
+        f"{share} s for each of the {arms_left} arm(s) still to check, and a dry run needs "
+        f"at least {MIN_DRY_RUN_S:g} s: start the study with a larger --budget"
+    )
+
+
 def validate(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
     ctx = runtime.context
     ctx.tick("validate")
@@ -104,10 +144,24 @@ def validate(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
     feedback: dict[str, str] = {}
     repairs = dict(state.get("repairs", {}))
     rows = round_experiments(ctx, state)
-    for arm in plan.arms:
-        arm_rows = [r for r in rows if r.arm == arm.name and r.status == "planned"]
-        if arm.name in validated or not arm_rows:
-            continue
+    to_check = [
+        (arm, arm_rows)
+        for arm in plan.arms
+        if arm.name not in validated
+        and (arm_rows := [r for r in rows if r.arm == arm.name and r.status == "planned"])
+    ]
+    for index, (arm, arm_rows) in enumerate(to_check):
+        ctx.tick()  # the budget left, the dry runs before this one spent
+        share_s, too_small = dry_run_share_s(ctx, len(to_check) - index)
+        if too_small is not None:
+            for _, not_started in to_check[index:]:
+                for row in not_started:
+                    update_experiment(
+                        ctx, row.id, status="failed", error=f"not started: {too_small}"
+                    )
+            ctx.event("validate", "error", f"{too_small}; the study ends")
+            return {"validated": validated, "feedback": {}, "repairs": repairs,
+                    "outcome": "budget", "ended": too_small}  # fmt: skip
         first = arm_rows[0]
         attempt = repairs.get(arm.name, 0)
         run = f"{first.id[:50]}-check{attempt}"
@@ -115,7 +169,8 @@ def validate(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
         started = time.monotonic()
         notes: list[str] = []
         try:
-            problem = dry_run(ctx, str(first.workflow_path), run, settings, notes)
+            problem = dry_run(ctx, str(first.workflow_path), run, settings, notes,
+                              timeout_s=share_s)  # fmt: skip
         except GatewayRefused as error:
             problem = f"the gateway refused the arm's run settings: {error}"
         if problem is None:

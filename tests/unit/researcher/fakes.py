@@ -102,15 +102,26 @@ class ScriptedPlanner:
                         conclusion=f"the scripted conclusion ({analysis.verdict})")  # fmt: skip
 
 
-def scripted_dry_run(calls: list[tuple[str, str]]) -> Callable[..., str | None]:
+def scripted_dry_run(
+    calls: list[tuple[str, str]], timeouts: list[float | None] | None = None
+) -> Callable[..., str | None]:
     """A stand-in for `researcher.nodes.validate.dry_run`: a workflow whose source says
-    BROKEN fails with TRACEBACK, any other passes. Appends (run, source) to `calls`."""
+    BROKEN fails with TRACEBACK, any other passes. Appends (run, source) to `calls`, and
+    the time it was given to `timeouts`."""
 
     def dry_run(
-        ctx, workflow: str, run: str, run_settings: dict, notes: list[str] | None = None
+        ctx,
+        workflow: str,
+        run: str,
+        run_settings: dict,
+        notes: list[str] | None = None,
+        *,
+        timeout_s: float | None = None,
     ) -> str | None:
         source = Path(workflow).read_text()
         calls.append((run, source))
+        if timeouts is not None:
+            timeouts.append(timeout_s)
         return TRACEBACK if "BROKEN" in source else None
 
     return dry_run

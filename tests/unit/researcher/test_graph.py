@@ -9,6 +9,7 @@ replaced by scripted functions, so a whole study takes well under a second of fa
 from __future__ import annotations
 
 import io
+import re
 import sqlite3
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from researcher import study as study_module
 from researcher.context import StudyContext
 from researcher.graph import build_graph
 from researcher.nodes.evaluate import baselines
+from researcher.nodes.validate import dry_run
 from researcher.plan import Framing
 from researcher.settings import StudySettings
 from tests.unit.researcher.fakes import (
@@ -56,8 +58,10 @@ class Harness:
         self.launcher = FakeLauncher()
         self.planner = ScriptedPlanner()
         self.dry_runs: list[tuple[str, str]] = []
+        self.dry_run_timeouts: list[float | None] = []
         self.evaluated: list[str] = []
-        monkeypatch.setattr("researcher.nodes.validate.dry_run", scripted_dry_run(self.dry_runs))
+        monkeypatch.setattr("researcher.nodes.validate.dry_run",
+                            scripted_dry_run(self.dry_runs, self.dry_run_timeouts))  # fmt: skip
         monkeypatch.setattr("researcher.nodes.evaluate.evaluate_policy", self._evaluate)
         self.ctx: StudyContext | None = None
 
@@ -307,6 +311,84 @@ def test_a_run_that_trains_more_gets_a_larger_share_of_the_training_time(harness
     share = progress[rows["long"].id][3]
     assert share == pytest.approx(0.8 * training_s, rel=0.02)  # 40 of 50 steps
     assert rows["short"].id not in progress  # shared when it starts, over what is left then
+
+
+def spend(ctx: StudyContext, seconds: float) -> None:
+    with ctx.session() as session:
+        crud.update_study(session, study_id=ctx.study_id, budget_used_s=seconds)
+
+
+def test_each_dry_run_may_take_its_share_of_the_budget_left_not_validate_timeout_s(
+    harness, monkeypatch
+):
+    # a slow rollout timed out at validate_timeout_s (300 s) per arm spent a 4-minute budget
+    # twice over before anything trained
+    ctx = harness.create(budget_s=1200.0)
+    spend(ctx, 899.0)
+    left: list[float] = []  # the budget left as each dry run starts (the study's clock runs)
+    scripted = scripted_dry_run(harness.dry_runs, harness.dry_run_timeouts)
+
+    def dry_run_(ctx, *args, **kwargs):
+        left.append(ctx.budget_left())
+        return scripted(ctx, *args, **kwargs)
+
+    monkeypatch.setattr("researcher.nodes.validate.dry_run", dry_run_)
+
+    assert harness.drive() == 0
+
+    # about 300 s left less the 120 s the report keeps: 90 s each for two arms, and the
+    # second gets what the first left (a scripted dry run takes no time)
+    assert harness.dry_run_timeouts == [(left[0] - 120) // 2, (left[1] - 120) // 1]
+    assert 85 <= harness.dry_run_timeouts[0] <= 90
+
+
+def test_a_budget_too_small_for_the_dry_runs_starts_none_and_ends_the_study_saying_so(harness):
+    ctx = harness.create(budget_s=240.0)
+    spend(ctx, 199.0)
+
+    assert harness.drive() == 1
+
+    said = harness.study().error
+    assert re.fullmatch(
+        r"the budget left is too small for the dry runs: 1\d s of the study's 240 s is left "
+        r"after the 24 s kept for the report, [78] s for each of the 2 arm\(s\) still to check, "
+        r"and a dry run needs at least 15 s: start the study with a larger --budget",
+        said,
+    ), said
+    assert harness.dry_runs == [] and harness.gateway.create_calls == []
+    assert harness.launcher.started == [] and harness.study().status == "failed"
+    assert {row.error for row in harness.experiments().values()} == {f"not started: {said}"}
+    assert harness.report_row().conclusion == f"no conclusion: {said}"
+    assert phases(harness.events())[-2:] == ["validate", "report"]
+    assert harness.planner.called("decide") == []
+
+
+def test_a_dry_run_cut_by_its_share_of_the_budget_says_which_bound_applied(harness, monkeypatch):
+    ctx = harness.create()
+    given: list[float] = []
+
+    def never_ends(command, *, timeout_s, **_):
+        given.append(timeout_s)
+        return None, "episodes: 0/4 done"
+
+    monkeypatch.setattr("researcher.nodes.validate.run_contained", never_ends)
+    workflow = ctx.directory / "workflow.py"
+    workflow.write_text(GOOD_WORKFLOW)
+
+    share = dry_run(ctx, str(workflow), "dry-share", {}, timeout_s=75)
+    capped = dry_run(ctx, str(workflow), "dry-capped", {}, timeout_s=1620)
+
+    assert given == [75, 300]
+    assert share.splitlines()[0] == (
+        "the dry run did not end within 75 s (the share of the budget left for this arm's dry "
+        "run; validate_timeout_s is 300): does rollout() ever return, or block the event loop? "
+        "A larger --budget gives each dry run longer"
+    )
+    assert capped.splitlines()[0] == (
+        "the dry run did not end within 300 s (does rollout() ever return, or block the event "
+        "loop?)"
+    )
+    assert harness.gateway.stopped == ["dry-share", "dry-capped"]
 
 
 # -- interventions ----------------------------------------------------------------------------
