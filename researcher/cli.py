@@ -73,14 +73,14 @@ ClientEnvOption = Annotated[
 
 
 def _client_env(names: list[str] | None) -> list[str]:
-    """The --client-env names, each once; exit 2 for one a client is never handed."""
-    from researcher.launcher.local import never_passed
+    """The --client-env names, each once; exit 2 for one that is no variable's name or that
+    a client is never handed (`client_env_allow`, as the web start form checks them)."""
+    from researcher.user_workflow import client_env_allow
 
-    names = list(dict.fromkeys(names or []))
-    if refused := [name for name in names if never_passed(name)]:
-        raise _fail(f"--client-env {', '.join(refused)}: never passed to a client (the "
-                    "researcher's database and planner credentials stay with it)")  # fmt: skip
-    return names
+    try:
+        return client_env_allow(names or [])
+    except ResearcherError as error:
+        raise _fail(str(error)) from None
 
 
 def _user_workflow(path: str, client_env: list[str] | None = None) -> UserWorkflow:

@@ -12,6 +12,11 @@ class ResearcherError(Exception):
     """Root of the researcher's errors."""
 
 
+class ClientEnvRefused(ResearcherError):
+    """A variable given to pass to a study's clients (`--client-env`, the start form) that is
+    not a variable's name, or one a client is never handed."""
+
+
 class EmptyQuestion(ResearcherError):
     """The research question is empty or only whitespace/punctuation."""
 

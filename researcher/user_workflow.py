@@ -11,9 +11,12 @@ environment a study client gets (`client_env`'s allow-list and the study's
 `client_env_allow`), so a variable clients lack fails there, naming it. The probe also
 counts the test split's distinct ids and how many of its first ids `tasks("train")` yields
 too; the last inspection of each file's content is kept for the reading (`inspected`).
+`client_env_allow` is the one rule for the names a study's clients get on top of that
+allow-list (`--client-env`, the web start form's field).
 `with_sampling_reach` is where the reading meets the workflow's code: it refuses a
 workflow that reads at import time a PARAM the question varies or holds (found with
-`ast`: every arm would run the default), notes a test split that repeats ids or overlaps
+`ast`, through a name for PARAMS and into the file's own functions that import-time code
+calls: every arm would run the default), notes a test split that repeats ids or overlaps
 the train split, and says how a sampling factor reaches the workflow's model calls; and
 `render_wrapper`, the source of the workflow file each arm runs
 (`prompts/workflows/user.py.j2`): it imports the user's file by its absolute path, puts the
@@ -43,12 +46,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 import prompts
-from researcher.errors import ResearcherError
+from researcher.errors import ClientEnvRefused, ResearcherError
 from researcher.launcher.local import (
     ALLOWED_ENV_NAMES,
     ALLOWED_ENV_PREFIXES,
     client_env,
     is_scrubbed,
+    never_passed,
 )
 from researcher.plan import Arm, Framing, Reading
 from researcher.planner.budget import MAX_EVAL_EPISODES
@@ -271,6 +275,14 @@ def inspect_workflow(
             f"every run of a study trains one policy, {POLICY!r}: study a workflow that calls "
             "episode.model (train the team itself with `swarm run` on a run with those policies)"
         )
+    if unknown := [(key, line) for key, line in reward_policies(path) if key != POLICY]:
+        names = sorted({key for key, _ in unknown})
+        raise WorkflowFileError(
+            f"{path}, line {unknown[0][1]}: rollout returns a reward for unknown "
+            f"polic{'ies' if len(names) > 1 else 'y'} {', '.join(names)}; this run's policies "
+            f"are: {POLICY}. Every run of a study trains one policy, {POLICY!r}: return the "
+            f'reward as a float (or {{"{POLICY}": reward}})'
+        )
     test = found.get("test_problem") or {}
     if allow is not None and (hint := _client_env_hint(test.get("detail") or "", allow)):
         test["fix"] = hint
@@ -296,6 +308,29 @@ def inspected(path: str | Path) -> UserWorkflow | None:
 
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def client_env_allow(names: Iterable[str], *, given_as: str = "--client-env") -> list[str]:
+    """The variables a study's clients are to get on top of the allow-list (`--client-env`,
+    the web start form's field), each once, in order; `ClientEnvRefused`, naming them as
+    `given_as`, for one that is not a variable's name or that a client is never handed
+    (`never_passed`: the researcher's database and planner credentials)."""
+    names = list(dict.fromkeys(names))
+    if bad := [name for name in names if not _ENV_NAME.fullmatch(name)]:
+        raise ClientEnvRefused(
+            f"{given_as} {', '.join(map(repr, bad))}: not the name of an environment variable "
+            "(letters, digits and _, such as ACME_JUDGE_URL; its value is taken from the "
+            "environment the study starts in)"
+        )
+    if refused := [name for name in names if never_passed(name)]:
+        raise ClientEnvRefused(
+            f"{given_as} {', '.join(refused)}: never passed to a client (the researcher's "
+            "database and planner credentials stay with it)"
+        )
+    return names
+
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def client_env_names(allow: Iterable[str] = ()) -> str:
@@ -327,7 +362,8 @@ def _client_env_hint(text: str, allow: Iterable[str], *, unnamed: bool = False) 
     flags = " ".join(f"--client-env {name}" for name in named)
     return (
         f"it reads {what}, {set_}: set it and pass it with {flags} (`researcher plan`/`start`; "
-        f"client_env_allow in a study's settings); {gets}"
+        "the web start form's extra environment variables for clients; client_env_allow in a "
+        f"study's settings); {gets}"
     )
 
 
@@ -416,8 +452,32 @@ class ImportTimeRead:
     """A read of PARAMS that runs when the file is imported, before an arm's PARAMS are set."""
 
     key: str | None  # None: which key cannot be told (a copy, a computed key)
-    line: int
-    code: str  # the line, as written
+    line: int  # where import runs it: the read itself, or the call that leads to it
+    code: str  # that line, as written
+    alias: str | None = None  # the name it reads through: "P is PARAMS", "get is PARAMS.get"
+    calls: tuple[str, ...] = ()  # the module's own functions the line calls to reach the read
+    read_line: int | None = None  # the read itself, when it is inside `calls`
+    read_code: str | None = None
+
+
+# what reading PARAMS looks like: `PARAMS.get("k")`, and a copy, whose values are the defaults
+_READ_METHODS = ("get", "setdefault", "pop")
+_COPY_METHODS = ("copy", "items", "values")
+_COPY_FUNCTIONS = ("dict", "copy", "deepcopy")
+_CONSTRUCTORS = ("__init__", "__post_init__")  # what `Config()` runs of the module's class
+
+
+@dataclass(frozen=True)
+class _Names:
+    """The names that stand for PARAMS in a scope: the dict (`P = PARAMS`) and its read
+    methods (`get = PARAMS.get`), each mapped to how the message describes it."""
+
+    dicts: dict[str, str]
+    readers: dict[str, str]
+
+    def without(self, shadowed: set[str]) -> _Names:
+        return _Names({k: v for k, v in self.dicts.items() if k not in shadowed},
+                      {k: v for k, v in self.readers.items() if k not in shadowed})  # fmt: skip
 
 
 def params_read_at_import(source: str) -> list[ImportTimeRead]:
@@ -425,34 +485,153 @@ def params_read_at_import(source: str) -> list[ImportTimeRead]:
     (or `.setdefault`, `.pop`) and copies (`dict(PARAMS)`, `PARAMS.copy()`, `**PARAMS`,
     `.items()`, `.values()`) at module level, in a class body, a decorator or a default
     argument value — not in the body of a def or lambda, nor under `if __name__ ==
-    "__main__":`. Passing the dict itself along (`f(PARAMS)`, `CFG = PARAMS`) is not a read:
+    "__main__":`. Followed through a name bound to PARAMS or to its read method (`P =
+    PARAMS`, `get = PARAMS.get`), and into the body of the module's own functions (and
+    lambdas, classes' `__init__` and methods) that import-time code calls or decorates
+    with, however deep: such a read is reported at the line import runs, with the call that
+    leads to it. Passing the dict itself along (`f(PARAMS)`, `CFG = PARAMS`) is not a read:
     the arm's values land in that same dict. Read with `ast`, nothing run."""
     tree = ast.parse(source)
     lines = source.splitlines()
     parents = {child: parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
+    functions = _module_functions(tree)
     found: list[ImportTimeRead] = []
 
-    def visit(node: ast.AST) -> None:
+    def visit(node: ast.AST, names: _Names, calls: tuple[tuple[str, int], ...]) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for decorator in node.decorator_list:  # `@register` calls register(...) now
+                for label, callee in _callees(decorator, functions):
+                    follow(label, callee, decorator.lineno, names, calls)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             decorators = [] if isinstance(node, ast.Lambda) else node.decorator_list
             for child in [*decorators, *node.args.defaults, *node.args.kw_defaults]:
                 if child is not None:
-                    visit(child)
+                    visit(child, names, calls)
             return  # its body runs when it is called
         if isinstance(node, ast.If) and _is_main_guard(node.test):
             for child in node.orelse:
-                visit(child)
+                visit(child, names, calls)
             return
-        if isinstance(node, ast.Name) and node.id == "PARAMS" and isinstance(node.ctx, ast.Load):
-            read = _params_read(node, parents)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            read: str | None | Literal[False] = False
+            alias = names.dicts.get(node.id) or names.readers.get(node.id)
+            if node.id in names.dicts:
+                read = _params_read(node, parents)
+            elif node.id in names.readers and _called_as(node, parents):
+                read = _first_key(parents[node])
             if read is not False:
-                line = node.lineno
-                found.append(ImportTimeRead(read, line, lines[line - 1].strip()))
+                record(read, node.lineno, None if node.id == "PARAMS" else alias, calls)
+        if isinstance(node, ast.Call):
+            for label, callee in _callees(node.func, functions):
+                follow(label, callee, node.lineno, names, calls)
         for child in ast.iter_child_nodes(node):
-            visit(child)
+            visit(child, names, calls)
 
-    visit(tree)
+    def follow(label: str, function: ast.AST, line: int, names: _Names,
+               calls: tuple[tuple[str, int], ...]) -> None:  # fmt: skip
+        """Visit the body of the module's own `function`, called at `line` as `label`."""
+        if any(label == called for called, _ in calls):
+            return  # recursion: its body is being visited already
+        assert isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+        body = [ast.Expr(function.body)] if isinstance(function, ast.Lambda) else function.body
+        arguments = function.args
+        shadowed = {a.arg for a in [*arguments.posonlyargs, *arguments.args,
+                                    *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]
+                    if a is not None}  # fmt: skip
+        local = _params_names(body, names.without(shadowed))
+        for statement in body:
+            visit(statement, local, (*calls, (label, line)))
+
+    def record(key: str | None, line: int, alias: str | None,
+               calls: tuple[tuple[str, int], ...]) -> None:  # fmt: skip
+        if not calls:
+            found.append(ImportTimeRead(key, line, lines[line - 1].strip(), alias))
+            return
+        first = calls[0][1]
+        found.append(ImportTimeRead(
+            key, first, lines[first - 1].strip(), alias, tuple(label for label, _ in calls),
+            line, lines[line - 1].strip(),
+        ))  # fmt: skip
+
+    module = _params_names(tree.body, _Names({"PARAMS": "PARAMS"}, {}))
+    visit(tree, module, ())
     return found
+
+
+def _params_names(body: list[ast.stmt], names: _Names) -> _Names:
+    """`names` and the names `body`'s own statements (not those of a def or class in it)
+    bind to PARAMS or to one of its read methods, `P = PARAMS` or `get = P.get`, through
+    any number of such assignments."""
+    dicts, readers = dict(names.dicts), dict(names.readers)
+    assignments = []
+    for statement in _own_statements(body):
+        if isinstance(statement, ast.Assign):
+            assignments += [(t.id, statement.value) for t in statement.targets
+                            if isinstance(t, ast.Name)]  # fmt: skip
+        elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+            if statement.value is not None:
+                assignments.append((statement.target.id, statement.value))
+    grew = True
+    while grew:
+        grew = False
+        for target, value in assignments:
+            if target in dicts or target in readers:
+                continue
+            if isinstance(value, ast.Name) and value.id in dicts:
+                dicts[target] = f"{target} is PARAMS"
+            elif (
+                isinstance(value, ast.Attribute)
+                and isinstance(value.value, ast.Name)
+                and value.value.id in dicts
+                and value.attr in _READ_METHODS
+            ):
+                readers[target] = f"{target} is PARAMS.{value.attr}"
+            else:
+                continue
+            grew = True
+    return _Names(dicts, readers)
+
+
+def _own_statements(body: list[ast.stmt]):
+    """`body`'s statements and those nested in its if/for/while/with/try blocks, not those
+    of a def or class in it."""
+    for statement in body:
+        yield statement
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            yield from _own_statements(getattr(statement, field, []))
+
+
+def _module_functions(tree: ast.Module) -> dict[str, ast.AST]:
+    """The module's own functions by the name a call uses: `f` (a def, or a lambda bound to
+    a name), `Config.method` (a class's), and `Config` (its `__init__`/`__post_init__`)."""
+    functions: dict[str, ast.AST] = {}
+    for statement in _own_statements(tree.body):
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            functions[statement.name] = statement
+        elif isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Lambda):
+            functions.update({t.id: statement.value for t in statement.targets
+                              if isinstance(t, ast.Name)})  # fmt: skip
+        elif isinstance(statement, ast.ClassDef):
+            for item in statement.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    functions[f"{statement.name}.{item.name}"] = item
+    return functions
+
+
+def _callees(func: ast.expr, functions: dict[str, ast.AST]) -> list[tuple[str, ast.AST]]:
+    """The module's own functions that calling `func` runs, each with how it was called:
+    `f()`, `Config.load()`, and `Config()` (its constructors)."""
+    if isinstance(func, ast.Name):
+        if func.id in functions:
+            return [(f"{func.id}()", functions[func.id])]
+        return [(f"{func.id}()", functions[f"{func.id}.{name}"])
+                for name in _CONSTRUCTORS if f"{func.id}.{name}" in functions]  # fmt: skip
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        name = f"{func.value.id}.{func.attr}"
+        return [(f"{name}()", functions[name])] if name in functions else []
+    return []
 
 
 def _is_main_guard(test: ast.expr) -> bool:
@@ -466,45 +645,63 @@ def _is_main_guard(test: ast.expr) -> bool:
     )
 
 
-def _params_read(name: ast.Name, parents: dict[ast.AST, ast.AST]) -> str | None | Literal[False]:
-    """The key this use of `PARAMS` reads (None: some key, which cannot be told), or False
-    when it reads none (a write, an alias, the dict passed along)."""
-    parent = parents.get(name)
-    if isinstance(parent, ast.Subscript) and parent.value is name:
+def _called_as(node: ast.expr, parents: dict[ast.AST, ast.AST]) -> bool:
+    call = parents.get(node)
+    return isinstance(call, ast.Call) and call.func is node
+
+
+def _first_key(call: ast.AST) -> str | None:
+    """The constant string key a read call (`PARAMS.get("k")`) reads, None when computed."""
+    assert isinstance(call, ast.Call)
+    first = call.args[0] if call.args else None
+    return first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
+
+
+def _params_read(node: ast.expr, parents: dict[ast.AST, ast.AST]) -> str | None | Literal[False]:
+    """The key this use of PARAMS (or of a copy of it) reads (None: some key, which cannot
+    be told), or False when it reads none (a write, an alias, the dict passed along)."""
+    parent = parents.get(node)
+    if isinstance(parent, ast.Subscript) and parent.value is node:
         if not isinstance(parent.ctx, ast.Load):
             return False  # PARAMS["k"] = ...: a write
         key = parent.slice
         return key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else None
-    if isinstance(parent, ast.Attribute) and parent.value is name:
-        call = parents.get(parent)
-        if parent.attr in ("get", "setdefault", "pop") and isinstance(call, ast.Call):
-            first = call.args[0] if call.args else None
-            if isinstance(first, ast.Constant) and isinstance(first.value, str):
-                return first.value
-            return None
-        return None if parent.attr in ("copy", "items", "values") else False
+    if isinstance(parent, ast.Attribute) and parent.value is node:
+        if parent.attr in _READ_METHODS and _called_as(parent, parents):
+            return _first_key(parents[parent])
+        if parent.attr == "copy" and _called_as(parent, parents):
+            return _copy_read(parents[parent], parents)
+        return None if parent.attr in _COPY_METHODS else False
     if isinstance(parent, ast.keyword) and parent.arg is None:  # f(**PARAMS)
         return None
     if isinstance(parent, ast.Dict) and any(
-        k is None and v is name for k, v in zip(parent.keys, parent.values, strict=True)
+        k is None and v is node for k, v in zip(parent.keys, parent.values, strict=True)
     ):  # {**PARAMS}
         return None
-    if isinstance(parent, ast.Call) and name in parent.args:
+    if isinstance(parent, ast.Call) and node in parent.args:
         func = parent.func
         called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
-        return None if called in ("dict", "copy", "deepcopy") else False
+        return _copy_read(parent, parents) if called in _COPY_FUNCTIONS else False
     return False
+
+
+def _copy_read(copy: ast.expr, parents: dict[ast.AST, ast.AST]) -> str | None:
+    """What taking a copy of PARAMS at import reads: the key read from it at once
+    (`PARAMS.copy()["k"]`), else every key (the copy keeps the defaults)."""
+    read = _params_read(copy, parents)
+    return read if isinstance(read, str) else None
 
 
 def refuse_params_read_at_import(
     reading: Reading, path: str | Path, params: dict[str, Any]
 ) -> None:
     """Refuse (`WorkflowFileError`, naming the file, the line and the fix) a workflow that
-    reads at import time a PARAM the question varies or holds, or PARAMS as a whole: the
-    wrapper sets each arm's values into PARAMS only once the file is imported, so a value
-    taken then is the default in every arm and the treatment would equal the control. A
-    read of a PARAM the question leaves alone is harmless. A file that does not parse
-    passes (`read_params` has said why)."""
+    reads at import time a PARAM the question varies or holds, or PARAMS as a whole —
+    directly, through an alias, or in a function of its own that import-time code calls:
+    the wrapper sets each arm's values into PARAMS only once the file is imported, so a
+    value taken then is the default in every arm and the treatment would equal the
+    control. A read of a PARAM the question leaves alone is harmless. A file that does not
+    parse passes (`read_params` has said why)."""
     keys = {name.removeprefix("workflow:") for name in (reading.factor, *reading.held)}
     keys &= set(params)
     if not keys:
@@ -518,16 +715,23 @@ def refuse_params_read_at_import(
         if read.key is not None and read.key not in keys:
             continue
         what = f'PARAMS["{read.key}"]' if read.key is not None else "PARAMS (a copy of it)"
+        if read.alias:
+            what += f" ({read.alias})"
         default = (
             f"your default {params[read.key]!r}" if read.key is not None
             else f"your defaults for {', '.join(sorted(keys))}"
         )  # fmt: skip
         key = read.key or sorted(keys)[0]
+        how = f"reads {what}"
+        use = f'use PARAMS["{key}"] in rollout() where you use the value, not a name set at import'
+        if read.calls:
+            how = "".join(f"calls {label}, which " for label in read.calls)
+            how += f"reads {what} at line {read.read_line} (`{read.read_code}`),"
+            use = f"call {read.calls[0]} in rollout() where you use the value, not at import"
         raise WorkflowFileError(
-            f"{path}, line {read.line}: `{read.code}` reads {what} when the file is imported, "
-            f"before the study sets each arm's PARAMS, so every arm would run {default} and the "
-            f"treatment would equal the control: read PARAMS inside rollout()/tasks(): use "
-            f'PARAMS["{key}"] in rollout() where you use the value, not a name set at import'
+            f"{path}, line {read.line}: `{read.code}` {how} when the file is imported, before "
+            f"the study sets each arm's PARAMS, so every arm would run {default} and the "
+            f"treatment would equal the control: read PARAMS inside rollout()/tasks(): {use}"
         )
 
 
@@ -664,6 +868,40 @@ def team_policies(path: str | Path) -> list[str]:
             ):
                 names.add(node.slice.value)
     return sorted(names)
+
+
+def reward_policies(path: str | Path) -> list[tuple[str, int]]:
+    """The policies the file's `rollout` returns a reward for in a dict literal with constant
+    keys (`return {"solver": 1.0}`), each with its line; [] when it returns a float or a dict
+    built otherwise (which only the dry run tells), or the file does not parse."""
+    try:
+        tree = ast.parse(Path(path).read_text())
+    except (OSError, SyntaxError, ValueError):
+        return []
+    found: list[tuple[str, int]] = []
+    for function in tree.body:
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        if function.name != "rollout":
+            continue
+        for node in _own_nodes(function.body):
+            value = node.value if isinstance(node, ast.Return) else None
+            if isinstance(value, ast.Dict) and all(
+                isinstance(k, ast.Constant) and isinstance(k.value, str) for k in value.keys
+            ):
+                found += [(k.value, node.lineno) for k in value.keys]  # type: ignore[union-attr]
+    return sorted(found, key=lambda key_line: key_line[1])
+
+
+def _own_nodes(body: list[ast.stmt]):
+    """Every node of `body`, not those inside a def, lambda or class in it (their returns
+    are not the function's)."""
+    todo: list[ast.AST] = list(body)
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
 
 
 def _code_trees(path: Path):

@@ -10,17 +10,27 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 
 from researcher.settings import swarmrl_home
 
 
 def start_command(
-    question: str, *, budget: str, model: str, seeds: int, ask: bool, workflow: str | None = None
+    question: str,
+    *,
+    budget: str,
+    model: str,
+    seeds: int,
+    ask: bool,
+    workflow: str | None = None,
+    client_env: Sequence[str] = (),
 ) -> list[str]:
     command = [sys.executable, "-m", "researcher.cli", "start", question, "--budget", budget,
                "--model", model, "--seeds", str(seeds)]  # fmt: skip
     if workflow:
         command += ["--workflow", workflow]
+    for name in client_env:
+        command += ["--client-env", name]
     return [*command, "--ask"] if ask else command
 
 

@@ -4,6 +4,7 @@ experiments, live curves, the events timeline, the report, the intervention form
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from pathlib import Path
 from urllib.parse import quote
@@ -20,6 +21,7 @@ from researcher.plan import Reading
 from researcher.planner import make_planner
 from researcher.planner.wording import reading_rows
 from researcher.settings import DEFAULT_MODEL, parse_budget
+from researcher.user_workflow import client_env_allow
 from researcher.web.common import engine_of, form_of, html, study_or_404
 from researcher.web.spawn import start_command
 
@@ -33,7 +35,7 @@ def _studies_page(request: Request, *, form: dict | None = None, errors: list[st
     with session_scope(engine_of(request)) as session:
         studies = crud.list_studies(session)
     defaults = {"question": "", "budget": "20m", "model": DEFAULT_MODEL, "seeds": "2", "ask": "",
-                "workflow": ""}  # fmt: skip
+                "workflow": "", "client_env": ""}  # fmt: skip
     return html(request, "studies.html", {
         "studies": studies, "form": defaults | (form or {}), "errors": errors or [],
         "models": MODELS, "message": request.query_params.get("msg"),
@@ -66,10 +68,17 @@ def validate_start(form: dict[str, str]) -> tuple[list[str], dict]:
         seeds = 2
     if model not in MODELS:
         errors.append(f"model {model!r} is not one of {', '.join(MODELS)}")
+    # `--client-env NAME ...`: names set apart by commas or spaces, checked as the CLI does
+    named = [name for name in re.split(r"[\s,]+", form.get("client_env", "")) if name]
+    try:
+        client_env = client_env_allow(named, given_as="extra environment variable")
+    except ResearcherError as error:
+        errors.append(str(error))
+        client_env = []
     workflow = form.get("workflow", "").strip() or None
     frame_args: dict = {}
     if workflow is not None:
-        workflow, frame_args, problem = _check_workflow(workflow)
+        workflow, frame_args, problem = _check_workflow(workflow, client_env)
         errors.extend(problem)
     if question and not errors:
         try:
@@ -79,21 +88,23 @@ def validate_start(form: dict[str, str]) -> tuple[list[str], dict]:
         except ResearcherError as error:
             errors.append(str(error))
     values = {"question": question, "budget": budget, "model": model, "seeds": seeds,
-              "ask": form.get("ask") in ("on", "1", "true"), "workflow": workflow}  # fmt: skip
+              "ask": form.get("ask") in ("on", "1", "true"), "workflow": workflow,
+              "client_env": client_env}  # fmt: skip
     return errors, values
 
 
-def _check_workflow(path: str) -> tuple[str, dict, list[str]]:
+def _check_workflow(path: str, client_env: list[str]) -> tuple[str, dict, list[str]]:
     """The workflow file's path as the study will get it, what reading a question about it
     needs (`frame_args_of`), and what is wrong with it: it must be an absolute path on this
-    machine (the UI's, where the study runs), import, and have a test split. Imported once."""
+    machine (the UI's, where the study runs), import with the environment a client gets
+    (plus `client_env`), and have a test split. Imported once."""
     from researcher.nodes.frame import frame_args_of
     from researcher.user_workflow import require_test_split
 
     if not Path(path).expanduser().is_absolute():
         return path, {}, [f"workflow {path!r}: give the file's absolute path on this machine"]
     try:
-        found = require_test_split(path)
+        found = require_test_split(path, client_env_allow=client_env)
     except ResearcherError as error:
         return path, {}, [str(error)]
     return str(found.path), frame_args_of(found), []
@@ -110,7 +121,7 @@ async def start_study(request: Request):
         before = set(session.exec(select(StudyRow.id)).all())
     command = start_command(values["question"], budget=values["budget"], model=values["model"],
                             seeds=values["seeds"], ask=values["ask"],
-                            workflow=values["workflow"])  # fmt: skip
+                            workflow=values["workflow"], client_env=values["client_env"])  # fmt: skip
     pid = request.app.state.spawn_study(
         command, db_url=engine.url.render_as_string(hide_password=False)
     )

@@ -38,7 +38,8 @@ def tasks(split="train"):
 async def rollout(task, episode):
     CALLS.append(dict(PARAMS))
     env = json.loads(os.environ.get("SWARMRL_WORKFLOW_PARAMS", "{}"))
-    return {"prompt": PARAMS["system_prompt"] + suffix(), "env": env}
+    seen = {"prompt": PARAMS["system_prompt"] + suffix(), "env": env}
+    return seen  # what the tests read back: no reward a run trains on
 """
 
 
@@ -323,6 +324,31 @@ def test_a_multi_policy_team_is_refused_before_any_run_naming_its_policies(tmp_p
     assert inspect_workflow(beside).has_test
 
 
+def test_a_reward_for_a_policy_the_run_lacks_is_refused_at_plan_time_not_at_the_dry_run(
+    tmp_path: Path,
+):
+    # the gateway refuses such a reward at each episode's finish, so every dry run failed with
+    # "unknown policy solver; this run's policies are: policy" after the gateway had started
+    path = tmp_path / "solver.py"
+    source = (
+        "def tasks(split='train'):\n    return [{'id': f'{split}-0'}]\n"
+        "async def rollout(task, episode):\n"
+        "    def judge():\n        return {'judge': 0.0}\n"  # not rollout's own return
+        "    if task['id'] == 'x':\n        return {'policy': 1.0}\n"
+        "    return {'solver': 1.0, 'critic': 0.0}\n"  # 8
+    )
+    path.write_text(source)
+    with pytest.raises(WorkflowFileError) as raised:
+        inspect_workflow(path)
+    assert str(raised.value) == (
+        f"{path}, line 8: rollout returns a reward for unknown policies critic, solver; this "
+        "run's policies are: policy. Every run of a study trains one policy, 'policy': return "
+        'the reward as a float (or {"policy": reward})'
+    )
+    path.write_text(source.replace("{'solver': 1.0, 'critic': 0.0}", "{'policy': 0.0}"))
+    assert inspect_workflow(path).has_test
+
+
 def test_the_wrapper_runs_the_users_file_with_the_arms_params_and_leaves_it_unchanged(
     agent: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
@@ -522,6 +548,80 @@ def test_params_read_at_import_are_found_where_import_runs_them():
     ]  # fmt: skip
 
 
+def test_params_read_at_import_are_followed_through_aliases_and_the_modules_own_functions():
+    from researcher.user_workflow import params_read_at_import
+
+    source = (
+        "PARAMS = {'a': 1, 'b': 2, 'c': 3}\n"
+        "P = PARAMS\nQ: dict = P\nget = Q.get\n"  # 2-4: names for the same dict: no read
+        "A = Q['a']\n"  # 5: through two aliases
+        "B = get('b')\n"  # 6: through a bound read method
+        "C = PARAMS.copy()['c']\n"  # 7: the key read from a copy is told
+        "def _prompt():\n    return P['a']\n"  # 9
+        "def _outer():\n    return _prompt()\n"  # a second level
+        "SYSTEM = _outer()\n"  # 12
+        "def rollout(task, episode, limit=_prompt()):\n"  # 13: a default value runs at import
+        "    return _prompt() + get('b')\n"  # run when called: no read at import
+        "class Config:\n"
+        "    def __init__(self):\n        self.c = PARAMS['c']\n"  # 17
+        "    def later(self):\n        return PARAMS['a']\n"  # never called at import
+        "    default = _prompt()\n"  # 20: a class body runs at import
+        "CONFIG = Config()\n"  # 21: its __init__ runs
+        "def _shadowed(P):\n    return P['a']\n"
+        "OTHER = _shadowed({'a': 0})\n"  # its P is not PARAMS
+        "def _loop(n):\n    return _loop(n - 1) if n else 0\n"
+        "LOOP = _loop(3)\n"  # recursion ends
+        "if __name__ == '__main__':\n    print(_prompt())\n"
+    )
+    found = {read.line: read for read in params_read_at_import(source)}
+    assert [(read.key, line) for line, read in found.items()] == [
+        ("a", 5), ("b", 6), ("c", 7), ("a", 12), ("a", 13), ("a", 20), ("c", 21)
+    ]  # fmt: skip
+    assert (found[5].alias, found[6].alias) == ("Q is PARAMS", "get is PARAMS.get")
+    assert found[12].calls == ("_outer()", "_prompt()") and found[12].code == "SYSTEM = _outer()"
+    assert (found[12].read_line, found[12].read_code) == (9, "return P['a']")
+    assert found[21].calls == ("Config()",) and found[21].read_line == 17
+
+
+def test_a_param_read_at_import_through_a_helper_is_refused_naming_the_call_and_the_fix(
+    tmp_path: Path,
+):
+    from researcher.plan import Reading
+    from researcher.user_workflow import refuse_params_read_at_import
+
+    path = tmp_path / "agent.py"
+    path.write_text(
+        PROMPT_AT_IMPORT.replace(
+            'SYSTEM = PARAMS["system_prompt"]\nLIMIT = PARAMS["max_tokens"]',
+            'def _prompt():\n    return PARAMS["system_prompt"]\n\nSYSTEM = _prompt()',
+        )
+    )
+    params = {"system_prompt": "Reply with one word.", "max_tokens": 8}
+    reading = Reading(factor="workflow:system_prompt", levels=["Reply with one word.", "Think."],
+                      control="Reply with one word.", task="workflow")  # fmt: skip
+    with pytest.raises(WorkflowFileError) as raised:
+        refuse_params_read_at_import(reading, path, params)
+    assert str(raised.value) == (
+        f"{path}, line 6: `SYSTEM = _prompt()` calls _prompt(), which reads "
+        'PARAMS["system_prompt"] at line 4 (`return PARAMS["system_prompt"]`), when the file '
+        "is imported, before the study sets each arm's PARAMS, so every arm would run your "
+        "default 'Reply with one word.' and the treatment would equal the control: read "
+        "PARAMS inside rollout()/tasks(): call _prompt() in rollout() where you use the value, "
+        "not at import"
+    )
+    path.write_text(PROMPT_AT_IMPORT.replace("SYSTEM = PARAMS", "P = PARAMS\nSYSTEM = P"))
+    with pytest.raises(WorkflowFileError, match=r'line 4: `SYSTEM = P\["system_prompt"\]` reads '
+                       r'PARAMS\["system_prompt"\] \(P is PARAMS\) when the file is imported'):  # fmt: skip
+        refuse_params_read_at_import(reading, path, params)
+    # the same helper called only from rollout() reads the arm's value
+    path.write_text(
+        PROMPT_AT_IMPORT.replace('SYSTEM = PARAMS["system_prompt"]\n', "")
+        .replace('LIMIT = PARAMS["max_tokens"]', 'def _prompt():\n    return PARAMS["system_prompt"]')
+        .replace("len(SYSTEM)", "len(_prompt())")
+    )  # fmt: skip
+    refuse_params_read_at_import(reading, path, params)
+
+
 ANY_SPLIT = """
 def tasks(split="train"):
     for i in range(50):
@@ -626,6 +726,8 @@ def test_client_env_is_a_repeatable_option_of_plan_and_start(
     assert json.loads(passed.output)["reading"]["factor"] == "lr"
     never = CliRunner().invoke(app, ["plan", *question, "--client-env", "OPENAI_API_KEY"])
     assert never.exit_code == 2 and "never passed to a client" in never.output
+    valued = CliRunner().invoke(app, ["plan", *question, "--client-env", "ACME_REGION=eu"])
+    assert valued.exit_code == 2 and "not the name of an" in valued.output
     # start saves the names in the study's settings, where clients and resume read them
     from researcher.settings import StudySettings
 

@@ -59,3 +59,36 @@ def test_a_workflow_that_is_relative_or_has_no_test_split_is_refused_inline(
     page = client.post("/studies", data=FORM | {"workflow": "my_agent.py"})
     assert page.status_code == 422 and "absolute path" in page.text
     assert 'name="workflow"' in page.text and spawned == []
+
+
+def test_extra_environment_variables_for_clients_are_checked_and_passed_as_client_env(
+    client, spawned, tmp_path: Path, monkeypatch
+):
+    # `researcher start --client-env NAME`: a variable the workflow reads that clients do
+    # not get by default; the form checks the names as the CLI does and passes them on
+    assert 'name="client_env"' in client.get("/").text
+    agent = tmp_path / "judge.py"
+    agent.write_text("import os\nURL = os.environ['ACME_JUDGE_URL'] + os.environ['ACME_REGION']\n"
+                     + AGENT.replace("{empty}", "nothing"))  # fmt: skip
+    monkeypatch.setenv("ACME_JUDGE_URL", "http://judge.invalid")
+    monkeypatch.setenv("ACME_REGION", "eu")
+    form = FORM | {"workflow": str(agent)}
+    lacking = client.post("/studies", data=form)
+    assert lacking.status_code == 422 and "--client-env ACME_JUDGE_URL" in lacking.text
+    assert "extra environment variables for clients" in lacking.text
+    started = client.post("/studies", follow_redirects=False,
+                          data=form | {"client_env": " ACME_JUDGE_URL,ACME_REGION  ACME_REGION"})  # fmt: skip
+    assert started.status_code == 303, started.text
+    [command] = spawned
+    assert command[command.index("--workflow") :][2:] == [
+        "--client-env", "ACME_JUDGE_URL", "--client-env", "ACME_REGION"
+    ]  # fmt: skip
+    never = client.post("/studies", data=FORM | {"client_env": "ACME_REGION, OPENAI_API_KEY"})
+    assert never.status_code == 422 and (
+        "extra environment variable OPENAI_API_KEY: never passed to a client" in never.text
+    )
+    assert 'value="ACME_REGION, OPENAI_API_KEY"' in never.text  # kept to correct
+    not_a_name = client.post("/studies", data=FORM | {"client_env": "ACME_REGION=eu"})
+    assert not_a_name.status_code == 422
+    assert "extra environment variable &#39;ACME_REGION=eu&#39;: not the name of" in not_a_name.text
+    assert len(spawned) == 1
