@@ -48,7 +48,7 @@ from researcher.planner.reading.numbers import (
 )
 from researcher.planner.reading.params import param_levels
 from researcher.planner.reading.question import Question
-from researcher.planner.reading.sentences import outside_asking
+from researcher.planner.reading.sentences import asking_span, outside_asking
 
 STEPS_DOSE = [10, 20, 40]  # "how many steps does it need?": a dose-response over max_steps
 
@@ -141,6 +141,15 @@ def read_levels(q: Question, factor: str, task: str, tasks: list[str]) -> tuple[
             f"{factor} has no default here (your workflow sets its own): name both levels "
             f"to compare, e.g. '{factor} 64 vs 256'"
         )
+    if (extra := _followed_up(q, levels, named, default)) is not None:
+        # "does group size 8 help? And with 16?": each against the default, as the first asked
+        q.assumptions.append(
+            f"{describe_level(factor, extra)} asked as a follow-up of "
+            f"{describe_level(factor, levels[0])}: each against the default "
+            f"{describe_level(factor, default)}, the control"
+        )
+        named = [(-1, default), *named]
+        levels = [default, *levels]
     if len(levels) >= 2:
         # where each level is named: in the asking sentence if it is named there too
         positions = [
@@ -310,6 +319,34 @@ def read_levels(q: Question, factor: str, task: str, tasks: list[str]) -> tuple[
             f"{describe_level(factor, default)} (without it)"
         )
     return [control, *(level for level in levels if level != control)], control
+
+
+_SET_AGAINST = re.compile(
+    r"\b(?:than|vs\.?|versus|compared|instead of|rather than|against|beats?|over|or)\b"
+)
+# a follow-up question after the first: "And with 16?", "What about 1e-4?", "Or 0.1?"
+_FOLLOW_UP = re.compile(
+    r"\s*(?:(?:if so|if not|if yes|then)\s*,?\s*)?"
+    r"(?:and|or|also|what about|how about|and what about|and how about|same for|and for)\b"
+    r"[^?]*\?\s*$"
+)
+
+
+def _followed_up(
+    q: Question, levels: list[Level], named: list[tuple[int, Level]], default: Level
+) -> Level | None:
+    """The level a follow-up question adds after a first question that asked about one
+    level alone ("does group size 8 help chain_sum? And with 16?"), or None."""
+    span = asking_span(q.text)
+    if span is None or len(levels) != 2 or default is None or default in levels:
+        return None
+    first = [v for p, v in named if span[0] <= p < span[1]]
+    later = [v for p, v in named if p >= span[1]]
+    if len(set(first)) != 1 or len(set(later)) != 1 or first[0] == later[0]:
+        return None
+    if not _FOLLOW_UP.match(q.text, span[1]) or _SET_AGAINST.search(q.text[span[0] : span[1]]):
+        return None
+    return later[0]
 
 
 def _named_off(q: Question, factor: str, levels: list[Level]) -> list[tuple[int, Level]]:

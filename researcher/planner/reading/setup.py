@@ -56,6 +56,14 @@ _FAILED = re.compile(
 _SCORED_AT = re.compile(
     r"(?<=\d) (?:at|scoring|reaching|hitting) (?:about |around |roughly )?(?:0?\.\d+|\d+%)"
 )
+# an outcome and the values it took: "the held-out accuracy climbs from 0.27 to about 0.68",
+# "reward plateaus at 0.4", "accuracy is 62%"
+_ABOUT = r"(?:about |around |roughly |~\s*)?"
+_OUTCOME_SEEN = re.compile(
+    r"\b(?:accuracy|rewards?|scores?|success(?: rate)?|pass@\d+)\b[^.;,?]{0,40}?"
+    rf"(?:\bfrom\s+)?{_ABOUT}(?:0?\.\d+|\d+(?:\.\d+)?%)"
+    rf"(?:\s+(?:to|->|→)\s+{_ABOUT}(?:0?\.\d+|\d+(?:\.\d+)?%))?"
+)
 # levels each with its score: "staleness 4 gave 0.5, 1 gave 0.6", "lr 1e-5 -> 0.42"
 _LEVEL_SCORED = re.compile(
     r"(?<![\w.])(\d[\d.]*(?:e-?\d+)?)\s+\(?(?:gave|gives|got|gets|scored|scores|yielded|reached|"
@@ -184,7 +192,9 @@ def read_setup(text: str, params: dict[str, Any] | None) -> tuple[str, list[str]
             named = [m for m in mentions if m.kind in _SETTING]
             if not named:
                 continue
-        if seen := _SCORED_AT.search(body):  # "GRPO with group size 8 at 0.62": a result
+        # "GRPO with group size 8 at 0.62", "… and the accuracy climbs from 0.27 to 0.68":
+        # results seen
+        while seen := (_SCORED_AT.search(body) or _OUTCOME_SEEN.search(body)):
             notes.append(f"{seen.group(0).strip()!r} read as a result already seen, not a level")
             body = body[: seen.start()] + body[seen.end() :]
             mentions = scan(body, params)

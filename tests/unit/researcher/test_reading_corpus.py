@@ -1385,6 +1385,15 @@ CORPUS: list[Q] = [
     Q('Is group size 8 within 2 steps of group size 4 in reaching 0.8?', 'group_size', [4, 8], 'chain_sum', LS, EQ, 2.0, extra={'threshold': 0.8}),
     Q('Does kl 0.05 get to a training reward of 0.6 within 5 steps of no KL?', 'kl_coef', [0.0, 0.05], 'chain_sum', LS, EQ, 5.0, extra={'threshold': 0.6}),
     Q('Does RLOO take no more than 3 extra steps to reach 0.7 than GRPO?', 'algorithm', ['grpo', 'rloo'], 'chain_sum', LS, NI, 3.0, extra={'threshold': 0.7}),
+    # a follow-up question adds a level; the first question's control (the default) stays
+    Q('Does group size 8 help chain_sum? And with 16?', 'group_size', [4, 8, 16], 'chain_sum', H, G),
+    Q('Does lr 5e-5 help? What about 1e-4?', 'lr', [2e-5, 5e-5, 1e-4], 'chain_sum', H, G),
+    Q('Does lr 5e-5 help? If so, what about 1e-4?', 'lr', [2e-5, 5e-5, 1e-4], 'chain_sum', H, G),
+    Q('Does RLOO help countdown? What about REINFORCE?', 'algorithm', ['grpo', 'rloo', 'reinforce'], 'countdown', H, G),
+    Q('Does lr 5e-5 beat 1e-5? What about 1e-4?', 'lr', [1e-5, 5e-5], 'chain_sum', H, G),
+    # an outcome's values in the setup are results, not levels (lr 0.27 and 0.68 were arms)
+    Q('We train on chain_sum with GRPO and the held-out accuracy climbs from 0.27 to about 0.68 in 20 steps. I wonder if a larger learning rate would get us there faster. Would lr 5e-5 learn faster?', 'lr', [2e-5, 5e-5], 'chain_sum', LS, G, extra={'held': {'algorithm': 'grpo'}}),
+    Q('We train on chain_sum with GRPO and the held-out accuracy climbs from 0.27 to about 0.68 in 20 steps. Would lr 5e-5 learn faster?', 'lr', [2e-5, 5e-5], 'chain_sum', LS, G, extra={'held': {'algorithm': 'grpo'}}),
     # the level named again after the list is the one asked about: the treatment
     Q('staleness 0 vs 4 on chain_sum: does on-policy learn faster?', 'max_staleness', [4, 0], 'chain_sum', LS, G),
     Q('lora r8 vs full fine-tuning: is full fine-tuning worth it on chain_sum?', 'lora', [8, 'full'], 'chain_sum', H, G),
