@@ -19,8 +19,6 @@ def after_approve(state: StudyState) -> str:
 
 
 def after_validate(state: StudyState) -> str:
-    if state.get("outcome") == "budget":
-        return "report"  # too little budget left for the dry runs: nothing more can run
     if state.get("feedback"):
         return "write_code"
     if any(row.status == "validated" for row in _rows(state)):

@@ -37,4 +37,3 @@ class StudyState(TypedDict, total=False):
     pilot: dict[str, Any]  # plan.Pilot: what the pilot found
     pilot_used_s: float  # the study's budget used when the pilot started
     outcome: str  # "concluded" | "rejected" | "no valid workflow" | "budget"
-    ended: str  # why the study ended before its design ran (outcome "budget"), in words

@@ -358,11 +358,9 @@ def _drive(ctx: StudyContext, console: Console) -> int:
             if snapshot.interrupts:
                 payload = Command(resume=_wait_for_approval(ctx, snapshot.interrupts[0].value))
                 continue
-            outcome = snapshot.values.get("outcome")
-            if not snapshot.next and outcome in ("no valid workflow", "budget"):
-                # nothing could run: the study failed, and the dry runs' errors (or the budget
-                # too small for them) say why
-                why = snapshot.values.get("ended") or dry_run_failures(ctx)
+            if not snapshot.next and snapshot.values.get("outcome") == "no valid workflow":
+                # nothing could run: the study failed, and the dry runs' errors say why
+                why = dry_run_failures(ctx)
                 _set_status(ctx, "failed", error=why[:2000], finished_at=time.time())
                 if not ctx.settings.gateway:
                     stop_embedded_gateway(ctx.directory)

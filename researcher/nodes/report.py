@@ -203,7 +203,6 @@ def report(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
     conclusion = decision.get("conclusion") or {
         "rejected": "no conclusion: the design was rejected",
         "no valid workflow": f"no conclusion: {dry_run_failures(ctx)}",
-        "budget": f"no conclusion: {state.get('ended', 'the budget ran out')}",
     }.get(state.get("outcome", ""), "no conclusion")
     html = write_study_report(ctx, dict(state), conclusion=conclusion)
     ctx.tick(latest_finding=conclusion[:1000])

@@ -9,7 +9,6 @@ replaced by scripted functions, so a whole study takes well under a second of fa
 from __future__ import annotations
 
 import io
-import re
 import sqlite3
 from pathlib import Path
 
@@ -342,25 +341,16 @@ def test_each_dry_run_may_take_its_share_of_the_budget_left_not_validate_timeout
     assert 85 <= harness.dry_run_timeouts[0] <= 90
 
 
-def test_a_budget_too_small_for_the_dry_runs_starts_none_and_ends_the_study_saying_so(harness):
+def test_a_mostly_spent_budget_still_gives_each_dry_run_the_least_one_needs(harness):
+    # 41 s left of 240, 24 s of them the report's: each arm is still checked, with 60 s
+    # (a loaded two-core box needs that much for swarm run to start and run four episodes)
     ctx = harness.create(budget_s=240.0)
     spend(ctx, 199.0)
 
-    assert harness.drive() == 1
+    assert harness.drive() == 0
 
-    said = harness.study().error
-    assert re.fullmatch(
-        r"the budget left is too small for the dry runs: 1\d s of the study's 240 s is left "
-        r"after the 24 s kept for the report, [78] s for each of the 2 arm\(s\) still to check, "
-        r"and a dry run needs at least 15 s: start the study with a larger --budget",
-        said,
-    ), said
-    assert harness.dry_runs == [] and harness.gateway.create_calls == []
-    assert harness.launcher.started == [] and harness.study().status == "failed"
-    assert {row.error for row in harness.experiments().values()} == {f"not started: {said}"}
-    assert harness.report_row().conclusion == f"no conclusion: {said}"
-    assert phases(harness.events())[-2:] == ["validate", "report"]
-    assert harness.planner.called("decide") == []
+    assert harness.dry_run_timeouts == [60.0, 60.0]
+    assert harness.study().status == "finished" and harness.report_row() is not None
 
 
 def test_a_dry_run_cut_by_its_share_of_the_budget_says_which_bound_applied(harness, monkeypatch):
