@@ -134,6 +134,7 @@ def read_levels(q: Question, factor: str, task: str, tasks: list[str]) -> tuple[
             levels = asked
     written = len(levels)
     default = spec.default_for(task)
+    only_default = written == 1 and levels[0] == default  # "is clipping at 1.0 necessary?"
     way = way_asked(q.text, own)
     multiplier = with_verb(multiplier_named(q.text, q.mentions), way)
     if default is None and factor != "max_turns" and len(levels) < 2:
@@ -250,7 +251,13 @@ def read_levels(q: Question, factor: str, task: str, tasks: list[str]) -> tuple[
             f"only {describe_level(factor, default)} named, the default, as the level moved "
             f"to: compared against {describe_level(factor, control)} (control)"
         )
-    elif len(levels) == 1 and levels[0] == default and on_by_default(spec) and q.asks_if_needed():
+    elif (
+        len(levels) == 1
+        and levels[0] == default
+        and (on_by_default(spec) or spec.kind == "choice")
+        and q.asks_if_needed()
+    ):
+        # "is dropping zero-variance groups necessary?": the default named is the control
         # "is full fine-tuning necessary?": on (the default) is the control, off the treatment
         control, levels = default, [default, spec.alternative]
         q.taken_away = True
@@ -271,7 +278,7 @@ def read_levels(q: Question, factor: str, task: str, tasks: list[str]) -> tuple[
         control, levels = _unnamed_levels(q, spec, default, way, multiplier, written_default)
     if (
         factor == "max_grad_norm"
-        and written < 1
+        and (written < 1 or only_default)
         and (takes_away(q.text, own) or q.asks_if_needed())
     ):
         q.taken_away = True

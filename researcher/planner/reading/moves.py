@@ -114,7 +114,8 @@ def lowered_before(text: str, mentions: list[Mention]) -> bool:
 _REMOVAL = re.compile(
     r"\b(?:remov\w*|drop(?:s|ped|ping)?|without|disabl\w*|turn(?:s|ed|ing)? off|"
     r"switch(?:es|ed|ing)? off|not using|skip(?:s|ped|ping)?|omit\w*|forgo\w*|"
-    r"leav(?:e|es|ing) out|hid(?:e|es|ing)|no)\s+(?:the\s+|a\s+|an\s+|any\s+)?$"
+    r"leav(?:e|es|ing) out|hid(?:e|es|ing)|no|(?:the )?(?:absence|lack) of|lacking)\s+"
+    r"(?:the\s+|a\s+|an\s+|any\s+)?$"
 )
 
 # a removal word that names the level compared against ("better than no weight decay"):

@@ -1385,6 +1385,12 @@ CORPUS: list[Q] = [
     Q('Is group size 8 within 2 steps of group size 4 in reaching 0.8?', 'group_size', [4, 8], 'chain_sum', LS, EQ, 2.0, extra={'threshold': 0.8}),
     Q('Does kl 0.05 get to a training reward of 0.6 within 5 steps of no KL?', 'kl_coef', [0.0, 0.05], 'chain_sum', LS, EQ, 5.0, extra={'threshold': 0.6}),
     Q('Does RLOO take no more than 3 extra steps to reach 0.7 than GRPO?', 'algorithm', ['grpo', 'rloo'], 'chain_sum', LS, NI, 3.0, extra={'threshold': 0.7}),
+    # "absence of", "lack of" take the setting away; "necessary" with its default written
+    Q('Does the absence of a KL penalty hurt chain_sum?', 'kl_coef', [0.05, 0.0], 'chain_sum', H, L),
+    Q('does the absence of weight decay hurt?', 'weight_decay', [0.01, 0.0], 'chain_sum', H, L),
+    Q('Does the lack of gradient clipping hurt chain_sum?', 'max_grad_norm', [1.0, 1e6], 'chain_sum', H, L),
+    Q('Is grad norm clipping at 1.0 necessary?', 'max_grad_norm', [1.0, 1e6], 'chain_sum', H, L),
+    Q('Is dropping zero-variance groups necessary?', 'zero_variance_groups', ['drop', 'keep'], 'chain_sum', H, L),
     # a follow-up question adds a level; the first question's control (the default) stays
     Q('Does group size 8 help chain_sum? And with 16?', 'group_size', [4, 8, 16], 'chain_sum', H, G),
     Q('Does lr 5e-5 help? What about 1e-4?', 'lr', [2e-5, 5e-5, 1e-4], 'chain_sum', H, G),
