@@ -383,7 +383,12 @@ UNSUPPORTED_SETTINGS = (
     # the update takes the whole batch, split into micro-batches by tokens (micro_batch_tokens)
     r"gradient accumulation(?: steps)?",
     r"per device (?:train )?batch size",
-    r"mask(?:ed|ing)? truncated completions",
+    r"mask(?:ed|ing)? truncated completions|(?:drop\w*|filter\w*|discard\w*|skip\w*|remov\w*) "
+    r"(?:the )?truncated (?:completions|responses|samples|episodes)",
+    # the KL is a term of the loss here, at a coefficient: where it goes is no setting
+    r"kl (?:penalty |term )?in (?:the )?(?:reward|loss)|kl as (?:a |part of the )?reward",
+    # sampling n and keeping the best is no training setting (the group size is the samples)
+    r"best of ?n|best of \d+",
     # algorithms the trainer does not have (GRPO, RLOO, REINFORCE++ and Dr. GRPO's
     # scale_rewards are factors; DAPO's clip-higher reads as clip_eps)
     r"gspo|group sequence policy optimi[sz]ation",
@@ -1126,7 +1131,7 @@ OUTCOME_WORDS: tuple[tuple[str, str], ...] = (
         # not "does it cost accuracy", "cost more than 2 points": a loss of accuracy
         r"cheap\w*|costs?(?!(?: (?:us|me|any|much|nothing|no|in|more than|over|at least|[\d.]+|points?|"
         r"percentage|of|the|some|a|few|#+))* ?(?:accuracy|points?|performance|rewards?|scores?)\b)|"
-        r"costl\w*|expensive|wall[\s-]?(?:clock|time)|(?<!\d\s)tokens?|compute|"
+        r"costl\w*|expensive|wall[\s-]?(?:clock|time)|(?<!\d\s)(?<!per[\s-])tokens?(?![\s-]level)|compute|"
         r"gpu[\s-]hours?|throughput|time per step|training time|faster to train|"
         r"(?:training|wall[\s-]?clock) speed|speed of training|steps per (?:second|minute|hour)|"
         r"sav(?:e|es|ed|ing) (?:\w+ )?time|(?:takes?|took|needs?) less time|"

@@ -30,6 +30,7 @@ from researcher.planner.catalogue import (
 from researcher.planner.learnability import describe, measured, measurements
 from researcher.planner.reading.mentions import Mention, blank_mentions
 from researcher.planner.reading.question import Question, how_to_ask
+from researcher.planner.reading.sentences import asking_span
 from researcher.planner.reading.tasks import level_beside, level_pattern, spelled_level
 
 # "can the model learn X?", "is X learnable?": no setting to compare
@@ -186,6 +187,30 @@ def _refuse_model_against_steps(q: Question) -> None:
         )
 
 
+def _refuse_setting_against_steps(q: Question, setting: str) -> None:
+    """A setting's level set against more training ("is group size 16 for 10 steps better
+    than group size 4 for 40 steps?", "does a larger group beat more steps?") changes two
+    settings at once."""
+    span = asking_span(q.text) or (0, len(q.text))
+    steps = {m.groups[0] for m in q.of("aside", "steps_n") if span[0] <= m.start < span[1]}
+    if len(steps) >= 2 or _AGAINST_MORE_STEPS.search(q.text):
+        raise q.unreadable(
+            f"it sets {setting} against the number of training steps ("
+            + (" vs ".join(sorted(steps, key=int)) + " steps" if len(steps) >= 2 else "more steps")
+            + f"): two settings at once, so no difference could be put down to either (a "
+            f"compute-matched comparison is one of them, not a study of one setting). Ask one "
+            f"at a time: '… {setting} … at 20 steps?' and 'do 40 steps beat 20?'",
+            how=False,
+        )
+
+
+# "does a larger group beat more steps?": steps set against the setting named
+_AGAINST_MORE_STEPS = re.compile(
+    r"(?<!more )(?<!less )\b(?:beats?|than|vs\.?|versus|or|against|instead of|over)\s+"
+    r"(?:[a-z]+\s+){0,2}?"
+    r"(?:more|longer|extra|fewer) (?:training )?steps\b"
+)
+
 _MORE_STEPS = re.compile(
     r"(?:more|longer|doubl\w*(?: the)?|extra) (?:training )?(?:steps|training)\b"
 )
@@ -308,6 +333,8 @@ def read_factor(q: Question) -> str:
             "be told apart",
             how=False,
         )
+    if len(named) == 1 and named[0] not in ("max_steps", "base_model", "task_mix"):
+        _refuse_setting_against_steps(q, named[0])
     if len(named) > 1:
         raise q.unreadable(
             f"it names {len(named)} settings ({', '.join(named)}); a study varies one at "

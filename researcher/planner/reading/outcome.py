@@ -60,7 +60,8 @@ _TIME_TO_REACH = re.compile(
     r"rais\w*|lengthen\w*|doubl\w*|more|longer)\s+(?:the\s+)?(?:number\s+of\s+)?)?"
     r"\b(?:(?:training|wall[\s-]?clock)\s+)?(?:time|steps|updates|iterations)\s+"
     r"(?:(?:it\s+)?(?:needed|required|needs|takes|it\s+takes|necessary)\s+)?"
-    r"(?:than\s+[^?.,;]{1,30}?\s+)?(?:to|until|before)\s+(?:reach|hit|get|achiev|converge|learn)"
+    r"(?:than\s+[^?.,;]{1,30}?\s+)?(?:to|until|before)\s+(?:reach|hit|get|achiev|converge|learn|"
+    r"(?=\.?\d))"  # "cut steps to 0.8"
 )
 
 # "does my agent need more than 4 turns?", "does chain_sum need a larger group?", "does it

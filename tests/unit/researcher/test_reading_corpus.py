@@ -1391,6 +1391,9 @@ CORPUS: list[Q] = [
     Q('Does the lack of gradient clipping hurt chain_sum?', 'max_grad_norm', [1.0, 1e6], 'chain_sum', H, L),
     Q('Is grad norm clipping at 1.0 necessary?', 'max_grad_norm', [1.0, 1e6], 'chain_sum', H, L),
     Q('Is dropping zero-variance groups necessary?', 'zero_variance_groups', ['drop', 'keep'], 'chain_sum', H, L),
+    Q('Does a per-token KL penalty of 0.01 hurt learning speed?', 'kl_coef', [0.0, 0.01], 'chain_sum', LS, L),
+    Q('Does lr 1e-4 cut steps to 0.8 by 30%?', 'lr', [2e-5, 1e-4], 'chain_sum', LS, G, extra={'threshold': 0.8}),
+    Q('Is self-consistency accuracy higher after RLOO than GRPO?', 'algorithm', ['grpo', 'rloo'], 'chain_sum', H, G),
     # a follow-up question adds a level; the first question's control (the default) stays
     Q('Does group size 8 help chain_sum? And with 16?', 'group_size', [4, 8, 16], 'chain_sum', H, G),
     Q('Does lr 5e-5 help? What about 1e-4?', 'lr', [2e-5, 5e-5, 1e-4], 'chain_sum', H, G),
@@ -1887,6 +1890,29 @@ REFUSALS: list[tuple[str, type[UnmappableQuestion], str]] = [
         UnreadableQuestion,
         "it compares two tasks (chain_sum or countdown)",
     ),
+    # a setting set against more training steps (read as a cost equivalence on one setting)
+    (
+        "Compute-matched: is group size 16 for 10 steps better than group size 4 for 40 steps?",
+        UnreadableQuestion,
+        "it sets group_size against the number of training steps (10 vs 40 steps)",
+    ),
+    (
+        "At matched compute, does a larger group beat more steps?",
+        UnreadableQuestion,
+        "it sets group_size against the number of training steps (more steps)",
+    ),
+    # methods the trainer lacks, once read as a neighbouring setting
+    (
+        "Does dropping truncated completions help countdown?",
+        UnreadableQuestion,
+        "'dropping truncated completions' is not a setting",
+    ),
+    (
+        "Is putting the KL in the reward better than in the loss?",
+        UnreadableQuestion,
+        "'kl in the reward' is not a setting",
+    ),
+    ("Does best-of-n with n=16 beat n=4?", UnreadableQuestion, "'best-of-n' is not a setting"),
 ]
 
 
