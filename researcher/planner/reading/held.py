@@ -20,6 +20,7 @@ from researcher.plan import Level
 from researcher.planner.catalogue import (
     DIRECTION_WORDS,
     FACTORS,
+    LORA_LR,
     WORKFLOW_PREFIX,
     describe_level,
     on_by_default,
@@ -158,6 +159,42 @@ def held_settings(
         words.append(text[start:end].strip())
         text = blanked
     return text, held, words
+
+
+# "lora r8 at lr 1e-4": the lr the LoRA arm trains at, written right after its rank
+_LORA_AT_LR = re.compile(
+    r"\b(?:lora(?:\s+(?:r|rank)\s*=?\s*\d+)?|(?:lora\s+)?r\s*=?\s*\d+|rank\s*=?\s*\d+)"
+    r"(\s+(?:at|with)\s+(?:an?\s+)?(?:lr|learning rate)\s*(?:of\s+|=\s*)?"
+    r"(\d+(?:\.\d+)?e-?\d+|0?\.\d+))(?=[\s,?]|$)"
+)
+
+
+_FULL_FT = re.compile(
+    r"\bfull(?:[\s-]+(?:fine[\s-]?tun\w*|finetun\w*|ft|param\w*|model|weights))?\b"
+)
+
+
+def lora_lr_named(text: str) -> tuple[str, str | None]:
+    """`text` without an lr written right after a LoRA rank when it is LoRA's usual lr ("does
+    lora r8 at lr 1e-4 match full fine-tuning?": the LoRA arm trains at 1e-4 anyway, full
+    fine-tuning at its own), and what was read, in words. Any other lr there would set the
+    LoRA arm's lr alone, a second setting: refused (`ValueError`) saying how to ask."""
+    m = _LORA_AT_LR.search(text)
+    if m is None or not _FULL_FT.search(text):  # "does r32 beat r8 at lr 3e-4?": both LoRA's
+        return text, None
+    if float(m.group(2)) != LORA_LR:
+        raise ValueError(
+            f"{m.group(1).strip()!r} after the LoRA rank would change the LoRA arm's lr "
+            f"alone: a second setting. A LoRA study runs each method at its usual lr (LoRA "
+            f"{LORA_LR:g}, full fine-tuning its own), or at one lr held for both — write it "
+            f"before the question: 'at lr {m.group(2)}, does …'"
+        )
+    blanked = text[: m.start(1)] + " " * (m.end(1) - m.start(1)) + text[m.end(1) :]
+    return blanked, (
+        f"{m.group(1).strip()!r} after the LoRA rank read as LoRA's usual lr: the LoRA arm "
+        f"trains at {LORA_LR:g}, full fine-tuning at its own (name one lr for both before "
+        "the question to hold it: 'at lr 1e-4, does …')"
+    )
 
 
 # "in our setting (LoRA rank 16, lr 1e-4), does …": a context in brackets before the question

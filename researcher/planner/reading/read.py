@@ -29,7 +29,12 @@ from researcher.planner.catalogue import (
 from researcher.planner.reading.batch import BatchRefused, batch_named
 from researcher.planner.reading.effects import min_effect
 from researcher.planner.reading.factor import can_it_learn, read_factor
-from researcher.planner.reading.held import AT_DEFAULT, checked_held, held_settings
+from researcher.planner.reading.held import (
+    AT_DEFAULT,
+    checked_held,
+    held_settings,
+    lora_lr_named,
+)
 from researcher.planner.reading.levels import read_levels
 from researcher.planner.reading.mentions import Mention, blank_mentions, scan
 from researcher.planner.reading.moves import TOO
@@ -95,6 +100,10 @@ def _question(question: str, served: list[str], params: dict[str, Any] | None) -
     if params is not None:  # a quoted prompt is a PARAM's value: no setting is read in it
         text = re.sub(r'"[^"]*"|“[^”]*”', lambda m: '"' + " " * (len(m.group(0)) - 2) + '"', text)
     text, setup_notes = read_setup(text, params)
+    try:
+        text, lora_lr = lora_lr_named(text)
+    except ValueError as why:
+        raise UnreadableQuestion(f"cannot read {question!r}: {why}.") from None
     text, held, held_words = held_settings(text, params)
     mentions = scan(text, params)
     assumptions = [
@@ -103,7 +112,7 @@ def _question(question: str, served: list[str], params: dict[str, Any] | None) -
         + " for every arm (held, not varied)"
         for key, words in zip(held, held_words, strict=True)
     ]
-    assumptions += setup_notes + _noted(text, mentions)
+    assumptions += setup_notes + _noted(text, mentions) + ([lora_lr] if lora_lr else [])
     if misspelt:
         assumptions.append(f"{misspelt!r} read as a misspelt setting's name")
     assumptions.extend(batch_said)

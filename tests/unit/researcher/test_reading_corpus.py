@@ -1394,6 +1394,10 @@ CORPUS: list[Q] = [
     Q('Does a per-token KL penalty of 0.01 hurt learning speed?', 'kl_coef', [0.0, 0.01], 'chain_sum', LS, L),
     Q('Does lr 1e-4 cut steps to 0.8 by 30%?', 'lr', [2e-5, 1e-4], 'chain_sum', LS, G, extra={'threshold': 0.8}),
     Q('Is self-consistency accuracy higher after RLOO than GRPO?', 'algorithm', ['grpo', 'rloo'], 'chain_sum', H, G),
+    # LoRA's usual lr written after its rank: each method at its usual lr (was refused)
+    Q('Does lora r8 at lr 1e-4 match full fine-tuning?', 'lora', ['full', 8], 'chain_sum', H, EQ, 0.05, extra={'held': {}}),
+    Q('lora r8 at lr 1e-4 vs full fine-tuning on countdown: which is better?', 'lora', ['full', 8], 'countdown', H, TWO_SIDED),
+    Q('Does LoRA r32 beat r8 at lr 3e-4?', 'lora', [8, 32], 'chain_sum', H, G, extra={'held': {'lr': 3e-4}}),
     # a follow-up question adds a level; the first question's control (the default) stays
     Q('Does group size 8 help chain_sum? And with 16?', 'group_size', [4, 8, 16], 'chain_sum', H, G),
     Q('Does lr 5e-5 help? What about 1e-4?', 'lr', [2e-5, 5e-5, 1e-4], 'chain_sum', H, G),
@@ -1913,6 +1917,11 @@ REFUSALS: list[tuple[str, type[UnmappableQuestion], str]] = [
         "'kl in the reward' is not a setting",
     ),
     ("Does best-of-n with n=16 beat n=4?", UnreadableQuestion, "'best-of-n' is not a setting"),
+    (
+        "Is lora rank 8 at lr 2e-4 no worse than full fine-tuning on letter counting?",
+        UnreadableQuestion,
+        "'at lr 2e-4' after the LoRA rank would change the LoRA arm's lr alone",
+    ),
 ]
 
 
