@@ -584,6 +584,8 @@ _FACTOR_LIST = (
             r"gs(?= ?=? ?\d)",
             r"[gn](?= ?= ?\d+\b(?! ?(?:seeds?|runs?|replicates?|repeats?|trials?)))",
             r"n samples(?= ?=? ?\d)",
+            # "how big should the group be?"
+            r"(?<=the\s)groups?(?=\s(?:be|is|are|get)\b)",
         ),
         raised=8,
         lowered=2,
@@ -643,7 +645,12 @@ _FACTOR_LIST = (
         "real",
         "weight decay",
         0.0,
-        ("weight decay", "l2 regulari[sz]ation", r"wd(?= ?(?:=|of|\d))"),
+        (
+            "weight decay",
+            "l2 regulari[sz]ation",
+            r"l2 (?:penalty|weight penalty|reg\b)",
+            r"wd(?= ?(?:=|of|\d))",
+        ),
         raised=0.1,
         lowered=0.0,
         alternative=0.01,
@@ -787,6 +794,7 @@ _FACTOR_LIST = (
         values={
             "(?:group )?std normali[sz]ation": "group",
             "(?:reward|advantage) (?:std )?(?:normali[sz]ation|scaling)": "group",
+            "(?:reward|advantage) whitening": "group",
             "normali[sz]ing (?:the )?(?:rewards|advantages)(?: by (?:the )?std)?": "group",
             "(?:dividing|divided|division) by (?:the )?(?:group'?s? )?std": "group",
             "std scaling": "group",
@@ -879,6 +887,14 @@ _FACTOR_LIST = (
             r"(?<=how\smany\s)tokens(?=(?:\s\w+){0,8}?\s(?:allow\w*|giv\w*|need\w*|permit\w*)\b)"
             r"(?=(?:\s\w+){0,5}\s(?:per|for each|for every|in each|in an?|an?) "
             r"(?:completion|response|answer|generation|model call|call|reply)\b)",
+            # "how many tokens per completion?": the budget, unless they are spent ("how many
+            # tokens per completion does RLOO use?" is cost)
+            r"(?<=how\smany\s)tokens(?=\s(?:per|for each|in each|in an?|does each|do|does) "
+            r"(?:\w+\s)?(?:completion|response|answer|generation|reply)s?\b)"
+            r"(?!(?:\s\w+){0,6}?\s(?:use|uses|used|using|spend\w*|generat\w*|consum\w*|produc\w*|"
+            r"cost\w*|emit\w*|output\w*)\b)",
+            r"(?<=how\smany\s)(?:completion|response|output|generation|answer)\stokens"
+            r"(?=(?:\s\w+){0,5}?\s(?:allow\w*|giv\w*|need\w*|permit\w*)\b)",
             # "capping completions at 32 tokens", "limiting responses to 32 tokens"
             r"(?:limit\w*|capp?(?:ed|ing|s)?|restrict\w*|truncat\w*) (?:the )?(?:model'?s )?"
             r"(?:completions?|responses?|answers?|outputs?|generations?|replies|reply)",
@@ -1195,7 +1211,8 @@ GREATER_WORDS = (
     r"more accurate|"
     r"(?:increas|rais)\w* (?:the )?(?:[\w'’-]+ ){0,2}(?:accuracy|rewards?|scores?)|"
     r"(?:increas|rais)\w* (?:the )?(?:auc|area under)\b|"
-    r"stronger|superior|worth it|more (?:[\w-]+[ -])?efficient|easier to (?:learn|train)|"
+    r"stronger|superior|worth it|worthwhile|useful|more (?:[\w-]+[ -])?efficient|"
+    r"easier to (?:learn|train)|"
     r"break\w* (?:through|out of|past)|break\w* (?:the |a )?plateau|unstick\w*|"
     r"(?:accuracy|rewards?|scores?)\b[^?.]{0,30}?\b(?:higher|better)\b|"
     r"(?:accuracy|rewards?|scores?) (?:is |are |gets? )?(?:higher|better)"

@@ -50,6 +50,8 @@ def _compile(fragment: str) -> re.Pattern[str]:
 
 
 _NEUTRAL = (
+    # every run's optimizer: "does lr 1e-4 help, with Adam?" names no setting
+    r"(?:with|using|under|in) (?:the )?adamw?(?: optimi[sz]er)?(?! (?:vs|versus|or|instead))",
     r"multi turn(?: tasks?| training| rl| agents?| games?| settings?)?",
     r"tool calls?",
     r"turn based",

@@ -1398,6 +1398,17 @@ CORPUS: list[Q] = [
     Q('Does lora r8 at lr 1e-4 match full fine-tuning?', 'lora', ['full', 8], 'chain_sum', H, EQ, 0.05, extra={'held': {}}),
     Q('lora r8 at lr 1e-4 vs full fine-tuning on countdown: which is better?', 'lora', ['full', 8], 'countdown', H, TWO_SIDED),
     Q('Does LoRA r32 beat r8 at lr 3e-4?', 'lora', [8, 32], 'chain_sum', H, G, extra={'held': {'lr': 3e-4}}),
+    # settings named by paraphrase or synonym (were refused)
+    Q('how many tokens per completion?', 'max_tokens', [32, 64], 'chain_sum', H, TWO_SIDED),
+    Q('How many tokens does each completion need on chain_sum?', 'max_tokens', [32, 16, 64], 'chain_sum', H, TWO_SIDED),
+    Q('how many completion tokens should I allow?', 'max_tokens', [32, 16, 64], 'chain_sum', H, TWO_SIDED),
+    Q('how many completion tokens does RLOO use?', 'algorithm', ['grpo', 'rloo'], 'chain_sum', COST, TWO_SIDED),
+    Q('How big should the group be on countdown?', 'group_size', [4, 2, 8], 'countdown', H, TWO_SIDED),
+    Q('Is an L2 penalty of 0.01 useful on countdown?', 'weight_decay', [0.0, 0.01], 'countdown', H, G),
+    Q('Does advantage whitening help chain_sum?', 'scale_rewards', ['none', 'group'], 'chain_sum', H, G),
+    # Adam is every run's optimizer: "with Adam" is context, not a setting
+    Q('Does lr 1e-4 help, with Adam?', 'lr', [2e-5, 1e-4], 'chain_sum', H, G),
+    Q('Does a learning rate of 1e-6 with Adam help?', 'lr', [2e-5, 1e-6], 'chain_sum', H, G),
     # a follow-up question adds a level; the first question's control (the default) stays
     Q('Does group size 8 help chain_sum? And with 16?', 'group_size', [4, 8, 16], 'chain_sum', H, G),
     Q('Does lr 5e-5 help? What about 1e-4?', 'lr', [2e-5, 5e-5, 1e-4], 'chain_sum', H, G),
@@ -1917,6 +1928,7 @@ REFUSALS: list[tuple[str, type[UnmappableQuestion], str]] = [
         "'kl in the reward' is not a setting",
     ),
     ("Does best-of-n with n=16 beat n=4?", UnreadableQuestion, "'best-of-n' is not a setting"),
+    ("Does Adam beat SGD?", UnreadableQuestion, "'adam' is not a setting"),
     (
         "Is lora rank 8 at lr 2e-4 no worse than full fine-tuning on letter counting?",
         UnreadableQuestion,
