@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from typing import Any
 
 from researcher.plan import Level
@@ -27,6 +28,7 @@ from researcher.planner.catalogue import (
 )
 from researcher.planner.reading.mentions import scan
 from researcher.planner.reading.numbers import NUMBER, as_factor_type
+from researcher.planner.reading.params import param_words
 from researcher.planner.reading.question import Question
 
 # run settings a question may fix for every arm beside its factor ("at lr 1e-5")
@@ -63,8 +65,30 @@ AT_DEFAULT = "<default>"  # a held level that is the setting's default, resolved
 
 # a PARAM held at a word: "with tool=search", "with use_hint set to true"
 _HELD_WORD_VALUE = re.compile(
-    r"\s*(?:is\s+|set\s+to\s+|=\s*|:\s*)([a-z][\w.+-]*)|\s+(?:turned\s+|switched\s+)?(on|off)\b"
+    r"\s*(?:is\s+|are\s+|set\s+to\s+|=\s*|:\s*)([a-z][\w.+-]*)|"
+    r"\s+(?:(?:is|are)\s+)?(?:turned\s+|switched\s+)?(on|off)\b"
 )
+
+# what leads a text PARAM held at a word written before its name: "with the calculator
+# tool", "against the random opponent"
+_HELD_LEAD = re.compile(
+    r"\b(?:at|with|using|under|against|when|while|given)\s+(?:an?\s+|the\s+|my\s+|our\s+)?$"
+)
+_NOT_A_VALUE = re.compile(
+    r"(?:same|default|current|usual|other|new|old|different|another|better|best|worse|bigger|"
+    r"larger|smaller|higher|lower|more|fewer|less|\w+er)$"
+)
+
+
+def _value_before_key(words: str, params: dict[str, Any] | None) -> tuple[str, str] | None:
+    """(PARAM key, value) when `words` (a mention's text) are a value and a text PARAM's name
+    ("calculator tool", "random opponent"); None otherwise."""
+    for key, default in (params or {}).items():
+        found = re.fullmatch(rf"([a-z][\w.+-]*)\s+{param_words(key.lower())}", words)
+        if isinstance(default, str) and found and not _NOT_A_VALUE.fullmatch(found.group(1)):
+            return WORKFLOW_PREFIX + key, found.group(1)
+    return None
+
 
 _HELD_NUMBER_FIRST = re.compile(r"\b(?:at|with|using|under|and)\s+" + NUMBER.pattern + r"\s+$")
 # a level word after its setting's name: "with merge=timeline"
@@ -146,6 +170,14 @@ def held_settings(
             elif trailing and word and _closes_item(text, trailing.start(), word.end()):
                 # "does group size 8 help my agent, tool=calculator?"
                 found = (trailing.start(), word.end(), word.group(1) or word.group(2))
+        if (
+            found is None
+            and m.kind in ("param", "task")
+            and (valued := _value_before_key(text[m.start : m.end], params))
+            and (lead := _HELD_LEAD.search(text[: m.start]))
+        ):  # "with the calculator tool, does lr 5e-5 help?", "against the random opponent"
+            m = replace(m, key=valued[0])
+            found = (lead.start(), m.end, valued[1])
         if found is None:
             continue
         start, end, level = found

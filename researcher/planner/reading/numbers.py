@@ -75,7 +75,8 @@ def word_numbers(text: str, mentions: list[Mention]) -> list[tuple[int, Level]]:
 
 
 _ONE_AGAINST = re.compile(
-    r"\b(?:than|beats?|vs\.?|versus|over|against|instead of|rather than) (one)\b(?![\s-](?:of|another))"
+    r"\b(?:than|beats?|vs\.?|versus|over|against|instead of|rather than) (one)\b"
+    r"(?![\s-](?:of|another))(?!\s+(?:every|each|per)\b)"  # "beat one every 4 turns": a pronoun
 )
 
 

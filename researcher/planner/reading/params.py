@@ -102,7 +102,7 @@ def param_levels(q: Question, key: str) -> tuple[list[Level], Level]:
         if isinstance(default, int) and not found:  # "five examples instead of two"
             found = word_numbers(q.text, q.mentions)
         if isinstance(default, int):  # "one retry", "a single retry", "zero-shot"
-            found += _one_or_zero(q.text, key)
+            found += _one_or_zero(q.text, key) + _every(q.text, key)
         found = [
             (p, int(v) if isinstance(default, int) and v.is_integer() else v) for p, v in found
         ]
@@ -277,13 +277,30 @@ _SET_AGAINST = re.compile(
 )
 
 
+_EVERY = re.compile(
+    r"\bevery (?:(other|second)|(third)|(fourth))?\s*(?:turn|step|round|move|call|message|"
+    r"episode|attempt|try|guess|question)\b"
+)
+
+
+def _every(text: str, key: str) -> list[tuple[int, float]]:
+    """A period PARAM ("hint_every", "check_interval") written as a frequency: "every turn"
+    is 1, "every other turn" 2, "every third turn" 3."""
+    if not re.search(r"every|interval|period|freq", key.lower()):
+        return []
+    return [
+        (m.start(), 2.0 if m.group(1) else 3.0 if m.group(2) else 4.0 if m.group(3) else 1.0)
+        for m in _EVERY.finditer(text)
+    ]
+
+
 def _one_or_zero(text: str, key: str) -> list[tuple[int, float]]:
     """ "one retry", "a single retry" (1) and "zero-shot" / "one-shot" (0 / 1) for a count
     PARAM: "one" is no level elsewhere (too common a word), but beside the PARAM's own noun
     it is one."""
     stems = [word[:4] for word in re.split(r"[_\W]+", key.lower()) if len(word) >= 4]
     found: list[tuple[int, float]] = []
-    for m in re.finditer(r"\b(?:one|a single|single)\s+([a-z]+)", text):
+    for m in re.finditer(r"\b(?:one|a single|single)\s+(?!every\b|each\b)([a-z]+)", text):
         if any(m.group(1).startswith(stem) for stem in stems):
             found.append((m.start(), 1.0))
     if re.search(r"shot|example|demo", key.lower()):

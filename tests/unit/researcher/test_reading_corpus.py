@@ -58,6 +58,10 @@ RETRY = {"retries": 2, "persona": "paralegal"}
 SHOTS = {"n_examples": 2, "max_tokens": 256}
 PENALTY = {"style": "terse", "word_budget": 12}
 LOOP = {"max_steps": 5, "batch_size": 4}
+# probe 13's hint agent and game agent
+HINTS = {"hint_every": 2, "max_turns": 6, "use_hint": True, "system_prompt": "Solve it.",
+         "temperature": 0.7}  # fmt: skip
+GAME = {"opponent": "random", "max_turns": 10, "self_play": False, "board_size": 3}
 TOOLS = {"tool": "calculator", "max_turns": 4, "system_prompt": "Use the tool."}
 
 # fmt: off
@@ -1409,6 +1413,16 @@ CORPUS: list[Q] = [
     # Adam is every run's optimizer: "with Adam" is context, not a setting
     Q('Does lr 1e-4 help, with Adam?', 'lr', [2e-5, 1e-4], 'chain_sum', H, G),
     Q('Does a learning rate of 1e-6 with Adam help?', 'lr', [2e-5, 1e-6], 'chain_sum', H, G),
+    # a period PARAM written as a frequency; "one" as a pronoun is no level
+    Q('does a hint every other turn beat one every 4 turns?', 'workflow:hint_every', [4, 2], 'workflow', H, G, params=HINTS),
+    Q('Would giving a hint every turn help compared with every 2 turns?', 'workflow:hint_every', [2, 1], 'workflow', H, G, params=HINTS),
+    Q('does a hint every 3 turns beat one every 2 turns?', 'workflow:hint_every', [2, 3], 'workflow', H, G, params=HINTS),
+    # a text PARAM held at a value written before its name (dropped, or two settings)
+    Q('With the calculator tool, does lr 5e-5 help?', 'lr', [2e-5, 5e-5], 'workflow', H, G, params=TOOL_AGENT, extra={'held': {'workflow:tool': 'calculator'}}),
+    Q('does lr 5e-5 help against the random opponent?', 'lr', [2e-5, 5e-5], 'workflow', H, G, params=GAME, extra={'held': {'workflow:opponent': 'random'}}),
+    Q('With the random opponent, does lr 5e-5 help?', 'lr', [2e-5, 5e-5], 'workflow', H, G, params=GAME, extra={'held': {'workflow:opponent': 'random'}}),
+    Q('does training against the minimax opponent beat the random one?', 'workflow:opponent', ['random', 'minimax'], 'workflow', H, G, params=GAME),
+    Q('Does group size 8 help my agent when hints are off?', 'group_size', [4, 8], 'workflow', H, G, params=HINTS, extra={'held': {'workflow:use_hint': False}}),
     # a follow-up question adds a level; the first question's control (the default) stays
     Q('Does group size 8 help chain_sum? And with 16?', 'group_size', [4, 8, 16], 'chain_sum', H, G),
     Q('Does lr 5e-5 help? What about 1e-4?', 'lr', [2e-5, 5e-5, 1e-4], 'chain_sum', H, G),
