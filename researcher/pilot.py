@@ -39,8 +39,12 @@ from researcher.outcomes import FINAL_SHARE, run_score, unscored_reason
 from researcher.plan import MARGIN_DIRECTIONS, Design, Pilot, Reading, RunResult
 from researcher.reward_units import in_reward_units, reward_range
 from researcher.sequential import SINGLE_LOOK_LEVEL, spent_share
+from swarm.protocol import RunSettings
 
 PILOT_SEEDS = 2  # the fewest seeds that show seed-to-seed variation
+# the gateway's run defaults (POST /runs) where an arm's settings do not name them
+DEFAULT_GROUP_SIZE = RunSettings.model_fields["group_size"].default
+DEFAULT_BATCH_GROUPS = RunSettings.model_fields["batch_groups"].default
 MAX_LOOKS = 3  # the most looks of the sequential rule
 MAX_SEEDS = 10  # the most seeds per arm a study sizes itself to (as `researcher start --seeds`)
 POWER = 0.8
@@ -69,6 +73,7 @@ def pilot_design(main: Design, seeds: int = PILOT_SEEDS) -> Design:
     main design's settings."""
     control = [arm for arm in main.arms if arm.role == "control"][:1]
     seeds = max(1, min(seeds, len(main.seeds)))
+    steps = (control[0].run.get("max_steps") if control else None) or main.steps
     return main.model_copy(
         update={
             "arms": control,
@@ -78,7 +83,7 @@ def pilot_design(main: Design, seeds: int = PILOT_SEEDS) -> Design:
             "max_looks": 1,
             "decision_rule": (
                 f"Pilot: the control arm ({control[0].name if control else '-'}) trains "
-                f"{seeds} seeds at the design's settings ({main.steps} steps) and is scored on "
+                f"{seeds} seeds at the design's settings ({steps} steps) and is scored on "
                 f"the held-out items beside the untrained model. It decides nothing about the "
                 f"hypothesis: it checks that the task is learnable at these settings and "
                 f"measures a run's cost and the seeds' and items' variation, from which the "
@@ -104,8 +109,10 @@ def summarise_pilot(main: Design, results: list[RunResult], run_seconds: float |
     items = [np.asarray(r.eval_outcomes, dtype=float) for r in finished if r.eval_outcomes]
     item_sd = float(np.mean([v.std(ddof=1) for v in items if len(v) > 1])) if items else None
     per_step = [r.wall_s / max(1, len(r.curve)) for r in finished if r.wall_s and r.curve]
+    control = next((a for a in main.arms if a.role == "control"), None)
     return Pilot(
         runs=[r.run for r in runs],
+        work=training_work(control.run, main.steps) if control else None,
         steps=max((len(r.curve) for r in runs), default=0),
         step_seconds=float(np.mean(per_step)) if per_step else None,
         run_seconds=run_seconds,
@@ -129,7 +136,9 @@ def _sampling_sd(main: Design, runs: list[RunResult]) -> float | None:
         return None  # the p(1 - p) bound holds for rewards in [0, 1] only
     control = next((a for a in main.arms if a.role == "control"), None)
     run = control.run if control else {}
-    episodes = int(run.get("group_size") or 8) * int(run.get("batch_groups") or 4)
+    episodes = int(run.get("group_size") or DEFAULT_GROUP_SIZE) * int(
+        run.get("batch_groups") or DEFAULT_BATCH_GROUPS
+    )
     rewards = np.clip([v for r in runs for _, v in r.curve], 0.0, 1.0)
     if not len(rewards):
         return None
@@ -176,21 +185,26 @@ def retune(
 
 def training_work(run: dict, steps: int) -> int:
     """A run's training work in episodes: its steps (`max_steps`, else the design's) × the
-    episodes of a step (group size × prompts a step)."""
+    episodes of a step (group size × prompts a step, the gateway's defaults where unnamed)."""
     steps = int(run.get("max_steps") or steps)
-    return steps * int(run.get("group_size") or 1) * int(run.get("batch_groups") or 1)
+    group = int(run.get("group_size") or DEFAULT_GROUP_SIZE)
+    return steps * group * int(run.get("batch_groups") or DEFAULT_BATCH_GROUPS)
 
 
 def run_costs(design: Design, pilot: Pilot) -> dict[str, float]:
     """Seconds one run of each arm costs (arm name -> seconds), from the pilot's measured
-    run: its training part scaled by the arm's training work over the pilot's (a 40-step
-    arm of a steps study costs four 10-step pilot runs of training, a retune that doubled
-    the steps doubles it), start-up and held-out evaluation as measured. Empty without a
-    measured cost."""
+    run: its training part scaled by the arm's training work over the work the pilot's runs
+    were set to do (`Pilot.work`: a 40-step arm of a steps study costs four 10-step pilot
+    runs of training, a retune that doubled the steps doubles it), start-up and held-out
+    evaluation as measured. A pilot run that stopped early (no learning signal) is priced as
+    it ran: what it cost is what a run at its settings costs here. Empty without a measured
+    cost."""
     if not pilot.run_seconds:
         return {}
     control = next((a for a in design.arms if a.role == "control"), design.arms[0])
-    measured = training_work({**control.run, "max_steps": pilot.steps or None}, design.steps)
+    measured = pilot.work or training_work(control.run, design.steps)
+    # the training part: the pilot runs' wall time (steps x seconds a step, batches that
+    # trained nothing included), the rest start-up and evaluation
     trained = min(pilot.run_seconds, (pilot.step_seconds or 0.0) * pilot.steps)
     if not trained:  # no step time measured: the whole run scales
         trained = pilot.run_seconds

@@ -198,6 +198,9 @@ class Pilot(BaseModel):
     kept: bool = True  # the pilot runs count as the control's first seeds (same settings)
     # the budget the pilot used per run: training, held-out evaluation and start-up
     run_seconds: float | None = None
+    # the training work each pilot run was set to do, in episodes (steps x episodes a step;
+    # `pilot.training_work`): what `run_seconds` is scaled from for an arm that trains more
+    work: int | None = None
     # (lowest, highest) reward the pilot saw, held-out and in training, untrained baseline
     # included, when beyond [0, 1]; None when every reward lay within it
     reward_range: tuple[float, float] | None = None

@@ -105,9 +105,13 @@ def monitor(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
     waiting = [r for r in rows if r.status in ("validated", *LIVE)]
     parallel = min(ctx.settings.parallel_runs, max(1, len(waiting)))
     work_left = sum(_work(r) for r in waiting) or 1
+    time_left = train_deadline - used
 
     def fresh_share_s(row: ExperimentRow) -> float:
-        return max(60.0, (train_deadline - used) * parallel * _work(row) / work_left)
+        if len(waiting) <= parallel:  # each run has a slot of its own: all the time left
+            return max(60.0, time_left)
+        # the slots' time shared by work, no run given more than the time left
+        return max(60.0, min(time_left, time_left * parallel * _work(row) / work_left))
 
     moved = False
     for row in rows:

@@ -67,8 +67,9 @@ def report_context(ctx: StudyContext, state: dict[str, Any]) -> ReportContext:
         if not row.workflow_path or not Path(row.workflow_path).exists():
             continue
         arm = row.config.get("arm", {})
-        settings = {**arm.get("run", {}), "name": row.id, "seed": row.seed,
-                    "max_steps": row.config.get("steps")}  # fmt: skip
+        # an arm may train its own number of steps (a study of max_steps), as launch sends
+        steps = arm.get("run", {}).get("max_steps") or row.config.get("steps")
+        settings = {**arm.get("run", {}), "name": row.id, "seed": row.seed, "max_steps": steps}
         runs.append(ReproRun(arm=row.arm, seed=row.seed, run=row.id, settings=settings,
                              code_version=row.code_version, workflow_path=row.workflow_path,
                              workflow_code=Path(row.workflow_path).read_text(),

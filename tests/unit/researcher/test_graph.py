@@ -312,6 +312,35 @@ def test_a_run_that_trains_more_gets_a_larger_share_of_the_training_time(harness
     assert rows["short"].id not in progress  # shared when it starts, over what is left then
 
 
+def test_the_reports_reproduction_table_gives_each_arm_its_own_steps(harness):
+    design = small_design(steps=3, arms=("long", "short"))
+    design.arms[0].run["max_steps"], design.arms[1].run["max_steps"] = 3, 1
+    harness.planner.plan = design
+    harness.create()
+
+    assert harness.drive() == 0
+
+    md = Path(harness.report_row().html_path).with_suffix(".md").read_text()
+    rows = {arm: next(line for line in md.splitlines() if f"-{arm}-s0` |" in line)
+            for arm in ("long", "short")}  # fmt: skip
+    assert '"max_steps": 3' in rows["long"] and '"max_steps": 1' in rows["short"], rows
+
+
+def test_runs_that_each_have_a_slot_may_each_take_all_the_training_time_left(harness):
+    # two runs in two slots train at once: a 1:4 share of the slots' time would hold the
+    # short run to 2/5 of the time its slot has, and give the long one more than is left
+    design = small_design(steps=40, arms=("long", "short"))
+    design.arms[0].run["max_steps"], design.arms[1].run["max_steps"] = 40, 10
+    harness.planner.plan = design
+    ctx = harness.create(budget_s=1000.0, parallel_runs=2)
+
+    update = harness.stream(ctx, until=lambda update: "monitor" in update)
+    progress = update["monitor"]["progress"]
+    shares = {arm: progress[row.id][3] for arm, row in harness.experiments().items()}
+    assert shares["long"] == pytest.approx(800.0, rel=0.02)
+    assert shares["short"] == pytest.approx(800.0, rel=0.02)
+
+
 def spend(ctx: StudyContext, seconds: float) -> None:
     with ctx.session() as session:
         crud.update_study(session, study_id=ctx.study_id, budget_used_s=seconds)

@@ -128,14 +128,30 @@ def test_an_arm_that_trains_more_is_priced_for_its_training_not_the_pilots():
     assert run_costs(main, pilot) == {"control": pytest.approx(100.0),
                                       "treatment": pytest.approx(20 + 320.0)}  # fmt: skip
     assert mean_run_seconds(main, pilot) == pytest.approx(220.0)
+    # the pilot records the work it was set to do: 10 steps x 8 x 4 episodes (the defaults)
+    summarised = summarise_pilot(main, [_run(0, [0.1] * 10, [1.0])], run_seconds=100.0)
+    assert summarised.work == 10 * 8 * 4
+    pilot = pilot.model_copy(update={"work": summarised.work})
+    assert run_costs(main, pilot)["treatment"] == pytest.approx(20 + 320.0)
     # more episodes a step (prompts x group) costs in proportion too
     wide = _design(group_size=4, batch_groups=4)
     wide.arms[1].run["batch_groups"] = 8
-    assert run_costs(wide, pilot)["treatment"] == pytest.approx(20 + 160.0)
+    assert run_costs(wide, pilot.model_copy(update={"work": 160}))["treatment"] == pytest.approx(
+        20 + 160.0
+    )
     # a retune that doubled every arm's steps doubles the training the pilot measured
     doubled = _design(max_steps=20).model_copy(update={"steps": 20})
     assert run_costs(doubled, pilot) == {"control": pytest.approx(180.0),
                                          "treatment": pytest.approx(180.0)}  # fmt: skip
+    # a pilot run stopped at step 1 of 4 (no learning signal; its batches that trained
+    # nothing are in its 69 s of training) is priced as it ran, not as 4 x 69 s: the control
+    # costs what it cost, the 12-step arm three times its training
+    early = Pilot(run_seconds=78.0, step_seconds=69.0, steps=1, work=4 * 32)
+    short = _design(max_steps=4)
+    short.arms[1].run["max_steps"] = 12
+    short = short.model_copy(update={"steps": 12})
+    assert run_costs(short, early) == {"control": pytest.approx(78.0),
+                                       "treatment": pytest.approx(9 + 3 * 69.0)}  # fmt: skip
     # without a step time the whole run scales; without a cost nothing is priced
     assert run_costs(main, Pilot(run_seconds=100.0, steps=10))["treatment"] == pytest.approx(400)
     assert run_costs(main, Pilot()) == {} and mean_run_seconds(main, None) is None
