@@ -338,8 +338,9 @@ def read_factor(q: Question) -> str:
     if len(named) > 1:
         raise q.unreadable(
             f"it names {len(named)} settings ({', '.join(named)}); a study varies one at "
-            f"a time — ask about one, or say the other is held fixed ('at the same "
-            f"{named[1]}')"
+            f"a time — ask about one, and set the others apart as the setting every arm "
+            f"keeps, before the question ('with {named[0]} <value>, does {named[1]} <level> "
+            f"help?') or after it ('…, {named[0]}=<value>?')"
         )
     if named:
         return named[0]
