@@ -210,8 +210,15 @@ def read_outcome(q: Question, factor: str) -> tuple[str, float | None]:
         tail = _REWARD_AFTER.match(measured, reach.end)
         end = tail.end() if tail else reach.end
         measured = measured[: reach.start] + " " * (end - reach.start) + measured[end:]
+    # the asking sentence's own outcome decides: "… want to cut costs. … Would group size 4
+    # be just as accurate?" is judged by accuracy
+    span = asking_span(q.text)
+    asking = measured[span[0] : span[1]] if span else measured
+    named_in_asking = _ACCURACY_WORD.search(asking) or any(
+        re.search(rf"\b(?:{words})", asking) for _, words in OUTCOME_WORDS
+    )
     for name, words in OUTCOME_WORDS:
-        if re.search(rf"\b(?:{words})", measured):
+        if re.search(rf"\b(?:{words})", asking if named_in_asking else measured):
             outcome = name
             break
     kept = _KEEPS_ACCURACY.search(q.text)
@@ -327,6 +334,7 @@ _KEEPS_ACCURACY = re.compile(
     r"\bwithout (?:hurting|harming|losing|degrading|sacrificing|costing|giving up)\b(?:[^?;]{0,30}?"
     r"\b(?:accuracy|performance|rewards?|scores?|points?)\b|[^?;.]{0,30}(?=[?;.]|$))"
 )
+_ACCURACY_WORD = re.compile(r"\baccura(?:cy|te)\b|\bpass ?@ ?1\b")
 _ACCURACY_NAMED = re.compile(r"\b(?:held[\s-]?out |test )?accuracy\b|\bpass ?@ ?1\b")
 
 

@@ -1423,6 +1423,8 @@ CORPUS: list[Q] = [
     Q('With the random opponent, does lr 5e-5 help?', 'lr', [2e-5, 5e-5], 'workflow', H, G, params=GAME, extra={'held': {'workflow:opponent': 'random'}}),
     Q('does training against the minimax opponent beat the random one?', 'workflow:opponent', ['random', 'minimax'], 'workflow', H, G, params=GAME),
     Q('Does group size 8 help my agent when hints are off?', 'group_size', [4, 8], 'workflow', H, G, params=HINTS, extra={'held': {'workflow:use_hint': False}}),
+    # the asking sentence's outcome decides, not a cost named in the setup
+    Q('I have a limited budget and want to know if I can cut costs. Our runs use group size 8. Would group size 4 be just as accurate on letter counting?', 'group_size', [8, 4], 'letter_counting', H, EQ, 0.05),
     # a follow-up question adds a level; the first question's control (the default) stays
     Q('Does group size 8 help chain_sum? And with 16?', 'group_size', [4, 8, 16], 'chain_sum', H, G),
     Q('Does lr 5e-5 help? What about 1e-4?', 'lr', [2e-5, 5e-5, 1e-4], 'chain_sum', H, G),
