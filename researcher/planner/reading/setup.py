@@ -102,6 +102,11 @@ _SWITCHED = re.compile(r"\b(?:switch\w*|mov(?:e|ed|ing) to|chang\w* to|went to|g
 _OUTCOME_NOUN = re.compile(r"\b(?:accuracy|rewards?|scores?|success|loss|pass)\b")
 _SCALING_ASIDES = ("times", "times_word", "factor_of", "divided_by", "added_to", "fraction_of")
 _PRONOUN = re.compile(r"\b(?:it|them|this|that)\b")
+# "we can't change the group size (4)": a setting fixed, said with a verb of change
+_CANNOT_CHANGE = re.compile(
+    r"\b(?:can'?t|cannot|can not|won'?t|will not|must not|mustn'?t|shouldn'?t|don'?t want to|"
+    r"are not allowed to|aren'?t allowed to)\s+(?:change|touch|vary|move|alter)\b"
+)
 
 
 def read_setup(text: str, params: dict[str, Any] | None) -> tuple[str, list[str]]:
@@ -157,6 +162,13 @@ def read_setup(text: str, params: dict[str, Any] | None) -> tuple[str, list[str]
             (before if i < asking else after).append(part)
             continue
         named = [m for m in mentions if m.kind in _SETTING]
+        if named and (fixed := _CANNOT_CHANGE.search(body)):
+            # "we can't change the group size (4)": the setting is held, the verb no direction
+            body = body[: fixed.start()] + "use" + body[fixed.end() :]
+            body = re.sub(r"\(\s*([\d.]+(?:e-?\d+)?)\s*\)", r"\1", body)
+            part = body + "."
+            mentions = scan(body, params)
+            named = [m for m in mentions if m.kind in _SETTING]
         if (
             _DIRECTION.search(_blank(body, mentions))
             or _CLAIM.search(body)
@@ -274,10 +286,10 @@ def _fold(
         # "the KL coef is 0.05 in our runs": where it is set, no part of the level
         item = re.sub(
             r"\s+(?:in (?:our|my|the) (?:runs?|setup|config\w*|experiments?)|by default|"
-            r"currently|right now|these days|at the moment)$",
+            r"currently|right now|these days|at the moment|as (?:the|our|my|its) [a-z_ ]+)$",
             "",
             item,
-        )
+        )  # and "keep RLOO as the algorithm": RLOO
         on_task = re.search(r"(?:^|\s+)((?:on|for)\s+.+)$", item)
         if on_task:
             into.tasks.append(on_task.group(1))

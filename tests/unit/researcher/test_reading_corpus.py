@@ -1425,6 +1425,9 @@ CORPUS: list[Q] = [
     Q('Does group size 8 help my agent when hints are off?', 'group_size', [4, 8], 'workflow', H, G, params=HINTS, extra={'held': {'workflow:use_hint': False}}),
     # the asking sentence's outcome decides, not a cost named in the setup
     Q('I have a limited budget and want to know if I can cut costs. Our runs use group size 8. Would group size 4 be just as accurate on letter counting?', 'group_size', [8, 4], 'letter_counting', H, EQ, 0.05),
+    # a setting fixed in the setup by "can't change" or "keep … as the …" (were refused)
+    Q("We can't change the group size (4). Does a lower lr help chain_sum?", 'lr', [2e-5, 5e-6], 'chain_sum', H, G, extra={'held': {'group_size': 4}}),
+    Q('Does lr 5e-5 beat 2e-5 on chain_sum? Keep RLOO as the algorithm.', 'lr', [2e-5, 5e-5], 'chain_sum', H, G, extra={'held': {'algorithm': 'rloo'}}),
     # a follow-up question adds a level; the first question's control (the default) stays
     Q('Does group size 8 help chain_sum? And with 16?', 'group_size', [4, 8, 16], 'chain_sum', H, G),
     Q('Does lr 5e-5 help? What about 1e-4?', 'lr', [2e-5, 5e-5, 1e-4], 'chain_sum', H, G),
