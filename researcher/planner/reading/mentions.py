@@ -361,10 +361,19 @@ def _param_aliases(words: list[str]) -> list[str]:
         # "query_rewrite" as "query rewriting"
         stem = last[:-1] if last.endswith("e") else last
         aliases.append(" ".join([*words[:-1], f"{stem}(?:ing|ion|ed|er)"]))
-    if "shot" in last or "shots" in last:
+    if last == "size" and len(words) >= 2:
+        # "a larger board", "bigger chunks" for board_size / chunk_size (not "10 chunks": a
+        # count of them)
+        noun = words[-2]
+        aliases.append(rf"(?:bigger|larger|smaller|wider|narrower|longer|shorter) {noun}s?")
+    if last == "k" and len(words) >= 2:  # "k=5" for top_k
+        aliases.append(r"k(?= ?= ?\d)")
+    if re.search(r"shot|example|demo", last):
         aliases.append(
             r"(?:in[\s-]context |few[\s-]shot )?(?:examples?|demonstrations?|demos?|shots?)"
         )
+        # "two-shot", "3-shot": the count written into the word
+        aliases.append(r"(?:zero|one|two|three|four|five|\d+)[\s-]shot")
     return aliases
 
 

@@ -304,8 +304,11 @@ def _one_or_zero(text: str, key: str) -> list[tuple[int, float]]:
         if any(m.group(1).startswith(stem) for stem in stems):
             found.append((m.start(), 1.0))
     if re.search(r"shot|example|demo", key.lower()):
-        for m in re.finditer(r"\b(zero|one)[\s-]shot\b", text):
-            found.append((m.start(), 0.0 if m.group(1) == "zero" else 1.0))
+        shots = {"zero": 0.0, "one": 1.0, "two": 2.0, "three": 3.0, "four": 4.0, "five": 5.0}
+        for m in re.finditer(r"\b(zero|one|two|three|four|five|\d+)[\s-]shot\b", text):
+            found.append(
+                (m.start(), shots[m.group(1)] if m.group(1) in shots else float(m.group(1)))
+            )
     return found
 
 

@@ -1428,6 +1428,12 @@ CORPUS: list[Q] = [
     # a setting fixed in the setup by "can't change" or "keep … as the …" (were refused)
     Q("We can't change the group size (4). Does a lower lr help chain_sum?", 'lr', [2e-5, 5e-6], 'chain_sum', H, G, extra={'held': {'group_size': 4}}),
     Q('Does lr 5e-5 beat 2e-5 on chain_sum? Keep RLOO as the algorithm.', 'lr', [2e-5, 5e-5], 'chain_sum', H, G, extra={'held': {'algorithm': 'rloo'}}),
+    # a "<noun>_size" PARAM by its noun and a comparative, "k=5" for top_k, "two-shot"
+    Q('Does a larger board hurt?', 'workflow:board_size', [3, 6], 'workflow', H, L, params=GAME),
+    Q('Do bigger chunks of 1024 tokens help retrieval?', 'workflow:chunk_size', [512, 1024], 'workflow', H, G, params={'top_k': 5, 'chunk_size': 512, 'retriever': 'bm25'}),
+    Q('Is k=5 better than k=10 for my agent?', 'workflow:top_k', [10, 5], 'workflow', H, G, params={'top_k': 5, 'chunk_size': 512}),
+    Q('Is two-shot better than zero-shot for my agent?', 'workflow:n_examples', [0, 2], 'workflow', H, G, params=SHOTS),
+    Q('does zero-shot hurt my agent?', 'workflow:n_examples', [2, 0], 'workflow', H, L, params=SHOTS),
     # a follow-up question adds a level; the first question's control (the default) stays
     Q('Does group size 8 help chain_sum? And with 16?', 'group_size', [4, 8, 16], 'chain_sum', H, G),
     Q('Does lr 5e-5 help? What about 1e-4?', 'lr', [2e-5, 5e-5, 1e-4], 'chain_sum', H, G),
