@@ -1219,7 +1219,7 @@ GREATER_WORDS = (
 )
 LESS_WORDS = (
     r"hurt\w*|harm\w*|worse|degrad\w*|slow\w*|damag\w*|sluggish|(?:takes?|took|taking|needs?) longer|"
-    r"delay\w*|"
+    r"delay\w*|(?:prevent|stop|keep|block)\w* (?:\w+ ){0,2}from (?:learning|improving)|"
     r"lower (?:the )?(?:final |training |held[- ]out |test )*(?:accuracy|reward|score)|"
     r"lower (?:my |our |the |its )(?:[\w'’-]+ ){0,2}(?:accuracy|rewards?|scores?)|"
     r"reduc\w* (?:the )?(?:final |training |held[- ]out |test )*(?:accuracy|reward|score|performance)|"

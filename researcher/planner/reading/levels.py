@@ -399,7 +399,10 @@ def _inside_range(q: Question, spec: Factor, levels: list[Level]) -> Level | Non
     best between 1e-5 and 1e-4?"): geometric across a factor of 4 or more, else halfway."""
     if len(levels) != 2 or not all(isinstance(v, int | float) for v in levels):
         return None
-    if not (BEST.search(q.masked) and re.search(r"\bbetween\b", q.text)):
+    ranged = BEST.search(q.masked) and re.search(r"\bbetween\b", q.text)
+    # "sweep lr from 1e-5 to 1e-4": a sweep across the range
+    swept = re.search(r"\b(?:sweep\w*|scan\w*|grid)\b[^?.]{0,40}\bfrom\b[^?.]{0,20}\bto\b", q.text)
+    if not (ranged or swept):
         return None
     low, high = sorted(float(v) for v in levels)
     middle = (low * high) ** 0.5 if low > 0 and high / low >= 4 else (low + high) / 2

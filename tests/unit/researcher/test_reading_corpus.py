@@ -1434,6 +1434,8 @@ CORPUS: list[Q] = [
     Q('Is k=5 better than k=10 for my agent?', 'workflow:top_k', [10, 5], 'workflow', H, G, params={'top_k': 5, 'chunk_size': 512}),
     Q('Is two-shot better than zero-shot for my agent?', 'workflow:n_examples', [0, 2], 'workflow', H, G, params=SHOTS),
     Q('does zero-shot hurt my agent?', 'workflow:n_examples', [2, 0], 'workflow', H, L, params=SHOTS),
+    Q('Will a KL of 0.2 prevent the model from learning chain_sum?', 'kl_coef', [0.0, 0.2], 'chain_sum', H, L),
+    Q('Sweep lr from 1e-5 to 1e-4 on chain_sum.', 'lr', [1e-5, 3e-5, 1e-4], 'chain_sum', H, TWO_SIDED),
     # a follow-up question adds a level; the first question's control (the default) stays
     Q('Does group size 8 help chain_sum? And with 16?', 'group_size', [4, 8, 16], 'chain_sum', H, G),
     Q('Does lr 5e-5 help? What about 1e-4?', 'lr', [2e-5, 5e-5, 1e-4], 'chain_sum', H, G),
