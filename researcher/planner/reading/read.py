@@ -89,6 +89,20 @@ def read_question(
     return _read(_question(original, list(served_models), workflow_params))
 
 
+# a labelled part of a question written as a list, inline: "* factor: lr * levels: 1e-5,
+# 1e-4 * task: chain_sum", "factor: lr, levels: 1e-5, 1e-4, task: chain_sum" — each its own
+# sentence, as when written one per line
+_LABELLED = re.compile(
+    r"(?:\s+[*•–-]\s+|^[*•–-]\s+|,\s*|;\s*)(?=(?:factor|setting|levels?|values?|task|outcome|"
+    r"metric|baseline|setup|question|hypothesis)\s*:)"
+)
+
+
+_SETUP_BULLETS = re.compile(
+    r"(\b(?:setup|set-up|baseline|config\w*|context|current settings?)\s*:\s*)((?:[*•–-]\s+[^.?*•]+)+)"
+)
+
+
 def _question(question: str, served: list[str], params: dict[str, Any] | None) -> Question:
     """The question ready to read: a misspelt setting's name spelled right, the held
     settings taken out of its text (each said), its mentions found."""
@@ -97,6 +111,11 @@ def _question(question: str, served: list[str], params: dict[str, Any] | None) -
         text, episodes, batch_said = batch_named(question.lower())
     except BatchRefused as why:
         raise UnreadableQuestion(f"cannot read {question!r}: {why}.") from None
+    text = _LABELLED.sub(". ", text)  # "* factor: lr * levels: 1e-5, 1e-4 * task: …"
+    # "Setup: - group size 8 - lr 1e-5.": the setup's bullets as a list
+    text = _SETUP_BULLETS.sub(
+        lambda m: m.group(1) + re.sub(r"\s*[*•–-]\s+", ", ", m.group(2)).lstrip(", "), text
+    )
     if params is not None:  # a quoted prompt is a PARAM's value: no setting is read in it
         text = re.sub(r'"[^"]*"|“[^”]*”', lambda m: '"' + " " * (len(m.group(0)) - 2) + '"', text)
     text, setup_notes = read_setup(text, params)

@@ -1436,6 +1436,10 @@ CORPUS: list[Q] = [
     Q('does zero-shot hurt my agent?', 'workflow:n_examples', [2, 0], 'workflow', H, L, params=SHOTS),
     Q('Will a KL of 0.2 prevent the model from learning chain_sum?', 'kl_coef', [0.0, 0.2], 'chain_sum', H, L),
     Q('Sweep lr from 1e-5 to 1e-4 on chain_sum.', 'lr', [1e-5, 3e-5, 1e-4], 'chain_sum', H, TWO_SIDED),
+    # a question written as a list: labelled parts and setup bullets
+    Q('* factor: lr * levels: 1e-5, 3e-5, 1e-4 * task: chain_sum. Which lr is best?', 'lr', [1e-5, 3e-5, 1e-4], 'chain_sum', H, TWO_SIDED),
+    Q('factor: lr, levels: 1e-5, 3e-5, 1e-4, task: chain_sum. Which lr is best?', 'lr', [1e-5, 3e-5, 1e-4], 'chain_sum', H, TWO_SIDED),
+    Q('Setup: - group size 8 - lr 1e-5. Question: does kl 0.05 help chain_sum?', 'kl_coef', [0.0, 0.05], 'chain_sum', H, G, extra={'held': {'lr': 1e-5, 'group_size': 8}}),
     # a follow-up question adds a level; the first question's control (the default) stays
     Q('Does group size 8 help chain_sum? And with 16?', 'group_size', [4, 8, 16], 'chain_sum', H, G),
     Q('Does lr 5e-5 help? What about 1e-4?', 'lr', [2e-5, 5e-5, 1e-4], 'chain_sum', H, G),
