@@ -521,6 +521,11 @@ def read_direction(q: Question, outcome: str, factor: str) -> tuple[str, float |
         )
     chooses = re.sub(r"\bor (?:more|higher|above|better|greater|so|beyond)\b", " ", text)
     chooses = _without_or_between_tasks(q, chooses)
+    listed = re.search(r"^[^?]*?\bor\b[^?:;]*[:;—]\s+(?=[^?]*\?)", chooses)
+    if listed and (greater or less) and (greater or less).start() > listed.end():
+        # "staleness 1 or 0: does going fully on-policy help?": the levels listed, then a
+        # one-sided question about one of them
+        chooses = chooses[listed.end() :]
     if (greater and less) or (
         # not a relative clause: "a KL of 0.1, which we use now, …"
         (greater or less) and re.search(_WHICH_ASKS + r"|\bor\b", chooses)

@@ -1440,6 +1440,9 @@ CORPUS: list[Q] = [
     Q('* factor: lr * levels: 1e-5, 3e-5, 1e-4 * task: chain_sum. Which lr is best?', 'lr', [1e-5, 3e-5, 1e-4], 'chain_sum', H, TWO_SIDED),
     Q('factor: lr, levels: 1e-5, 3e-5, 1e-4, task: chain_sum. Which lr is best?', 'lr', [1e-5, 3e-5, 1e-4], 'chain_sum', H, TWO_SIDED),
     Q('Setup: - group size 8 - lr 1e-5. Question: does kl 0.05 help chain_sum?', 'kl_coef', [0.0, 0.05], 'chain_sum', H, G, extra={'held': {'lr': 1e-5, 'group_size': 8}}),
+    # levels listed "A or B", then a one-sided question about one of them
+    Q('staleness 1 or 0: does going fully on-policy help countdown?', 'max_staleness', [1, 0], 'countdown', H, G),
+    Q('lr 1e-5 or 1e-4: does the higher one help?', 'lr', [1e-5, 1e-4], 'chain_sum', H, G),
     # a follow-up question adds a level; the first question's control (the default) stays
     Q('Does group size 8 help chain_sum? And with 16?', 'group_size', [4, 8, 16], 'chain_sum', H, G),
     Q('Does lr 5e-5 help? What about 1e-4?', 'lr', [2e-5, 5e-5, 1e-4], 'chain_sum', H, G),
