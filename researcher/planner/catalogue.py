@@ -183,7 +183,7 @@ TASKS: dict[str, TaskInfo] = {
             False,
             "evaluating arithmetic expressions (reasoning-gym)",
             (
-                "basic arithmetic(?: tasks?| problems?)?",
+                "basic arith(?:metic)?(?: tasks?| problems?)?",
                 "(?:arithmetic )?expression evaluation",
                 "evaluating (?:arithmetic )?expressions",
             ),
@@ -360,7 +360,8 @@ UNSUPPORTED_SETTINGS = (
     r"(?:executor|verifier|critic) polic(?:y|ies)",
     "dropout",
     "reward shaping",
-    r"format(?:ting)? rewards?",  # a task's reward is its own
+    r"format(?:ting)? rewards?|(?:bonus|extra|shaped) rewards? for (?:the |an? )?(?:answer |output )?"
+    r"format\w*|format(?:ting)? bonus(?:es)?",  # a task's reward is its own
     r"length penalt(?:y|ies)",
     "value (?:function|head|model)",
     "critic",
@@ -393,6 +394,8 @@ UNSUPPORTED_SETTINGS = (
     # scale_rewards are factors; DAPO's clip-higher reads as clip_eps)
     r"gspo|group sequence policy optimi[sz]ation",
     r"dapo(?!'?s? clip)",
+    # offline preference optimization: no reward-free preference losses here
+    r"dpo|direct preference optimi[sz]ation|ipo|kto|orpo|simpo",
     "vapo",
     "remax",
     # LoRA variants and targets, and the evaluation's own decoding: none is a setting
@@ -772,6 +775,9 @@ _FACTOR_LIST = (
             # "all-correct and all-wrong groups" (DAPO's dynamic sampling filters them)
             "all correct (?:and|or|/) all (?:wrong|incorrect) groups?",
             "(?:solved|unsolved) (?:and|or) (?:unsolved|solved) groups?",
+            # "all-zero reward groups", "groups that are all zero": no advantage to learn from
+            "all (?:zero|0|one|1|wrong|correct|failed)(?: reward)? groups?",
+            "groups? (?:that are |are |were |where |whose rewards are |with )?all (?:zero|0|one|1|the same)(?: rewards?)?",
         ),
         choices=_choices("zero_variance_groups"),
         values={
@@ -1159,6 +1165,8 @@ OUTCOME_WORDS: tuple[tuple[str, str], ...] = (
         r"learn\w*\b.{0,40}?\b(?:faster|slower|quicker|sooner|more (?:quickly|slowly))|"
         r"(?:slows?|slowed|slowing|slower)(?: down)? (?:the )?(?:learning|convergence)|"
         r"speeds? up (?:the )?(?:learning|convergence)|sample[\s-]efficien\w*|"
+        r"how (?:quickly|fast|soon) (?:the )?(?:training )?(?:rewards?|accuracy|scores?) "
+        r"(?:climbs?|rises?|grows?|goes up|improves?|increases?)|"
         r"speeds? (?:it|that|this|things) up|slows? (?:it|that|this|things) down|"
         r"learning speed|speed of learning|(?:faster|slower|quicker) (?:learning|convergence)|"
         r"converge\w* (?:faster|slower|sooner)|how (?:many|much) (?:training )?steps|"

@@ -20,6 +20,7 @@ import re
 
 from researcher.errors import NotAboutTraining
 from researcher.planner.catalogue import (
+    DIRECTION_WORDS,
     EQUIVALENT_WORDS,
     FACTORS,
     GREATER_WORDS,
@@ -216,6 +217,20 @@ _MORE_STEPS = re.compile(
 )
 
 
+def _tied_to_a_level(q: Question, m: Mention) -> bool:
+    """Whether the level word `m` ("LoRA") is written right after a number with "with"
+    ("lr 2e-4 with LoRA") before the question's verb: part of that level, not the arms'."""
+    verb = re.search(DIRECTION_WORDS, q.text)
+    return (
+        m.key in ("algorithm", "lora", "merge", "max_staleness")
+        and verb is not None
+        and m.end <= verb.start()
+        and bool(
+            re.search(r"\d[\d.e-]*\s+(?:with|using|under)\s+(?:an?\s+|the\s+)?$", q.text[: m.start])
+        )
+    )
+
+
 def read_factor(q: Question) -> str:
     """The factor the question varies (a run setting, `workflow:<PARAM>`, `task_mix` or
     `base_model`); refused when it names none, two, or asks only whether a task is learnable."""
@@ -239,6 +254,9 @@ def read_factor(q: Question) -> str:
         for m in q.of("value"):
             levels.setdefault(m.key, set()).add(json.dumps(m.level, sort_keys=True))
         named += [key for key, seen in levels.items() if len(seen) >= 2 and key not in named]
+        # "does lr 2e-4 with LoRA beat lr 1e-4?": a level word tied to one of the levels
+        # compared, before the verb (neither held nor set apart), is a second setting
+        named += [m.key for m in q.of("value") if m.key not in named and _tied_to_a_level(q, m)]
     _no_interaction(q, named)
     if named == ["algorithm"] and _default_algorithm_alone(q):
         if not q.of("task"):  # "does GRPO make the model more truthful?"

@@ -80,7 +80,10 @@ _REWARD_AFTER = re.compile(
     r"\s*(?:of\s+)?(?:the\s+)?(?:training\s+|train\s+)?(?:rewards?|accuracy|scores?)\b"
 )
 
-_FEWER_STEPS = re.compile(r"\bfewer (?:training )?(?:steps|updates|iterations)\b")
+_FEWER_STEPS = re.compile(
+    r"\bfewer (?:training )?(?:steps|updates|iterations)\b|"
+    r"\bsav(?:e|es|ed|ing) (?:\w+ )?(?:training )?(?:steps|updates|iterations)\b"  # "save steps"
+)
 
 # "does the KL penalty increase the steps needed?": the steps to learn, moved one way;
 # group 1: the verb that moves them
@@ -489,7 +492,7 @@ def read_direction(q: Question, outcome: str, factor: str) -> tuple[str, float |
         else None
     )
     if outcome == "learning_speed" and re.search(
-        r"\bsav(?:e|es|ed|ing)\b[^.?;]{0,20}?\bto (?:reach|hit|get|learn)", text
+        r"\bsav(?:e|es|ed|ing)\b[^.?;]{0,20}?\b(?:to|in) (?:reach|hit|get|learn)", text
     ):  # "how many steps does group size 8 save to reach 0.8?": fewer steps, faster
         return "greater", None
     if to_reach and to_reach.group(1):

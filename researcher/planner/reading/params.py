@@ -298,7 +298,9 @@ def _one_or_zero(text: str, key: str) -> list[tuple[int, float]]:
     """ "one retry", "a single retry" (1) and "zero-shot" / "one-shot" (0 / 1) for a count
     PARAM: "one" is no level elsewhere (too common a word), but beside the PARAM's own noun
     it is one."""
-    stems = [word[:4] for word in re.split(r"[_\W]+", key.lower()) if len(word) >= 4]
+    # "hops" for n_hops: the singular's stem ("a single hop")
+    words = [re.sub(r"(?<=[^s])s$", "", word) for word in re.split(r"[_\W]+", key.lower())]
+    stems = [word[:4] for word in words if len(word) >= 3]
     found: list[tuple[int, float]] = []
     for m in re.finditer(r"\b(?:one|a single|single)\s+(?!every\b|each\b)([a-z]+)", text):
         if any(m.group(1).startswith(stem) for stem in stems):

@@ -1443,6 +1443,13 @@ CORPUS: list[Q] = [
     # levels listed "A or B", then a one-sided question about one of them
     Q('staleness 1 or 0: does going fully on-policy help countdown?', 'max_staleness', [1, 0], 'countdown', H, G),
     Q('lr 1e-5 or 1e-4: does the higher one help?', 'lr', [1e-5, 1e-4], 'chain_sum', H, G),
+    # probe 14
+    Q('temp 0.7 vs 1.0, basic arith, which better?', 'temperature', [1.0, 0.7], 'basic_arithmetic', H, TWO_SIDED),
+    Q('Most of our countdown groups are all-zero reward early on, so they are dropped. Would keeping them help?', 'zero_variance_groups', ['drop', 'keep'], 'countdown', H, G),
+    Q('How many steps does group size 8 save in reaching 0.6 on letter counting compared with 4?', 'group_size', [4, 8], 'letter_counting', LS, G, extra={'threshold': 0.6}),
+    Q('Does group size 8 save steps in reaching 0.6 on letter counting?', 'group_size', [4, 8], 'letter_counting', LS, G, extra={'threshold': 0.6}),
+    Q('Does the KL penalty slow down how quickly the reward climbs on countdown?', 'kl_coef', [0.0, 0.05], 'countdown', LS, L),
+    Q('Does a single hop hurt my agent?', 'workflow:n_hops', [2, 1], 'workflow', H, L, params={'n_hops': 2, 'top_k': 5, 'retriever': 'bm25'}),
     # a follow-up question adds a level; the first question's control (the default) stays
     Q('Does group size 8 help chain_sum? And with 16?', 'group_size', [4, 8, 16], 'chain_sum', H, G),
     Q('Does lr 5e-5 help? What about 1e-4?', 'lr', [2e-5, 5e-5, 1e-4], 'chain_sum', H, G),
@@ -1963,6 +1970,18 @@ REFUSALS: list[tuple[str, type[UnmappableQuestion], str]] = [
     ),
     ("Does best-of-n with n=16 beat n=4?", UnreadableQuestion, "'best-of-n' is not a setting"),
     ("Does Adam beat SGD?", UnreadableQuestion, "'adam' is not a setting"),
+    ("Does DPO beat GRPO on letter counting?", UnreadableQuestion, "'dpo' is not a setting"),
+    (
+        "Does adding a bonus reward for the answer format help letter counting?",
+        UnreadableQuestion,
+        "'bonus reward for the answer format' is not a setting",
+    ),
+    # a level word tied to one level before the verb: a second setting (it was dropped)
+    (
+        "Does lr 2e-4 with LoRA beat lr 1e-4 on chain_sum?",
+        UnreadableQuestion,
+        "it names 2 settings (lr, lora)",
+    ),
     (
         "Is lora rank 8 at lr 2e-4 no worse than full fine-tuning on letter counting?",
         UnreadableQuestion,
