@@ -206,6 +206,9 @@ _FULL_FT = re.compile(
 )
 
 
+LORA_LR_NOTE = "after the LoRA rank read as LoRA's usual lr"
+
+
 def lora_lr_named(text: str) -> tuple[str, str | None]:
     """`text` without an lr written right after a LoRA rank when it is LoRA's usual lr ("does
     lora r8 at lr 1e-4 match full fine-tuning?": the LoRA arm trains at 1e-4 anyway, full
@@ -223,9 +226,9 @@ def lora_lr_named(text: str) -> tuple[str, str | None]:
         )
     blanked = text[: m.start(1)] + " " * (m.end(1) - m.start(1)) + text[m.end(1) :]
     return blanked, (
-        f"{m.group(1).strip()!r} after the LoRA rank read as LoRA's usual lr: the LoRA arm "
-        f"trains at {LORA_LR:g}, full fine-tuning at its own (name one lr for both before "
-        "the question to hold it: 'at lr 1e-4, does …')"
+        f"{m.group(1).strip()!r} {LORA_LR_NOTE}: the LoRA arm trains at {LORA_LR:g}, full "
+        "fine-tuning at its own (name one lr for both before the question to hold it: 'at lr "
+        "1e-4, does …')"
     )
 
 

@@ -31,6 +31,7 @@ from researcher.planner.reading.effects import min_effect
 from researcher.planner.reading.factor import can_it_learn, read_factor
 from researcher.planner.reading.held import (
     AT_DEFAULT,
+    LORA_LR_NOTE,
     checked_held,
     held_settings,
     lora_lr_named,
@@ -411,6 +412,18 @@ def _read(q: Question) -> Reading:
             "length, is not a run setting here and stays as in GRPO"
         )
     held = checked_held(q, factor, task)
+    lora_lr_said = any(LORA_LR_NOTE in said for said in q.assumptions)
+    if factor == "lora" and lora_lr_said and "lr" in held and "full" in levels:
+        # "… full fine-tuning at lr 2e-5. Would LoRA rank 32 at lr 1e-4 be as good?": each
+        # method's own lr, not one held for both
+        if held["lr"] != FACTORS["lr"].default:
+            raise q.unreadable(
+                f"it gives full fine-tuning lr {held['lr']:g} and LoRA lr {LORA_LR:g}: a LoRA "
+                f"study runs each method at its usual lr (LoRA {LORA_LR:g}, full "
+                f"{FACTORS['lr'].default:g}) or both at one lr ('at lr X, does …')",
+                how=False,
+            )
+        del held["lr"]
     if factor == "lora" and "lr" not in held and "full" in levels and len(levels) > 1:
         full_lr = FACTORS["lr"].default
         q.assumptions.append(

@@ -34,7 +34,10 @@ _SET_AGAINST = re.compile(
     r"\b(?:than|vs\.?|versus|compared|instead of|against|relative to|over|from)\b"
 )
 # a verb that says what is used now: "we currently use 3e-5"
-_IN_USE = re.compile(r"\b(?:currently|right now|at the moment|these days|current)\b")
+_IN_USE = re.compile(
+    r"\b(?:currently|right now|at the moment|these days|current)\b|"
+    r"^(?:but |so |and )?(?:we|i) (?:use|run|train (?:with|at)|set it to|went with)\b"  # "we use 4"
+)
 # a sentence that lists the levels to try: "Levels: 1e-5, 1e-4."
 _LEVELS_LISTED = re.compile(
     r"^(?:levels?|values?|try|compare|candidates?|options?)\b|"
@@ -128,6 +131,16 @@ def read_setup(text: str, params: dict[str, Any] | None) -> tuple[str, list[str]
     # a model the question names is what it varies: "would the 360M model do better?"
     asked = {m.key for m in in_question if m.kind in (*_SETTING, "model")}
     numeric = _one_numeric_setting(question, in_question)
+    if numeric is None and not asked:
+        # "The paper uses a group size of 64. … we use 4. Would 16 help?": the one setting
+        # the setup names is what a bare number in use is a level of
+        named_around = [
+            (part, found)
+            for part in parts
+            if (found := _one_numeric_setting(part, scan(part, params)))
+        ]
+        if len({found for _, found in named_around}) == 1:
+            numeric = named_around[0][1]
     mixing = _is_mixing(question, in_question) or (
         not asked and any(_is_mixing(part, scan(part, params)) for part in parts)
     )
@@ -216,8 +229,12 @@ def read_setup(text: str, params: dict[str, Any] | None) -> tuple[str, list[str]
         # "We train at temperature 0.7. Does 1.0 do better?", "Does removing it help?"
         against, held = held, []
     question = question.rstrip().rstrip("?.").rstrip()
-    if against and not asked and _PRONOUN.search(question):
-        question = _PRONOUN.sub(lambda _: "the " + against[0], question, count=1)
+    if against and not asked and (it := _PRONOUN.search(question)):
+        # "can we cut it to 32?" with "max_tokens is 64": "cut the max_tokens from 64 to 32"
+        moved = re.match(r"\s+(?:down |up )?to\s+\.?\d", question[it.end() :])
+        name, _, value = against[0].rpartition(" ")
+        said = f"the {name} from {value}" if moved and name else "the " + against[0]
+        question = question[: it.start()] + said + question[it.end() :]
     elif (
         against
         and not _SET_AGAINST.search(question)
@@ -280,6 +297,11 @@ def _fold(
         body[start:],
     ):
         item = re.sub(r"^\s*(?:with|using|at|under|then)\s+", "", item).strip()
+        # "for bfcl we use max_tokens 256": the task, then what is used on it
+        lead = re.match(r"(\S+)\s+(?:we|i)\s+(?:use|run|train with|set|keep)\s+", item)
+        if lead and any(m.kind == "task" for m in scan(lead.group(1), params)):
+            into.tasks.append(f"on {lead.group(1)}")
+            item = item[lead.end() :]
         # "a group size of 8" as "group size 8": close enough to a "than" before it
         item = re.sub(r"\s*(?:\s(?:is|are|=|of|set to)\s|:\s*)(?=[\d.])", " ", item)
         item = re.sub(r"^(?:an?|the|our|my|its)\s+", "", item)

@@ -1450,6 +1450,12 @@ CORPUS: list[Q] = [
     Q('Does group size 8 save steps in reaching 0.6 on letter counting?', 'group_size', [4, 8], 'letter_counting', LS, G, extra={'threshold': 0.6}),
     Q('Does the KL penalty slow down how quickly the reward climbs on countdown?', 'kl_coef', [0.0, 0.05], 'countdown', LS, L),
     Q('Does a single hop hurt my agent?', 'workflow:n_hops', [2, 1], 'workflow', H, L, params={'n_hops': 2, 'top_k': 5, 'retriever': 'bm25'}),
+    # the setup's level of the question's setting is the control (probe 14)
+    Q('For bfcl we use max_tokens 256. Some completions are cut off. Does 512 tokens help?', 'max_tokens', [256, 512], 'bfcl', H, G),
+    Q('Currently max_tokens is 64 on basic arithmetic, and most answers are short. Can we cut it to 32 without losing accuracy?', 'max_tokens', [64, 32], 'basic_arithmetic', H, NI, 0.05),
+    Q("The GRPO paper uses a group size of 64. We can't afford that; we use 4. Would 16 help countdown?", 'group_size', [4, 16], 'countdown', H, G),
+    Q('We use weight decay 0.1. Would lowering it to 0.01 help letter counting?', 'weight_decay', [0.1, 0.01], 'letter_counting', H, G),
+    Q('Our team trains on letter counting with full fine-tuning at lr 2e-5. Would LoRA rank 32 at lr 1e-4 be just as good?', 'lora', ['full', 32], 'letter_counting', H, EQ, 0.05, extra={'held': {}}),
     # a follow-up question adds a level; the first question's control (the default) stays
     Q('Does group size 8 help chain_sum? And with 16?', 'group_size', [4, 8, 16], 'chain_sum', H, G),
     Q('Does lr 5e-5 help? What about 1e-4?', 'lr', [2e-5, 5e-5, 1e-4], 'chain_sum', H, G),
