@@ -101,7 +101,7 @@ def equivalence_margin(q: Question, outcome: str) -> float | None:
 
 # a scale the question states for its reward: "on the 0-10 rubric", "out of 10", "a 10-point
 # scale"; group 1, 2 or 3: its top
-_STATED_SCALE = re.compile(
+STATED_SCALE = re.compile(
     r"\b(?:0|zero) ?(?:-|–|to) ?(\d+(?:\.\d+)?)(?= (?:rubric|scale|score|reward|points?)\b)|"
     r"\bout of (\d+(?:\.\d+)?)\b|\b(\d+)[- ]point (?:rubric|scale)\b"
 )
@@ -122,7 +122,7 @@ def _in_units(q: Question, named: str, number: float) -> tuple[float, str]:
             f"{share:g} of a reward of 0 to 1 ({number:g}% is a share: of the rewards' range "
             "when your workflow's rewards go beyond 0-1)"
         )
-    scale = _STATED_SCALE.search(q.text)
+    scale = STATED_SCALE.search(q.text)
     top = float(next(g for g in scale.groups() if g is not None)) if scale else None
     if q.params is not None and top is not None and top > 1:
         return number, (

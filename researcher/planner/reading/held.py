@@ -240,7 +240,7 @@ _BRACKETED_CONTEXT = re.compile(
 )
 # "with LoRA rank 16, lr 1e-4, does …": settings listed before the question
 _LISTED_CONTEXT = re.compile(
-    r"^((?:at|with|using|under)\s+[^,?]+?),\s+([^,?]+?),\s+"
+    r"^((?:at|with|using|under)\s+[^,?]+?),\s+(?!(?:on|for|in)\s)([^,?]+?),\s+"
     r"(?=(?:does|do|is|are|can|will|would|should|how|which|what)\b)"
 )
 

@@ -27,7 +27,7 @@ from researcher.planner.catalogue import (
     tasks_in_words,
 )
 from researcher.planner.reading.batch import BatchRefused, batch_named
-from researcher.planner.reading.effects import min_effect
+from researcher.planner.reading.effects import STATED_SCALE, min_effect
 from researcher.planner.reading.factor import can_it_learn, read_factor
 from researcher.planner.reading.held import (
     AT_DEFAULT,
@@ -126,6 +126,16 @@ def _question(question: str, served: list[str], params: dict[str, Any] | None) -
         raise UnreadableQuestion(f"cannot read {question!r}: {why}.") from None
     text, held, held_words = held_settings(text, params)
     mentions = scan(text, params)
+    # "on the 0-10 rubric": a scale stated for the reward names no PARAM ("rubric")
+    scales = [s.end() for s in STATED_SCALE.finditer(text)]
+    mentions = [m for m in mentions if not (m.kind == "param" and m.start - 1 in scales)]
+    if any(m.kind == "param" and re.search(r"word|char|length", m.key) for m in mentions):
+        # "limiting answers to 100 words" with a max_words PARAM: the PARAM, not max_tokens
+        mentions = [
+            m
+            for m in mentions
+            if not (m.key == "max_tokens" and "token" not in text[m.start : m.end])
+        ]
     assumptions = [
         f"{words!r}: {key} "
         + ("at its default" if held[key] == AT_DEFAULT else describe_level(key, held[key]))

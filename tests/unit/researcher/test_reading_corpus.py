@@ -1456,6 +1456,9 @@ CORPUS: list[Q] = [
     Q("The GRPO paper uses a group size of 64. We can't afford that; we use 4. Would 16 help countdown?", 'group_size', [4, 16], 'countdown', H, G),
     Q('We use weight decay 0.1. Would lowering it to 0.01 help letter counting?', 'weight_decay', [0.1, 0.01], 'letter_counting', H, G),
     Q('Our team trains on letter counting with full fine-tuning at lr 2e-5. Would LoRA rank 32 at lr 1e-4 be just as good?', 'lora', ['full', 32], 'letter_counting', H, EQ, 0.05, extra={'held': {}}),
+    Q('We keep the temperature at 0.8 and group size 8. On countdown, would a KL of 0.01 hurt?', 'kl_coef', [0.0, 0.01], 'countdown', H, L, extra={'held': {'temperature': 0.8, 'group_size': 8}}),
+    Q('Does few_shot 4 improve the judge score by at least 1 point on the 0-10 rubric?', 'workflow:few_shot', [2, 4], 'workflow', H, G, params={'rubric': 'Score clarity from 0 to 10.', 'few_shot': 2, 'max_words': 200}),
+    Q('Does limiting answers to 100 words hurt my writer?', 'workflow:max_words', [200, 100], 'workflow', H, L, params={'rubric': 'Score clarity from 0 to 10.', 'few_shot': 2, 'max_words': 200}),
     # a follow-up question adds a level; the first question's control (the default) stays
     Q('Does group size 8 help chain_sum? And with 16?', 'group_size', [4, 8, 16], 'chain_sum', H, G),
     Q('Does lr 5e-5 help? What about 1e-4?', 'lr', [2e-5, 5e-5, 1e-4], 'chain_sum', H, G),
