@@ -294,7 +294,7 @@ def read_levels(q: Question, factor: str, task: str, tasks: list[str]) -> tuple[
         )
     elif (
         factor == "max_grad_norm"
-        and written < 1
+        and (written < 1 or (only_default and _AGAINST_NONE.search(q.text)))
         and way is None
         and re.search(r"\bgrad(?:ient)?s? clip\w*|\bclip\w* (?:the )?grad(?:ient)?s?", q.text)
     ):
@@ -354,6 +354,12 @@ def _followed_up(
     if not _FOLLOW_UP.match(q.text, span[1]) or _SET_AGAINST.search(q.text[span[0] : span[1]]):
         return None
     return later[0]
+
+
+# "… relative to no gradient clipping": the setting off is what the level is set against
+_AGAINST_NONE = re.compile(
+    r"\b(?:than|relative to|compared (?:with|to)|vs\.?|versus|over|against)\s+(?:no|without)\b"
+)
 
 
 def _named_off(q: Question, factor: str, levels: list[Level]) -> list[tuple[int, Level]]:

@@ -128,6 +128,13 @@ def read_setup(text: str, params: dict[str, Any] | None) -> tuple[str, list[str]
         return text, []
     question = re.sub(r"^question\s*:\s*", "", parts[asking])
     in_question = scan(question, params)
+    setup_keys = {m.key for i, part in enumerate(parts) if i != asking for m in scan(part, params)}
+    bare_clip = next((m for m in in_question if m.key == "clip_eps"
+                      and re.fullmatch(r"clip(?:ping|ped)?", question[m.start : m.end])), None)  # fmt: skip
+    if bare_clip and "max_grad_norm" in setup_keys and "clip_eps" not in setup_keys:
+        # "The default gradient clip is 1.0. … Would clipping at 0.3 help?": that clip
+        question = question[: bare_clip.start] + "gradient clipping" + question[bare_clip.end :]
+        in_question = scan(question, params)
     # a model the question names is what it varies: "would the 360M model do better?"
     asked = {m.key for m in in_question if m.kind in (*_SETTING, "model")}
     numeric = _one_numeric_setting(question, in_question)
@@ -291,6 +298,10 @@ def _fold(
     ]
     start = min(m.start for m in named + tasks_named + sized + _number_mentions(body, mentions))
     start = _with_word_value(body, start, named, params)
+    # "we train without gradient clipping": the setting taken away, as "no gradient clipping"
+    if removal := re.search(r"\b(?:without|no)\s+(?:any\s+|the\s+|a\s+)?$", body[:start]):
+        body = body[: removal.start()] + "no " + body[start:]
+        start = removal.start()
     for item in re.split(
         # "at 1e-5" belongs to the setting before it; "with 2 retries" starts an item
         r",|;|\s+(?:and|using|under|plus)\s+|\s+(?:at|with)\s+(?!\d|\.\d)|\s+with\s+(?=\d+\s+[a-z])",

@@ -1459,6 +1459,11 @@ CORPUS: list[Q] = [
     Q('We keep the temperature at 0.8 and group size 8. On countdown, would a KL of 0.01 hurt?', 'kl_coef', [0.0, 0.01], 'countdown', H, L, extra={'held': {'temperature': 0.8, 'group_size': 8}}),
     Q('Does few_shot 4 improve the judge score by at least 1 point on the 0-10 rubric?', 'workflow:few_shot', [2, 4], 'workflow', H, G, params={'rubric': 'Score clarity from 0 to 10.', 'few_shot': 2, 'max_words': 200}),
     Q('Does limiting answers to 100 words hurt my writer?', 'workflow:max_words', [200, 100], 'workflow', H, L, params={'rubric': 'Score clarity from 0 to 10.', 'few_shot': 2, 'max_words': 200}),
+    # "clipping" after setup about the gradient clip is that clip; no clipping as the control
+    Q('The default gradient clip is 1.0. Our grad norms spike on countdown. Would clipping at 0.3 give better accuracy?', 'max_grad_norm', [1.0, 0.3], 'countdown', H, G),
+    Q('Would clipping at 0.3 help countdown?', 'clip_eps', [0.2, 0.3], 'countdown', H, G),
+    Q('We train without gradient clipping. Does clipping at 1.0 help countdown?', 'max_grad_norm', [1e6, 1.0], 'countdown', H, G),
+    Q('Does gradient clipping at 1.0 help countdown relative to no gradient clipping?', 'max_grad_norm', [1e6, 1.0], 'countdown', H, G),
     # a follow-up question adds a level; the first question's control (the default) stays
     Q('Does group size 8 help chain_sum? And with 16?', 'group_size', [4, 8, 16], 'chain_sum', H, G),
     Q('Does lr 5e-5 help? What about 1e-4?', 'lr', [2e-5, 5e-5, 1e-4], 'chain_sum', H, G),
