@@ -69,7 +69,8 @@ _OUTCOME_SEEN = re.compile(
 )
 # levels each with its score: "staleness 4 gave 0.5, 1 gave 0.6", "lr 1e-5 -> 0.42"
 _LEVEL_SCORED = re.compile(
-    r"(?<![\w.])(\d[\d.]*(?:e-?\d+)?)\s+\(?(?:gave|gives|got|gets|scored|scores|yielded|reached|"
+    r"(?<![\w.])(\d[\d.]*(?:e-?\d+)?)\s+(?:(?:and\s+)?(?:it|which|that)\s+)?\(?"
+    r"(?:gave|gives|got|gets|scored|scores|yielded|reached|"
     r"hit|->|→)(?: us| me)?\s+(?:about |around |roughly )?(0?\.\d+|\d+(?:\.\d+)?%)"
 )
 
@@ -95,6 +96,24 @@ def _levels_scored(body: str) -> list[re.Match[str]]:
     return kept
 
 
+def _scores_joined(parts: list[str]) -> list[str]:
+    """Sentences of setup joined where ";" splits levels given each with a score ("kl 0.05
+    gave 0.55; kl 0 gave 0.6."): one list of results, read together."""
+    joined: list[str] = []
+    for part in parts:
+        if (
+            joined
+            and joined[-1].endswith(";")
+            and "?" not in part
+            and _levels_scored(joined[-1].rstrip(";"))
+            and _levels_scored(part.rstrip(".;!:"))
+        ):
+            joined[-1] = f"{joined[-1][:-1]}, {part}"
+        else:
+            joined.append(part)
+    return joined
+
+
 def _score(written: str) -> float:
     """A score as written ("0.6", "62%") as a number on one scale."""
     return float(written[:-1]) / 100 if written.endswith("%") else float(written)
@@ -115,7 +134,7 @@ _CANNOT_CHANGE = re.compile(
 def read_setup(text: str, params: dict[str, Any] | None) -> tuple[str, list[str]]:
     """`text` with its sentences of setup folded into the asking sentence, and what was
     read so (said in the assumptions); `text` as it was when it is one sentence."""
-    parts = sentences(text)
+    parts = _scores_joined(sentences(text))
     asking = next((i for i, part in enumerate(parts) if "?" in part), None)
     if asking is None:  # "Please test whether lr 5e-5 beats 2e-5. Keep group size at 8."
         asking = next((i for i, part in enumerate(parts) if _DIRECTION.search(part)), None)
@@ -174,6 +193,13 @@ def read_setup(text: str, params: dict[str, Any] | None) -> tuple[str, list[str]
                 f"{others} read as results already seen, not levels"
             )
             kept = body[: scored[0].start()] + best.group(1) + body[scored[-1].end() :]
+            # a task named among the results ("… gave 0.55 on countdown; kl 0 gave 0.6") stays
+            between = body[scored[0].start() : scored[-1].end()]
+            kept += "".join(
+                f" {m.group(0)}"
+                for m in re.finditer(r"\b(?:on|for)\s+[\w-]+", between)
+                if any(t.kind == "task" for t in scan(m.group(0), params))
+            )
             part, body = kept + part[len(body) :], kept
         mentions = scan(body, params)
         if mixing and any(m.kind == "task" or m.key == "task_mix" for m in mentions):

@@ -1464,6 +1464,9 @@ CORPUS: list[Q] = [
     Q('Would clipping at 0.3 help countdown?', 'clip_eps', [0.2, 0.3], 'countdown', H, G),
     Q('We train without gradient clipping. Does clipping at 1.0 help countdown?', 'max_grad_norm', [1e6, 1.0], 'countdown', H, G),
     Q('Does gradient clipping at 1.0 help countdown relative to no gradient clipping?', 'max_grad_norm', [1e6, 1.0], 'countdown', H, G),
+    # levels with scores split by ";" are results together; the best is the control
+    Q('We ran kl 0.05 and it gave 0.55 on countdown; kl 0 gave 0.6. Would kl 0.01 beat no KL?', 'kl_coef', [0.0, 0.01], 'countdown', H, G),
+    Q('staleness 4 gave 0.5; 1 gave 0.6. Is fully on-policy even better?', 'max_staleness', [1, 0], 'chain_sum', H, G),
     # a follow-up question adds a level; the first question's control (the default) stays
     Q('Does group size 8 help chain_sum? And with 16?', 'group_size', [4, 8, 16], 'chain_sum', H, G),
     Q('Does lr 5e-5 help? What about 1e-4?', 'lr', [2e-5, 5e-5, 1e-4], 'chain_sum', H, G),
