@@ -1158,7 +1158,8 @@ OUTCOME_WORDS: tuple[tuple[str, str], ...] = (
         r"(?:training|wall[\s-]?clock) speed|speed of training|steps per (?:second|minute|hour)|"
         r"sav(?:e|es|ed|ing) (?:\w+ )?time|(?:takes?|took|needs?) less time|"
         r"slower to train|train(?:s|ing)? (?:(?:my|our|the|a|this|your) [\w-]+ )?(?:faster|slower|quicker)|"
-        r"speeds? up (?:the )?training|slows? down (?:the )?training",
+        r"speeds? up (?:the )?training|slows? down (?:the )?training|"
+        r"(?:slows?|speeds?) (?:the )?training (?:down|up)\b",
     ),
     (
         "learning_speed",
