@@ -171,7 +171,10 @@ _ASIDES = (  # number phrases that are not levels: (kind, regex)
     (
         "observed",
         r"(?:gave|gives|got|gets|scored|scores|yielded|yields)(?: us| me)?"
-        r"(?: an?| only| about| around)? (\d*\.?\d+)(%?)(?! ?(?:x\b|times|steps?))"
+        r"(?: an?| only| about| around)? (\d*\.?\d+)(%?)"
+        # not a count of something the run is given: "gets 7 guesses per game", "4 turns"
+        r"(?! ?(?:x\b|times|steps?|guesses|turns|tries|attempts|moves|rounds|tokens|samples|"
+        r"completions|prompts|hints|examples|retries|calls))"
         r"(?: ?(?:\+/?-|±) ?\d*\.?\d+)?",  # "got 0.6 +/- 0.03"
     ),
     # a spread or a move seen: "± 0.03", "(0.27 -> 0.30)"

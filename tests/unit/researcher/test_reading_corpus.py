@@ -1469,6 +1469,7 @@ CORPUS: list[Q] = [
     Q('staleness 4 gave 0.5; 1 gave 0.6. Is fully on-policy even better?', 'max_staleness', [1, 0], 'chain_sum', H, G),
     Q('does group size 16 slow training down?', 'group_size', [4, 16], 'chain_sum', COST, G),
     Q('Does top-k 20 slow training down?', 'workflow:top_k', [5, 20], 'workflow', COST, G, params={'top_k': 5, 'chunk_size': 512}),
+    Q('Our guessing game agent gets 7 guesses per game. Would giving it only 4 guesses hurt?', 'max_turns', [7, 4], 'guess_number', H, L),
     # a follow-up question adds a level; the first question's control (the default) stays
     Q('Does group size 8 help chain_sum? And with 16?', 'group_size', [4, 8, 16], 'chain_sum', H, G),
     Q('Does lr 5e-5 help? What about 1e-4?', 'lr', [2e-5, 5e-5, 1e-4], 'chain_sum', H, G),
