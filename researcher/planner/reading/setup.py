@@ -131,6 +131,32 @@ _CANNOT_CHANGE = re.compile(
 )
 
 
+# "Is it?", "Is that true?", "Does it, on countdown?": a question about a claim before it
+_ABOUT_THE_CLAIM = re.compile(
+    r"(?:is|does|would|will|can|could) (?:it|that|this)(?: (?:true|right|so|correct|really))?"
+    r"(\s*,?\s*(?:on|for|with)\b[^?]*)?\s*\??\s*$"
+)
+_CLAIMED = re.compile(
+    r"\b(?:says?|said|argues?|argued|claims?|claimed|suggests?|suggested|thinks?|believes?)\s+"
+    r"(?:that\s+)?(.+?)[.;!]?$"
+)
+
+
+def _claim_asked(
+    parts: list[str], asking: int, question: str, params: dict[str, Any] | None
+) -> tuple[int, str] | None:
+    """(index of the claim, the question it makes) when the asking sentence only asks whether
+    the claim before it holds and names no setting itself; None otherwise."""
+    about = _ABOUT_THE_CLAIM.fullmatch(question.strip())
+    if about is None or any(m.kind in _SETTING for m in scan(question, params)):
+        return None
+    for at in range(asking - 1, -1, -1):
+        claim = _CLAIMED.search(parts[at])
+        if claim and _DIRECTION.search(claim.group(1)):
+            return at, f"{claim.group(1)}{about.group(1) or ''}?"
+    return None
+
+
 def read_setup(text: str, params: dict[str, Any] | None) -> tuple[str, list[str]]:
     """`text` with its sentences of setup folded into the asking sentence, and what was
     read so (said in the assumptions); `text` as it was when it is one sentence."""
@@ -146,6 +172,11 @@ def read_setup(text: str, params: dict[str, Any] | None) -> tuple[str, list[str]
     if len(parts) < 2 or asking is None:
         return text, []
     question = re.sub(r"^question\s*:\s*", "", parts[asking])
+    if (claimed := _claim_asked(parts, asking, question, params)) is not None:
+        # "A colleague says 0.8 is better for small models. Is it, on basic arithmetic?":
+        # the claim is the question
+        claim_at, question = claimed
+        parts[claim_at] = ""
     in_question = scan(question, params)
     setup_keys = {m.key for i, part in enumerate(parts) if i != asking for m in scan(part, params)}
     bare_clip = next((m for m in in_question if m.key == "clip_eps"

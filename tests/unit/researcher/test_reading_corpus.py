@@ -1470,6 +1470,9 @@ CORPUS: list[Q] = [
     Q('does group size 16 slow training down?', 'group_size', [4, 16], 'chain_sum', COST, G),
     Q('Does top-k 20 slow training down?', 'workflow:top_k', [5, 20], 'workflow', COST, G, params={'top_k': 5, 'chunk_size': 512}),
     Q('Our guessing game agent gets 7 guesses per game. Would giving it only 4 guesses hurt?', 'max_turns', [7, 4], 'guess_number', H, L),
+    # "Is it?" after a claim asks the claim
+    Q('We run at temperature 1.0. A colleague says 0.8 is better for small models. Is it, on basic arithmetic?', 'temperature', [1.0, 0.8], 'basic_arithmetic', H, G),
+    Q('A paper claims RLOO beats GRPO. Is that true on countdown?', 'algorithm', ['grpo', 'rloo'], 'countdown', H, G),
     # a follow-up question adds a level; the first question's control (the default) stays
     Q('Does group size 8 help chain_sum? And with 16?', 'group_size', [4, 8, 16], 'chain_sum', H, G),
     Q('Does lr 5e-5 help? What about 1e-4?', 'lr', [2e-5, 5e-5, 1e-4], 'chain_sum', H, G),
