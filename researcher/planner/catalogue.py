@@ -1224,7 +1224,8 @@ GREATER_WORDS = (
     r"easier to (?:learn|train)|"
     r"break\w* (?:through|out of|past)|break\w* (?:the |a )?plateau|unstick\w*|"
     r"(?:accuracy|rewards?|scores?)\b[^?.]{0,30}?\b(?:higher|better)\b|"
-    r"(?:accuracy|rewards?|scores?) (?:is |are |gets? )?(?:higher|better)"
+    r"(?:accuracy|rewards?|scores?) (?:is |are |gets? )?(?:higher|better)|"
+    r"(?:area|auc|curve)\b[^?.]{0,30}?\b(?:larger|bigger|higher|greater)\b"
 )
 LESS_WORDS = (
     r"hurt\w*|harm\w*|worse|degrad\w*|slow\w*|damag\w*|sluggish|(?:takes?|took|taking|needs?) longer|"

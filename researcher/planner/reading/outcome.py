@@ -524,6 +524,8 @@ def read_direction(q: Question, outcome: str, factor: str) -> tuple[str, float |
         )
     chooses = re.sub(r"\bor (?:more|higher|above|better|greater|so|beyond)\b", " ", text)
     chooses = _without_or_between_tasks(q, chooses)
+    # "Is 0.05 KL better? Or 0.1?": a follow-up adds a level, it asks no two-sided question
+    chooses = re.sub(r"\?\s*or\b[^?]{0,40}\?", "?", chooses)
     listed = re.search(r"^[^?]*?\bor\b[^?:;]*[:;—]\s+(?=[^?]*\?)", chooses)
     if listed and (greater or less) and (greater or less).start() > listed.end():
         # "staleness 1 or 0: does going fully on-policy help?": the levels listed, then a

@@ -1473,6 +1473,8 @@ CORPUS: list[Q] = [
     # "Is it?" after a claim asks the claim
     Q('We run at temperature 1.0. A colleague says 0.8 is better for small models. Is it, on basic arithmetic?', 'temperature', [1.0, 0.8], 'basic_arithmetic', H, G),
     Q('A paper claims RLOO beats GRPO. Is that true on countdown?', 'algorithm', ['grpo', 'rloo'], 'countdown', H, G),
+    Q('Is the area under the reward curve larger with group size 8 on countdown?', 'group_size', [4, 8], 'countdown', LS, G),
+    Q('Is 0.05 KL better? Or 0.1?', 'kl_coef', [0.0, 0.05, 0.1], 'chain_sum', H, G),
     # a follow-up question adds a level; the first question's control (the default) stays
     Q('Does group size 8 help chain_sum? And with 16?', 'group_size', [4, 8, 16], 'chain_sum', H, G),
     Q('Does lr 5e-5 help? What about 1e-4?', 'lr', [2e-5, 5e-5, 1e-4], 'chain_sum', H, G),
