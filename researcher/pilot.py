@@ -136,9 +136,7 @@ def _sampling_sd(main: Design, runs: list[RunResult]) -> float | None:
         return None  # the p(1 - p) bound holds for rewards in [0, 1] only
     control = next((a for a in main.arms if a.role == "control"), None)
     run = control.run if control else {}
-    episodes = int(run.get("group_size") or DEFAULT_GROUP_SIZE) * int(
-        run.get("batch_groups") or DEFAULT_BATCH_GROUPS
-    )
+    episodes = episodes_a_step(run)
     rewards = np.clip([v for r in runs for _, v in r.curve], 0.0, 1.0)
     if not len(rewards):
         return None
@@ -183,12 +181,16 @@ def retune(
     return main, {}
 
 
-def training_work(run: dict, steps: int) -> int:
-    """A run's training work in episodes: its steps (`max_steps`, else the design's) × the
-    episodes of a step (group size × prompts a step, the gateway's defaults where unnamed)."""
-    steps = int(run.get("max_steps") or steps)
+def episodes_a_step(run: dict) -> int:
+    """Group size × prompts a step of a run's settings (the gateway's defaults where unnamed)."""
     group = int(run.get("group_size") or DEFAULT_GROUP_SIZE)
-    return steps * group * int(run.get("batch_groups") or DEFAULT_BATCH_GROUPS)
+    return group * int(run.get("batch_groups") or DEFAULT_BATCH_GROUPS)
+
+
+def training_work(run: dict, steps: int) -> int:
+    """A run's training work in episodes: its steps (`max_steps`, else the design's) × its
+    episodes a step."""
+    return int(run.get("max_steps") or steps) * episodes_a_step(run)
 
 
 def run_costs(design: Design, pilot: Pilot) -> dict[str, float]:

@@ -13,8 +13,8 @@ fails; every message leads with what the rollout raised. A user's own workflow i
 edited, so it gets no repair: its arm fails at once, saying why.
 
 The dry runs are bounded by the budget as well as by `validate_timeout_s`: each gets at
-most its share of the budget left, less the report's part (`budget.report_reserve_s`),
-over the arms still to check — but never less than `MIN_DRY_RUN_S`: a small or mostly
+most its share of the budget left, less the reserve the last evaluation and the report
+keep (`budget.reserve_s`), over the arms still to check — but never less than `MIN_DRY_RUN_S`: a small or mostly
 spent budget still checks each arm (what is left is then stopped by the monitor, "not
 started: budget spent", and reported), it only stops waiting for a rollout that hangs.
 """
@@ -121,8 +121,8 @@ def dry_run(
 
 def dry_run_share_s(ctx: StudyContext, arms_left: int) -> float:
     """The seconds the next of `arms_left` dry runs may take: the budget left, less the
-    report's part, shared over them (whole seconds), at least `MIN_DRY_RUN_S`."""
-    left = max(0.0, ctx.budget_left() - budget.report_reserve_s(ctx.study().budget_s))
+    reserve, shared over them (whole seconds), at least `MIN_DRY_RUN_S`."""
+    left = max(0.0, ctx.budget_left() - budget.reserve_s(ctx.study().budget_s))
     return max(MIN_DRY_RUN_S, math.floor(left / max(1, arms_left)))
 
 

@@ -26,12 +26,6 @@ def reserve_s(budget_s: float) -> float:
     return max(60.0, 0.05 * budget_s)
 
 
-def report_reserve_s(budget_s: float) -> float:
-    """The end of the budget kept for the report (its `BUDGET_SPLIT` share), which the dry
-    runs may not spend (`researcher.nodes.validate`)."""
-    return BUDGET_SPLIT["report"] * budget_s
-
-
 MIN_STEPS, MAX_STEPS = 2, 200
 MIN_EVAL_EPISODES, MAX_EVAL_EPISODES = 16, 48
 

@@ -364,10 +364,10 @@ def test_each_dry_run_may_take_its_share_of_the_budget_left_not_validate_timeout
 
     assert harness.drive() == 0
 
-    # about 300 s left less the 120 s the report keeps: 90 s each for two arms, and the
+    # about 300 s left less the 60 s reserve (`budget.reserve_s`): 120 s each for two arms, and the
     # second gets what the first left (a scripted dry run takes no time)
-    assert harness.dry_run_timeouts == [(left[0] - 120) // 2, (left[1] - 120) // 1]
-    assert 85 <= harness.dry_run_timeouts[0] <= 90
+    assert harness.dry_run_timeouts == [(left[0] - 60) // 2, (left[1] - 60) // 1]
+    assert 115 <= harness.dry_run_timeouts[0] <= 120
 
 
 def test_a_mostly_spent_budget_still_gives_each_dry_run_the_least_one_needs(harness):
