@@ -29,6 +29,7 @@ from researcher.planner.catalogue import (
     task_info,
 )
 from researcher.planner.learnability import describe, measured, measurements
+from researcher.planner.reading.held import HELD_WORDS
 from researcher.planner.reading.mentions import Mention, blank_mentions
 from researcher.planner.reading.question import Question, how_to_ask
 from researcher.planner.reading.sentences import asking_span
@@ -222,7 +223,7 @@ def _tied_to_a_level(q: Question, m: Mention) -> bool:
     ("lr 2e-4 with LoRA") before the question's verb: part of that level, not the arms'."""
     verb = re.search(DIRECTION_WORDS, q.text)
     return (
-        m.key in ("algorithm", "lora", "merge", "max_staleness")
+        m.key in HELD_WORDS
         and verb is not None
         and m.end <= verb.start()
         and bool(

@@ -39,7 +39,7 @@ _HOLDABLE = ("lr", "kl_coef", "clip_eps", "weight_decay", "max_grad_norm", "grou
              "max_turns")  # fmt: skip
 
 # "under RLOO", "with LoRA", "when on-policy", "with timeline merging", "with merge=timeline"
-_HELD_WORDS = ("algorithm", "lora", "max_staleness", "merge")
+HELD_WORDS = ("algorithm", "lora", "max_staleness", "merge")
 
 _HELD_BEFORE = re.compile(
     r"\b(?:at|with|using|under|keeping|holding|when|while|and|given(?:\s+(?:our|my|an?|the))?)\s+"
@@ -126,25 +126,25 @@ def held_settings(
         if m.key in held:
             continue
         before = _HELD_BEFORE.search(text[: m.start])
-        if m.kind == "value" and m.key in _HELD_WORDS and not before:
+        if m.kind == "value" and m.key in HELD_WORDS and not before:
             named = _NAMED_BEFORE.search(text[: m.start])
             before = named and _HELD_BEFORE.search(text[: named.start()])
         trailing = _TRAILING.search(text[: m.start])
         at_default = _HELD_AT_DEFAULT.search(text[: m.start])
         param = m.kind == "param" or (m.kind == "fixed" and m.key.startswith(WORKFLOW_PREFIX))
         found: tuple[int, int, Level] | None = None
-        if m.kind == "value" and m.key in _HELD_WORDS and before:  # "under RLOO", "with LoRA"
+        if m.kind == "value" and m.key in HELD_WORDS and before:  # "under RLOO", "with LoRA"
             found = (before.start(), m.end, m.level)
         elif (
             m.kind == "value"
-            and m.key in _HELD_WORDS
+            and m.key in HELD_WORDS
             and trailing
             and _closes_item(text, trailing.start(), m.end, end_needs_levels=True)
         ):  # "lr 1e-5 vs 5e-5, rloo, chain_sum: which is better?"
             found = (trailing.start(), m.end, m.level)
         elif (
             m.kind == "value"
-            and m.key in _HELD_WORDS
+            and m.key in HELD_WORDS
             and (verb := _HELD_AFTER_VERB.search(text[: m.start]))
         ):  # "does kl 0.05 help RLOO?", "does the clip ratio matter for RLOO?": RLOO's setting
             found = (verb.end(), m.end, m.level)

@@ -31,6 +31,7 @@ from researcher.planner.reading.control import choose_control, contrasted_index,
 from researcher.planner.reading.mixes import mix_levels, model_levels
 from researcher.planner.reading.moves import (
     BEST,
+    CONTRASTED_REMOVAL,
     TOO,
     bound_before,
     lowered_before,
@@ -294,7 +295,7 @@ def read_levels(q: Question, factor: str, task: str, tasks: list[str]) -> tuple[
         )
     elif (
         factor == "max_grad_norm"
-        and (written < 1 or (only_default and _AGAINST_NONE.search(q.text)))
+        and (written < 1 or (only_default and _set_against_none(q.text)))
         and way is None
         and re.search(r"\bgrad(?:ient)?s? clip\w*|\bclip\w* (?:the )?grad(?:ient)?s?", q.text)
     ):
@@ -356,10 +357,13 @@ def _followed_up(
     return later[0]
 
 
-# "… relative to no gradient clipping": the setting off is what the level is set against
-_AGAINST_NONE = re.compile(
-    r"\b(?:than|relative to|compared (?:with|to)|vs\.?|versus|over|against)\s+(?:no|without)\b"
-)
+def _set_against_none(text: str) -> bool:
+    """Whether the setting off is what the level is set against ("… relative to no gradient
+    clipping"): a removal word after a contrast (`moves.CONTRASTED_REMOVAL`)."""
+    return any(
+        CONTRASTED_REMOVAL.search(text[: m.start()])
+        for m in re.finditer(r"\b(?:no|without)\s", text)
+    )
 
 
 def _named_off(q: Question, factor: str, levels: list[Level]) -> list[tuple[int, Level]]:

@@ -120,7 +120,7 @@ _REMOVAL = re.compile(
 
 # a removal word that names the level compared against ("better than no weight decay"):
 # there the factor off is the control, as the default already is
-_CONTRASTED_REMOVAL = re.compile(
+CONTRASTED_REMOVAL = re.compile(
     r"\b(?:than|compared (?:with|to)|vs\.?|versus|instead of|rather than|relative to|"
     r"against|over|as (?:good|well|accurate|fast|effective|high) as|"
     r"within \S+ (?:\w+ )?(?:steps?|points?|%|percent) of)\s+(?:\S+\s+)?$"
@@ -148,7 +148,7 @@ def takes_away(text: str, mentions: list[Mention]) -> bool:
             return True
         before = text[max(0, m.start - 30) : m.start]
         removal = _REMOVAL.search(before)
-        if removal and not _CONTRASTED_REMOVAL.search(
+        if removal and not CONTRASTED_REMOVAL.search(
             text[max(0, m.start - 60) : m.start - len(before) + removal.start()]
         ):
             return True
