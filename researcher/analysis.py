@@ -57,6 +57,7 @@ from researcher.outcomes import (
     heldout_metric,
     outcome_label,
     speed_sign,
+    stopped_short,
     unscored_reason,
     usable,
 )
@@ -347,6 +348,8 @@ def analyse(
         summary += _learning_words(design, baseline, base_mean, base_ci, learned, verdict)
     if horizon_words:
         summary += " " + horizon_words
+    short_words, unequal = _stopped_short_words(design, by_arm)
+    summary += short_words
     summary += units_words
     if pilot_failed:
         summary += " " + _pilot_failed_words(design)
@@ -366,7 +369,57 @@ def analyse(
         baseline_model=baseline.run if baseline else None,
         learned=learned,
         failed_runs=failed_runs,
+        unequal_training=unequal,
     )
+
+
+# arms whose runs reached shares of their planned steps this far apart trained for unequal
+# lengths: their difference mixes the factor with how long each trained
+UNEQUAL_TRAINING_GAP = 0.10
+
+
+def _stopped_short_words(
+    design: Design, by_arm: dict[str, list[RunResult]]
+) -> tuple[str, str | None]:
+    """A caveat for the summary when scored runs stopped more than a tenth of their planned
+    steps early (the budget share ran out, the trainer or a person stopped them), and, when
+    the arms reached different shares of their steps, that in words for the answer (else
+    None). Learning speed as an area is left out: `common_horizon` already scores every run
+    over the steps all reached."""
+    if design.outcome == "learning_speed" and design.threshold is None:
+        return "", None
+    runs = [r for name in by_arm for r in by_arm[name]]
+    short = {r.run: s for r in runs if (s := stopped_short(design, r))}
+    if not short:
+        return "", None
+    listed = [f"{r.arm} seed {r.seed} at step {short[r.run][0]} of {short[r.run][1]}"
+              for r in runs if r.run in short]  # fmt: skip
+    why = list(dict.fromkeys(_first_line(r.note, 120) for r in runs if r.run in short and r.note))
+    text = (
+        f" Caveat: {len(short)} of {len(runs)} scored runs stopped before their planned steps "
+        f"({'; '.join(listed[:4])}{f'; and {len(listed) - 4} more' if len(listed) > 4 else ''})"
+        + (f" — {'; '.join(why[:2])}" if why else "")
+    )
+    reached = {
+        name: float(np.mean([short[r.run][0] / short[r.run][1] if r.run in short else 1.0
+                             for r in results]))
+        for name, results in by_arm.items() if results
+    }  # fmt: skip
+    if max(reached.values()) - min(reached.values()) <= UNEQUAL_TRAINING_GAP:
+        return text + (
+            ". Every arm was cut about equally, so the arms are compared after shorter "
+            "training than planned."
+        ), None
+    shares = ", ".join(f"{name} {share:.0%}" for name, share in reached.items())
+    unequal = (
+        f"the arms trained for unequal lengths (share of their planned steps reached: "
+        f"{shares}), so their difference mixes what the arms vary with how long each trained"
+    )
+    if design.outcome == "cost":
+        unequal += " — a run stopped early is cheaper for it"
+    elif design.outcome == "learning_speed":
+        unequal += " — a run stopped before the threshold counts as never reaching it"
+    return f"{text}. Caveat: {unequal}.", unequal
 
 
 def _every_run_failed(results: list[RunResult]) -> str | None:

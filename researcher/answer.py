@@ -57,6 +57,8 @@ def plain_answer(framing: Framing, design: Design, analysis: Analysis) -> str:
     else:
         comparison = words.key_comparison()
         body = words.comparison(comparison) if comparison else words.no_comparison()
+    if analysis.unequal_training and verdict != "not_testable":
+        body += f" Caveat: {analysis.unequal_training}."
     return f"{OPENING[verdict]}: {body}"
 
 

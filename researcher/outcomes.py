@@ -81,14 +81,23 @@ def unscored_reason(design: Design, result: RunResult, unit: str = "wall_s") -> 
     if design.outcome in ("learning_speed", "final_train_reward") and not _curve(result):
         return "no training curve"
     if design.outcome == "learning_speed" and design.threshold is None:
-        planned = _planned_steps(design, result)
-        last = _curve(result)[-1][0]
-        if last < planned - max(1, planned // 10):
+        if short := stopped_short(design, result):
             # the area would carry its last value over the steps it never took
-            return f"stopped at step {last} of {planned}: too short a curve to score learning speed"
+            return f"stopped at step {short[0]} of {short[1]}: too short a curve to score learning speed"
     if design.outcome == "cost" and getattr(result, unit) is None:
         return "no wall time recorded" if unit == "wall_s" else "no token count recorded"
     return None
+
+
+def stopped_short(design: Design, result: RunResult) -> tuple[int, int] | None:
+    """(last logged training step, planned steps) of a run that stopped more than a tenth of
+    its planned steps early — its share of the budget ran out, or the trainer or a person
+    stopped it; None when it reached them (or logged no step)."""
+    points = _curve(result)
+    if not points:
+        return None
+    planned, last = _planned_steps(design, result), points[-1][0]
+    return (last, planned) if last < planned - max(1, planned // 10) else None
 
 
 def common_horizon(design: Design, results: list[RunResult]) -> tuple[Design, str]:

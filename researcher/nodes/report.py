@@ -74,7 +74,9 @@ def report_context(ctx: StudyContext, state: dict[str, Any]) -> ReportContext:
                              code_version=row.code_version, workflow_path=row.workflow_path,
                              workflow_code=Path(row.workflow_path).read_text(),
                              checkpoint=DELETED if row.run_name in deleted
-                             else checkpoint(row.run_name)))  # fmt: skip
+                             else checkpoint(row.run_name),
+                             status=row.status, steps_done=_last_step(row),
+                             stop_reason=row.error))  # fmt: skip
     problems = [
         f"{e.phase}: {e.message}" + (f" ({e.reason})" if e.reason else "")
         for e in events
@@ -131,6 +133,12 @@ def report_context(ctx: StudyContext, state: dict[str, Any]) -> ReportContext:
         disk_budget_bytes=ctx.settings.disk_budget_bytes,
         **_replayed(ctx),
     )
+
+
+def _last_step(row: ExperimentRow) -> int | None:
+    """The last training step the run logged, from its evaluated result's curve."""
+    curve = RunResult.model_validate(row.result).curve if row.result else []
+    return max((int(step) for step, _ in curve), default=None)
 
 
 def _run_episodes(row: ExperimentRow, log_paths: list[str]) -> RunEpisodes:

@@ -55,6 +55,12 @@ class ReproRun(BaseModel):
     workflow_path: str
     workflow_code: str
     checkpoint: str | None = None  # where the gateway keeps the run's newest checkpoint/export
+    # how the run ended, as the study recorded it (finished: reached its max_steps; stopped:
+    # the budget, the trainer or a person ended it early; failed), the last training step
+    # it logged and why it stopped; None in reports of studies from before these fields
+    status: str | None = None
+    steps_done: int | None = None
+    stop_reason: str | None = None
 
 
 class RunEpisodes(BaseModel):

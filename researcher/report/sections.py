@@ -5,8 +5,9 @@
 - `sureness`: per design, the minimum detectable effect, the pilot, the stopping rule and
   how many looks and seeds the study took;
 - `dropped_batches`: per run, the batches the trainer took but trained nothing from;
-- `reproducibility`: per run its arm, seed, status, workflow file (a link relative to the
-  report), `POST /runs` settings and checkpoint, and the `researcher rerun` command.
+- `reproducibility`: per run its arm, seed, how it ended, the steps it trained of its
+  max_steps, workflow file (a link relative to the report), `POST /runs` settings and
+  checkpoint, and the `researcher rerun` command.
 
 Every field may be missing in an old study: a missing one gives None or an empty list,
 never an error. Reads only the `ReportContext`; knows nothing of the database or gateway.
@@ -20,7 +21,7 @@ from typing import Any
 
 from researcher.answer import plain_answer
 from researcher.plan import Analysis, Design, Pilot
-from researcher.report.context import ReportContext
+from researcher.report.context import ReportContext, ReproRun
 from researcher.sequential import describe as describe_stopping
 
 
@@ -115,6 +116,25 @@ def _link(path: str, out_dir: Path) -> str:
         return Path(path).as_posix()
 
 
+def _run_end(run: ReproRun, analysed: str | None) -> str:
+    """How the run ended: the study's record ("stopped (its share of the training budget
+    (300 s) is spent)"), unless the analysis found it failed (no training step); before
+    studies kept it, the analysis' status."""
+    if analysed == "failed" or run.status is None:
+        return analysed or "not analysed"
+    if run.status == "stopped" and run.stop_reason:
+        return f"stopped ({run.stop_reason.splitlines()[0]})"
+    return run.status
+
+
+def _steps_trained(run: ReproRun) -> str:
+    """ "14 of 40": the last step the run logged of its max_steps; "—" when unknown."""
+    planned = run.settings.get("max_steps")
+    if run.steps_done is None:
+        return "—"
+    return f"{run.steps_done} of {planned}" if planned else str(run.steps_done)
+
+
 def reproducibility(ctx: ReportContext, out_dir: Path) -> dict[str, Any]:
     """The reproducibility table's rows and the command that replays the final design."""
     status = {r.run: r.status for r in ctx.results}
@@ -123,7 +143,8 @@ def reproducibility(ctx: ReportContext, out_dir: Path) -> dict[str, Any]:
             "run": run.run,
             "arm": run.arm,
             "seed": run.seed,
-            "status": status.get(run.run, "not analysed"),
+            "status": _run_end(run, status.get(run.run)),
+            "steps": _steps_trained(run),
             "workflow": run.workflow_path,
             "link": _link(run.workflow_path, out_dir),
             "settings": run.settings,

@@ -478,3 +478,53 @@ def test_runs_the_budget_stopped_are_scored_over_the_steps_every_run_reached():
     # other outcomes are never cut
     held = design("heldout_accuracy", levels=(1e-5, 4e-5), steps=10)
     assert common_horizon(held, results)[0] is held
+
+
+# -- runs stopped short of their planned steps ----------------------------------------------
+
+
+def _with_curve(result: RunResult, last: int, note: str | None = None) -> RunResult:
+    """`result` having logged steps 1..last (a run stopped at `last` when last < planned)."""
+    return result.model_copy(update={"curve": [(s, 0.5) for s in range(1, last + 1)], "note": note})
+
+
+def test_arms_stopped_at_different_shares_of_their_steps_are_named_in_summary_and_answer():
+    from researcher.answer import plain_answer
+    from researcher.plan import Framing
+
+    rng = np.random.default_rng(3)
+    spent = "its share of the training budget (300 s) is spent"
+    results = [_with_curve(accuracy_run(rng, "arm0", s, 0.3), 20) for s in range(3)]
+    results += [_with_curve(accuracy_run(rng, "arm1", s, 0.7), 8, spent) for s in range(3)]
+    a = analyse(design(levels=(1e-5, 4e-5)), results)
+    assert a.verdict == "supported"
+    assert "Caveat: 3 of 6 scored runs stopped before their planned steps (arm1 seed 0 at step 8 of 20" in a.summary  # fmt: skip
+    assert spent in a.summary
+    assert a.unequal_training is not None and "arm0 100%, arm1 40%" in a.unequal_training
+    framing = Framing(question="does 4e-5 help?", family="learning_rate", summary="lr",
+                      model="tiny", planner="template")  # fmt: skip
+    answer = plain_answer(framing, design(levels=(1e-5, 4e-5)), a)
+    assert answer.startswith("Yes") and f"Caveat: {a.unequal_training}." in answer
+
+
+def test_arms_cut_equally_or_runs_that_reached_their_steps_get_no_unequal_caveat():
+    rng = np.random.default_rng(4)
+    cut = [_with_curve(accuracy_run(rng, f"arm{i}", s, 0.5), 12, "budget") for i in (0, 1)
+           for s in range(3)]  # fmt: skip
+    a = analyse(design(), cut)
+    assert "Caveat: 6 of 6 scored runs stopped" in a.summary
+    assert "compared after shorter training than planned" in a.summary
+    assert a.unequal_training is None
+    # a run two steps short of 20 (within a tenth) reached its steps: nothing is said
+    full = [_with_curve(accuracy_run(rng, f"arm{i}", s, 0.5), 18) for i in (0, 1) for s in range(3)]
+    b = analyse(design(), full)
+    assert "Caveat" not in b.summary and b.unequal_training is None
+
+
+def test_learning_speed_as_an_area_leaves_short_runs_to_the_common_horizon():
+    rng = np.random.default_rng(5)
+    results = [curve_run(rng, "arm0", s, 0.2) for s in range(3)]
+    results += [curve_run(rng, "arm1", s, 0.2, steps=14) for s in range(3)]
+    a = analyse(design("learning_speed", min_effect=0.05), results)
+    assert "the steps every scored run reached" in a.summary
+    assert "stopped before their planned steps" not in a.summary and a.unequal_training is None

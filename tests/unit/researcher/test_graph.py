@@ -292,6 +292,9 @@ def test_a_spent_budget_stops_the_live_run_and_the_study_still_reports(harness):
     stops = harness.interventions(kinds=["stop_run"])
     assert [i.actor for i in stops] == ["researcher"] and "budget" in stops[0].reason
     assert harness.study().status == "finished" and harness.report_row() is not None
+    md = Path(harness.report_row().html_path).with_suffix(".md").read_text()
+    row = next(line for line in md.splitlines() if line.startswith(f"| `{first.id}` |"))
+    assert f"| stopped ({first.error}) |" in row and " of 1000 |" in row, row
 
 
 def test_a_run_that_trains_more_gets_a_larger_share_of_the_training_time(harness):

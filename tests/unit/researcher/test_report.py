@@ -517,7 +517,7 @@ def test_the_report_lists_dropped_batches_and_a_reproducibility_table(tmp_path):
     assert "researcher rerun st-1" in md
     row = next(line for line in md.splitlines() if line.startswith("| `h1-mixed-s0` |"))
     link = os.path.relpath("/studies/st-1/workflows/h1-mixed-s0.py", out)
-    assert link.startswith("../") and f"| finished | [{link}]({link}) |" in row
+    assert link.startswith("../") and f"| finished | — | [{link}]({link}) |" in row
     assert '`{"lr": 2e-05, "seed": 0}`' in row and "/gw/runs/h1-mixed-s0/export" in row
     failed = next(line for line in md.splitlines() if line.startswith("| `h1-mixed-s2` |"))
     assert "| failed |" in failed and failed.endswith("| — |")
@@ -551,3 +551,25 @@ def test_old_studies_without_the_new_fields_render_without_them(tmp_path):
     assert "- **Looks and seeds:** look 1 of up to 1" in md
     md = write_report(empty_context(), tmp_path / "empty").markdown.read_text()
     assert "researcher rerun" not in md and "**Yes" not in md
+
+
+def test_the_reproducibility_table_says_how_each_run_ended_and_the_steps_it_trained(tmp_path):
+    """A run the budget stopped is "stopped (why)" with "14 of 40" steps, never "finished"
+    as the analysis (which scores its policy) calls it; `researcher status` says the same."""
+    ctx = sure_context()
+    spent = "its share of the training budget (300 s) is spent"
+    runs = [
+        run.model_copy(update={"settings": {**run.settings, "max_steps": 40},
+                               "status": "stopped" if run.seed == 1 else "finished",
+                               "steps_done": 14 if run.seed == 1 else 40,
+                               "stop_reason": spent if run.seed == 1 else None})
+        for run in ctx.runs
+    ]  # fmt: skip
+    md = write_report(ctx.model_copy(update={"runs": runs}), tmp_path).markdown.read_text()
+    assert "| status | steps trained |" in md
+    stopped = next(line for line in md.splitlines() if line.startswith("| `h1-mixed-s1` |"))
+    assert f"| stopped ({spent}) | 14 of 40 |" in stopped
+    finished = next(line for line in md.splitlines() if line.startswith("| `h1-mixed-s0` |"))
+    assert "| finished | 40 of 40 |" in finished
+    failed = next(line for line in md.splitlines() if line.startswith("| `h1-mixed-s2` |"))
+    assert "| failed |" in failed  # the analysis found it failed: that wins
