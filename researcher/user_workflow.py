@@ -14,9 +14,8 @@ too; the last inspection of each file's content is kept for the reading (`inspec
 `client_env_allow` is the one rule for the names a study's clients get on top of that
 allow-list (`--client-env`, the web start form's field).
 `with_sampling_reach` is where the reading meets the workflow's code: it refuses a
-workflow that reads at import time a PARAM the question varies or holds (found with
-`ast`, through a name for PARAMS and into the file's own functions that import-time code
-calls: every arm would run the default), notes a test split that repeats ids or overlaps
+workflow that reads at import time a PARAM the question varies or holds (found by
+`researcher.params_at_import`: every arm would run the default), notes a test split that repeats ids or overlaps
 the train split, and says how a sampling factor reaches the workflow's model calls; and
 `render_wrapper`, the source of the workflow file each arm runs
 (`prompts/workflows/user.py.j2`): it imports the user's file by its absolute path, puts the
@@ -43,7 +42,7 @@ import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import prompts
 from researcher.errors import ClientEnvRefused, ResearcherError
@@ -54,6 +53,7 @@ from researcher.launcher.local import (
     is_scrubbed,
     never_passed,
 )
+from researcher.params_at_import import describe_import_time_read, params_read_at_import
 from researcher.plan import Arm, Framing, Reading
 from researcher.planner.budget import MAX_EVAL_EPISODES
 
@@ -447,257 +447,13 @@ def _reaches_the_model(path: Path) -> bool:
     return False
 
 
-@dataclass(frozen=True)
-class ImportTimeRead:
-    """A read of PARAMS that runs when the file is imported, before an arm's PARAMS are set."""
-
-    key: str | None  # None: which key cannot be told (a copy, a computed key)
-    line: int  # where import runs it: the read itself, or the call that leads to it
-    code: str  # that line, as written
-    alias: str | None = None  # the name it reads through: "P is PARAMS", "get is PARAMS.get"
-    calls: tuple[str, ...] = ()  # the module's own functions the line calls to reach the read
-    read_line: int | None = None  # the read itself, when it is inside `calls`
-    read_code: str | None = None
-
-
-# what reading PARAMS looks like: `PARAMS.get("k")`, and a copy, whose values are the defaults
-_READ_METHODS = ("get", "setdefault", "pop")
-_COPY_METHODS = ("copy", "items", "values")
-_COPY_FUNCTIONS = ("dict", "copy", "deepcopy")
-_CONSTRUCTORS = ("__init__", "__post_init__")  # what `Config()` runs of the module's class
-
-
-@dataclass(frozen=True)
-class _Names:
-    """The names that stand for PARAMS in a scope: the dict (`P = PARAMS`) and its read
-    methods (`get = PARAMS.get`), each mapped to how the message describes it."""
-
-    dicts: dict[str, str]
-    readers: dict[str, str]
-
-    def without(self, shadowed: set[str]) -> _Names:
-        return _Names({k: v for k, v in self.dicts.items() if k not in shadowed},
-                      {k: v for k, v in self.readers.items() if k not in shadowed})  # fmt: skip
-
-
-def params_read_at_import(source: str) -> list[ImportTimeRead]:
-    """Where `source` reads PARAMS while it is imported: `PARAMS["k"]`, `PARAMS.get("k")`
-    (or `.setdefault`, `.pop`) and copies (`dict(PARAMS)`, `PARAMS.copy()`, `**PARAMS`,
-    `.items()`, `.values()`) at module level, in a class body, a decorator or a default
-    argument value — not in the body of a def or lambda, nor under `if __name__ ==
-    "__main__":`. Followed through a name bound to PARAMS or to its read method (`P =
-    PARAMS`, `get = PARAMS.get`), and into the body of the module's own functions (and
-    lambdas, classes' `__init__` and methods) that import-time code calls or decorates
-    with, however deep: such a read is reported at the line import runs, with the call that
-    leads to it. Passing the dict itself along (`f(PARAMS)`, `CFG = PARAMS`) is not a read:
-    the arm's values land in that same dict. Read with `ast`, nothing run."""
-    tree = ast.parse(source)
-    lines = source.splitlines()
-    parents = {child: parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
-    functions = _module_functions(tree)
-    found: list[ImportTimeRead] = []
-
-    def visit(node: ast.AST, names: _Names, calls: tuple[tuple[str, int], ...]) -> None:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            for decorator in node.decorator_list:  # `@register` calls register(...) now
-                for label, callee in _callees(decorator, functions):
-                    follow(label, callee, decorator.lineno, names, calls)
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            decorators = [] if isinstance(node, ast.Lambda) else node.decorator_list
-            for child in [*decorators, *node.args.defaults, *node.args.kw_defaults]:
-                if child is not None:
-                    visit(child, names, calls)
-            return  # its body runs when it is called
-        if isinstance(node, ast.If) and _is_main_guard(node.test):
-            for child in node.orelse:
-                visit(child, names, calls)
-            return
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            read: str | None | Literal[False] = False
-            alias = names.dicts.get(node.id) or names.readers.get(node.id)
-            if node.id in names.dicts:
-                read = _params_read(node, parents)
-            elif node.id in names.readers and _called_as(node, parents):
-                read = _first_key(parents[node])
-            if read is not False:
-                record(read, node.lineno, None if node.id == "PARAMS" else alias, calls)
-        if isinstance(node, ast.Call):
-            for label, callee in _callees(node.func, functions):
-                follow(label, callee, node.lineno, names, calls)
-        for child in ast.iter_child_nodes(node):
-            visit(child, names, calls)
-
-    def follow(label: str, function: ast.AST, line: int, names: _Names,
-               calls: tuple[tuple[str, int], ...]) -> None:  # fmt: skip
-        """Visit the body of the module's own `function`, called at `line` as `label`."""
-        if any(label == called for called, _ in calls):
-            return  # recursion: its body is being visited already
-        assert isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
-        body = [ast.Expr(function.body)] if isinstance(function, ast.Lambda) else function.body
-        arguments = function.args
-        shadowed = {a.arg for a in [*arguments.posonlyargs, *arguments.args,
-                                    *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]
-                    if a is not None}  # fmt: skip
-        local = _params_names(body, names.without(shadowed))
-        for statement in body:
-            visit(statement, local, (*calls, (label, line)))
-
-    def record(key: str | None, line: int, alias: str | None,
-               calls: tuple[tuple[str, int], ...]) -> None:  # fmt: skip
-        if not calls:
-            found.append(ImportTimeRead(key, line, lines[line - 1].strip(), alias))
-            return
-        first = calls[0][1]
-        found.append(ImportTimeRead(
-            key, first, lines[first - 1].strip(), alias, tuple(label for label, _ in calls),
-            line, lines[line - 1].strip(),
-        ))  # fmt: skip
-
-    module = _params_names(tree.body, _Names({"PARAMS": "PARAMS"}, {}))
-    visit(tree, module, ())
-    return found
-
-
-def _params_names(body: list[ast.stmt], names: _Names) -> _Names:
-    """`names` and the names `body`'s own statements (not those of a def or class in it)
-    bind to PARAMS or to one of its read methods, `P = PARAMS` or `get = P.get`, through
-    any number of such assignments."""
-    dicts, readers = dict(names.dicts), dict(names.readers)
-    assignments = []
-    for statement in _own_statements(body):
-        if isinstance(statement, ast.Assign):
-            assignments += [(t.id, statement.value) for t in statement.targets
-                            if isinstance(t, ast.Name)]  # fmt: skip
-        elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
-            if statement.value is not None:
-                assignments.append((statement.target.id, statement.value))
-    grew = True
-    while grew:
-        grew = False
-        for target, value in assignments:
-            if target in dicts or target in readers:
-                continue
-            if isinstance(value, ast.Name) and value.id in dicts:
-                dicts[target] = f"{target} is PARAMS"
-            elif (
-                isinstance(value, ast.Attribute)
-                and isinstance(value.value, ast.Name)
-                and value.value.id in dicts
-                and value.attr in _READ_METHODS
-            ):
-                readers[target] = f"{target} is PARAMS.{value.attr}"
-            else:
-                continue
-            grew = True
-    return _Names(dicts, readers)
-
-
-def _own_statements(body: list[ast.stmt]):
-    """`body`'s statements and those nested in its if/for/while/with/try blocks, not those
-    of a def or class in it."""
-    for statement in body:
-        yield statement
-        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        for field in ("body", "orelse", "finalbody", "handlers"):
-            yield from _own_statements(getattr(statement, field, []))
-
-
-def _module_functions(tree: ast.Module) -> dict[str, ast.AST]:
-    """The module's own functions by the name a call uses: `f` (a def, or a lambda bound to
-    a name), `Config.method` (a class's), and `Config` (its `__init__`/`__post_init__`)."""
-    functions: dict[str, ast.AST] = {}
-    for statement in _own_statements(tree.body):
-        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            functions[statement.name] = statement
-        elif isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Lambda):
-            functions.update({t.id: statement.value for t in statement.targets
-                              if isinstance(t, ast.Name)})  # fmt: skip
-        elif isinstance(statement, ast.ClassDef):
-            for item in statement.body:
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    functions[f"{statement.name}.{item.name}"] = item
-    return functions
-
-
-def _callees(func: ast.expr, functions: dict[str, ast.AST]) -> list[tuple[str, ast.AST]]:
-    """The module's own functions that calling `func` runs, each with how it was called:
-    `f()`, `Config.load()`, and `Config()` (its constructors)."""
-    if isinstance(func, ast.Name):
-        if func.id in functions:
-            return [(f"{func.id}()", functions[func.id])]
-        return [(f"{func.id}()", functions[f"{func.id}.{name}"])
-                for name in _CONSTRUCTORS if f"{func.id}.{name}" in functions]  # fmt: skip
-    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-        name = f"{func.value.id}.{func.attr}"
-        return [(f"{name}()", functions[name])] if name in functions else []
-    return []
-
-
-def _is_main_guard(test: ast.expr) -> bool:
-    return (
-        isinstance(test, ast.Compare)
-        and isinstance(test.left, ast.Name)
-        and test.left.id == "__name__"
-        and len(test.comparators) == 1
-        and isinstance(test.comparators[0], ast.Constant)
-        and test.comparators[0].value == "__main__"
-    )
-
-
-def _called_as(node: ast.expr, parents: dict[ast.AST, ast.AST]) -> bool:
-    call = parents.get(node)
-    return isinstance(call, ast.Call) and call.func is node
-
-
-def _first_key(call: ast.AST) -> str | None:
-    """The constant string key a read call (`PARAMS.get("k")`) reads, None when computed."""
-    assert isinstance(call, ast.Call)
-    first = call.args[0] if call.args else None
-    return first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
-
-
-def _params_read(node: ast.expr, parents: dict[ast.AST, ast.AST]) -> str | None | Literal[False]:
-    """The key this use of PARAMS (or of a copy of it) reads (None: some key, which cannot
-    be told), or False when it reads none (a write, an alias, the dict passed along)."""
-    parent = parents.get(node)
-    if isinstance(parent, ast.Subscript) and parent.value is node:
-        if not isinstance(parent.ctx, ast.Load):
-            return False  # PARAMS["k"] = ...: a write
-        key = parent.slice
-        return key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else None
-    if isinstance(parent, ast.Attribute) and parent.value is node:
-        if parent.attr in _READ_METHODS and _called_as(parent, parents):
-            return _first_key(parents[parent])
-        if parent.attr == "copy" and _called_as(parent, parents):
-            return _copy_read(parents[parent], parents)
-        return None if parent.attr in _COPY_METHODS else False
-    if isinstance(parent, ast.keyword) and parent.arg is None:  # f(**PARAMS)
-        return None
-    if isinstance(parent, ast.Dict) and any(
-        k is None and v is node for k, v in zip(parent.keys, parent.values, strict=True)
-    ):  # {**PARAMS}
-        return None
-    if isinstance(parent, ast.Call) and node in parent.args:
-        func = parent.func
-        called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
-        return _copy_read(parent, parents) if called in _COPY_FUNCTIONS else False
-    return False
-
-
-def _copy_read(copy: ast.expr, parents: dict[ast.AST, ast.AST]) -> str | None:
-    """What taking a copy of PARAMS at import reads: the key read from it at once
-    (`PARAMS.copy()["k"]`), else every key (the copy keeps the defaults)."""
-    read = _params_read(copy, parents)
-    return read if isinstance(read, str) else None
-
-
 def refuse_params_read_at_import(
     reading: Reading, path: str | Path, params: dict[str, Any]
 ) -> None:
     """Refuse (`WorkflowFileError`, naming the file, the line and the fix) a workflow that
     reads at import time a PARAM the question varies or holds, or PARAMS as a whole —
-    directly, through an alias, or in a function of its own that import-time code calls:
+    directly, through an alias, in a function or method of its own that import-time code
+    calls, or in a module beside it that it imports (`params_read_at_import`):
     the wrapper sets each arm's values into PARAMS only once the file is imported, so a
     value taken then is the default in every arm and the treatment would equal the
     control. A read of a PARAM the question leaves alone is harmless. A file that does not
@@ -708,31 +464,12 @@ def refuse_params_read_at_import(
         return
     path = Path(path)
     try:
-        reads = params_read_at_import(path.read_text())
+        reads = params_read_at_import(path.read_text(), path=path)
     except (OSError, SyntaxError, ValueError):
         return
     for read in reads:
-        if read.key is not None and read.key not in keys:
-            continue
-        what = f'PARAMS["{read.key}"]' if read.key is not None else "PARAMS (a copy of it)"
-        if read.alias:
-            what += f" ({read.alias})"
-        default = (
-            f"your default {params[read.key]!r}" if read.key is not None
-            else f"your defaults for {', '.join(sorted(keys))}"
-        )  # fmt: skip
-        key = read.key or sorted(keys)[0]
-        how = f"reads {what}"
-        use = f'use PARAMS["{key}"] in rollout() where you use the value, not a name set at import'
-        if read.calls:
-            how = "".join(f"calls {label}, which " for label in read.calls)
-            how += f"reads {what} at line {read.read_line} (`{read.read_code}`),"
-            use = f"call {read.calls[0]} in rollout() where you use the value, not at import"
-        raise WorkflowFileError(
-            f"{path}, line {read.line}: `{read.code}` {how} when the file is imported, before "
-            f"the study sets each arm's PARAMS, so every arm would run {default} and the "
-            f"treatment would equal the control: read PARAMS inside rollout()/tasks(): {use}"
-        )
+        if read.key is None or read.key in keys:
+            raise WorkflowFileError(describe_import_time_read(path, read, params, keys))
 
 
 def with_split_notes(reading: Reading, path: str | Path) -> Reading:

@@ -523,66 +523,6 @@ def test_a_param_the_question_varies_read_at_import_is_refused_naming_the_line(t
         plan_of(path, "does max_tokens 32 help my agent?")
 
 
-def test_params_read_at_import_are_found_where_import_runs_them():
-    from researcher.user_workflow import params_read_at_import
-
-    source = (
-        "import functools\n"
-        "PARAMS = {'a': 1, 'b': 2, 'c': 3}\n"  # 2: the assignment is no read
-        "A = PARAMS['a']\n"  # 3
-        "def rollout(task, episode, b=PARAMS.get('b')):\n"  # 4: a default value runs at import
-        "    return PARAMS['c'] + (lambda: PARAMS['c'])()\n"  # 5: run when called
-        "class Config:\n"
-        "    c = PARAMS.setdefault('c', 0)\n"  # 7: a class body runs at import
-        "COPY = dict(PARAMS)\n"  # 8: every key, which cannot be told
-        "EXTRA = {**PARAMS, 'd': 4}\n"  # 9
-        "KEY = 'a'\nBY_NAME = PARAMS[KEY]\n"  # 11
-        "SAME = PARAMS\nprint(PARAMS)\nPARAMS['e'] = 5\n"  # 12-14: the same dict, a write
-        "F = lambda p=PARAMS['b']: p\n"  # 15: a lambda's default value runs at import
-        "if __name__ == '__main__':\n    print(PARAMS['a'])\n"  # 17: not when imported
-        "@functools.lru_cache(maxsize=PARAMS['c'])\ndef cached():\n    return 1\n"  # 18
-    )
-    found = [(read.key, read.line) for read in params_read_at_import(source)]
-    assert found == [
-        ("a", 3), ("b", 4), ("c", 7), (None, 8), (None, 9), (None, 11), ("b", 15), ("c", 18)
-    ]  # fmt: skip
-
-
-def test_params_read_at_import_are_followed_through_aliases_and_the_modules_own_functions():
-    from researcher.user_workflow import params_read_at_import
-
-    source = (
-        "PARAMS = {'a': 1, 'b': 2, 'c': 3}\n"
-        "P = PARAMS\nQ: dict = P\nget = Q.get\n"  # 2-4: names for the same dict: no read
-        "A = Q['a']\n"  # 5: through two aliases
-        "B = get('b')\n"  # 6: through a bound read method
-        "C = PARAMS.copy()['c']\n"  # 7: the key read from a copy is told
-        "def _prompt():\n    return P['a']\n"  # 9
-        "def _outer():\n    return _prompt()\n"  # a second level
-        "SYSTEM = _outer()\n"  # 12
-        "def rollout(task, episode, limit=_prompt()):\n"  # 13: a default value runs at import
-        "    return _prompt() + get('b')\n"  # run when called: no read at import
-        "class Config:\n"
-        "    def __init__(self):\n        self.c = PARAMS['c']\n"  # 17
-        "    def later(self):\n        return PARAMS['a']\n"  # never called at import
-        "    default = _prompt()\n"  # 20: a class body runs at import
-        "CONFIG = Config()\n"  # 21: its __init__ runs
-        "def _shadowed(P):\n    return P['a']\n"
-        "OTHER = _shadowed({'a': 0})\n"  # its P is not PARAMS
-        "def _loop(n):\n    return _loop(n - 1) if n else 0\n"
-        "LOOP = _loop(3)\n"  # recursion ends
-        "if __name__ == '__main__':\n    print(_prompt())\n"
-    )
-    found = {read.line: read for read in params_read_at_import(source)}
-    assert [(read.key, line) for line, read in found.items()] == [
-        ("a", 5), ("b", 6), ("c", 7), ("a", 12), ("a", 13), ("a", 20), ("c", 21)
-    ]  # fmt: skip
-    assert (found[5].alias, found[6].alias) == ("Q is PARAMS", "get is PARAMS.get")
-    assert found[12].calls == ("_outer()", "_prompt()") and found[12].code == "SYSTEM = _outer()"
-    assert (found[12].read_line, found[12].read_code) == (9, "return P['a']")
-    assert found[21].calls == ("Config()",) and found[21].read_line == 17
-
-
 def test_a_param_read_at_import_through_a_helper_is_refused_naming_the_call_and_the_fix(
     tmp_path: Path,
 ):
