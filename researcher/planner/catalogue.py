@@ -384,8 +384,9 @@ UNSUPPORTED_SETTINGS = (
     # the update takes the whole batch, split into micro-batches by tokens (micro_batch_tokens)
     r"gradient accumulation(?: steps)?",
     r"per device (?:train )?batch size",
-    r"mask(?:ed|ing)? truncated completions|(?:drop\w*|filter\w*|discard\w*|skip\w*|remov\w*) "
-    r"(?:the )?truncated (?:completions|responses|samples|episodes)",
+    r"mask(?:ed|ing)?(?: out)? (?:the )?truncated (?:completions|responses|samples|episodes)|"
+    r"(?:drop\w*|filter\w*|discard\w*|skip\w*|remov\w*|ignor\w*)(?: out)? (?:the )?(?:truncated|"
+    r"overlong|too long|cut off) (?:completions|responses|samples|episodes|answers|outputs)",
     # the KL is a term of the loss here, at a coefficient: where it goes is no setting
     r"kl (?:penalty |term )?in (?:the )?(?:reward|loss)|kl as (?:a |part of the )?reward",
     # sampling n and keeping the best is no training setting (the group size is the samples)
@@ -735,8 +736,9 @@ _FACTOR_LIST = (
         ("(?:rl )?algorithms?", r"advantage estimat\w*", r"baselines? estimat\w*"),
         choices=_choices("algorithm"),
         values={
-            "grpo": "grpo",
-            "rloo": "rloo",
+            # with the misspellings seen in questions: "GPRO", "RLO", "RLOOO"
+            "grpo|gpro": "grpo",
+            "rloo|rlo|rlooo": "rloo",
             # RLOO spelt out: REINFORCE with a leave-one-out baseline
             r"reinforce (?:with )?(?:an? |the )?leave one out(?: baselines?)?|"
             r"leave one out(?: baselines?)?": "rloo",
@@ -757,7 +759,7 @@ _FACTOR_LIST = (
             "(?:prefix )?trees?(?: merging| packing)?": "tree",
             "timelines?(?: merging)?": "timeline",
             "(?:no|without) (?:merging|packing)|unmerged|per call(?: training)?|one sample "
-            "per call|merge none|none merge": "none",
+            "per call|merge ?[=:]? ?none|none merge": "none",
         },
         alternative="none",
     ),
@@ -1157,6 +1159,7 @@ OUTCOME_WORDS: tuple[tuple[str, str], ...] = (
         r"gpu[\s-]hours?|throughput|time per step|training time|faster to train|"
         r"(?:training|wall[\s-]?clock) speed|speed of training|steps per (?:second|minute|hour)|"
         r"sav(?:e|es|ed|ing) (?:\w+ )?time|(?:takes?|took|needs?) less time|"
+        r"(?:takes?|took|taking|needs?) (?:longer|more time|less time) to train|"
         r"slower to train|train(?:s|ing)? (?:(?:my|our|the|a|this|your) [\w-]+ )?(?:faster|slower|quicker)|"
         r"speeds? up (?:the )?training|slows? down (?:the )?training|"
         r"(?:slows?|speeds?) (?:the )?training (?:down|up)\b",
@@ -1178,7 +1181,9 @@ OUTCOME_WORDS: tuple[tuple[str, str], ...] = (
         r"steps) (?:than [^?.,;]{1,30}? )?to (?:converge|reach|learn|get to)|sluggish|"
         r"(?:how much |\bmuch )(?:faster|quicker|slower|sooner)\b.{0,40}?\blearn\w*|"
         r"(?:no|not) (?:slower|later) than|delay\w* (?:reaching|getting|hitting|learning|"
-        r"convergence)",
+        r"convergence)|"
+        # "grp size 8 vs 4 in 30 steps - faster?": a comparison over steps, then the word
+        r"\bsteps?\s*[-–—:,]\s*(?:is it |which is )?(?:faster|quicker|sooner|slower)\b",
     ),
     (
         "final_train_reward",
@@ -1240,6 +1245,10 @@ LESS_WORDS = (
     r"underperform\w*|fall\w* behind|lag\w* behind|"
     r"(?:harder|more difficult|tougher) to (?:learn|train)|"
     r"(?:accuracy|rewards?|scores?) (?:is |are |gets? )?(?:lower|worse)|"
+    # "does chain_sum accuracy drop?", "make accuracy fall" (not "without an accuracy drop")
+    r"(?<!an )(?<!no )(?<!any )(?:accuracy|rewards?|scores?|performance) (?:drop|fall|declin|"
+    r"decreas|go(?:es)? down|suffer)\w*\b(?! (?:of|by|after|before|at|around|when|once|past|"
+    r"beyond|from|since|in|during)\b)|"
     r"too (?:high|low|large|small|big|strong|weak|much|little|long|short)"
 )
 TWO_SIDED_WORDS = (

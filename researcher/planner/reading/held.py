@@ -181,6 +181,8 @@ def held_settings(
         if found is None:
             continue
         start, end, level = found
+        if _SECOND_QUESTION.match(text, end) and re.match(r"and\b", text[start:end]):
+            continue  # "does group size 8 help countdown and lr 1e-4 help chain_sum?": two
         # a clause before the verb holds only when set apart: "at lr 5e-5, does kl help?"
         if (verb is None or start < verb.end()) and not _LIST_GOES_ON.match(text, end):
             continue
@@ -191,6 +193,13 @@ def held_settings(
         words.append(text[start:end].strip())
         text = blanked
     return text, held, words
+
+
+# "… and lr 1e-4 help chain_sum?": a setting with a verb of its own is a second question
+_SECOND_QUESTION = re.compile(
+    r"\s+(?:help|hurt|improve|beat|matter|change|speed|slow|make|do|boost|raise|lower|reduce)"
+    r"s?\b"
+)
 
 
 # "lora r8 at lr 1e-4": the lr the LoRA arm trains at, written right after its rank

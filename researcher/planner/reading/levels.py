@@ -41,6 +41,7 @@ from researcher.planner.reading.moves import (
 )
 from researcher.planner.reading.numbers import (
     as_factor_type,
+    bound_word_numbers,
     multiplier_named,
     shift_named,
     with_verb,
@@ -93,6 +94,8 @@ def read_levels(q: Question, factor: str, task: str, tasks: list[str]) -> tuple[
             named.append((position, value))
         if not named and spec.kind != "real":
             named = word_numbers(q.text, q.mentions)
+        elif spec.kind != "real":
+            named = sorted(named + bound_word_numbers(q.text, q.mentions))
         if factor == "max_steps":
             named += [(m.start, float(m.groups[0])) for m in q.of("aside", "steps_n")]
     values = [(m.start, m.level) for m in own if m.kind == "value"]

@@ -123,10 +123,26 @@ _ASIDES = (  # number phrases that are not levels: (kind, regex)
         "scale",
         r"(?:runs?|ranges?|go(?:es)?|lies?|is) (?:from|between) (-?\d+(?:\.\d+)?) (?:to|and) (-?\d+(?:\.\d+)?)",
     ),
-    ("margin", r"margin (?:of )?(\d+(?:\.\d+)?) ?(?:percentage points?|points?|%|percent|pp)"),
-    ("margin_abs", r"margin (?:of )?(0?\.\d+)"),
-    ("margin", r"(\d+(?:\.\d+)?) ?(?:percentage points?|points?|%|percent|pp) margin"),
-    ("margin_abs", r"(0?\.\d+) margin"),
+    (
+        "margin",
+        r"(?:margin|tolerance)(?: of| ?[:=])? ?(\d+(?:\.\d+)?) ?(?:percentage points?|points?|%|"
+        r"percent|pp)",
+    ),
+    ("margin_abs", r"(?:margin|tolerance)(?: of| ?[:=])? ?(0?\.\d+)"),
+    # "a 4-point margin", "a 2-point tolerance", "tolerating a 2-point drop"
+    (
+        "margin",
+        r"(?:(?:tolerat\w*|allow\w*|accept\w*) (?:an? |up to )?)?(\d+(?:\.\d+)?)[- ]?"
+        r"(?:percentage[- ]points?|points?|%|percent|pp) (?:margin|tolerance|drop|loss|decrease)",
+    ),
+    (
+        "margin_abs",
+        r"(?:(?:tolerat\w*|allow\w*|accept\w*) (?:an? |up to )?)?(0?\.\d+) (?:margin|tolerance)",
+    ),
+    (
+        "margin_abs",
+        r"(?:tolerat\w*|allow\w*|accept\w*) (?:an? |up to )?(0?\.\d+) (?:drop|loss|decrease)",
+    ),
     ("seeds", r"(\d+) (?:random )?seeds?"),
     # how the study is run, not a level: the test's confidence or alpha, a time budget,
     # the hardware, runs per arm (`NOTED` says each in the reading's assumptions)
@@ -139,6 +155,12 @@ _ASIDES = (  # number phrases that are not levels: (kind, regex)
         "confidence",
         r"(?:alpha|α|significance level|significance|p[- ]?values?)(?: ?(?:=|<|≤|of|at|below|"
         r"under|level of))? ?(0?\.\d+)|p ?(?:=|<|≤|below|under|less than) ?(0?\.\d+)",
+    ),
+    # "at the 0.05 (significance) level", "at the 5% level": the test's level, not a level
+    (
+        "confidence",
+        r"at (?:the |an? )?(0?\.\d+|\d{1,2}(?:\.\d+)? ?(?:%|percent))"
+        r" (?:significance |confidence |alpha |two[- ]sided |one[- ]sided )?level",
     ),
     (
         "budget",

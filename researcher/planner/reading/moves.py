@@ -42,12 +42,12 @@ NEEDED = re.compile(  # not "how many steps does it need to reach 0.8"
 # "a looser (wider) clip range" is a larger epsilon, "a stronger KL penalty" a larger coefficient
 _RAISE = (
     r"larger|higher|bigger|greater|more|longer|increas\w*|rais\w*|extra|stronger|"
-    r"looser|loosen\w*|wider|widen\w*|heavier"
+    r"looser|loosen\w*|wider|widen\w*|heavier|hotter|warmer"  # a hotter sampling temperature
 )
 
 _LOWER = (
     r"smaller|lower|less|fewer|shorter|decreas\w*|reduc\w*|lowering|weaker|tighter|"
-    r"tighten\w*|narrower|narrow\w*|lighter|milder"
+    r"tighten\w*|narrower|narrow\w*|lighter|milder|colder|cooler"
 )
 
 

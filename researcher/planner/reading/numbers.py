@@ -71,7 +71,25 @@ def word_numbers(text: str, mentions: list[Mention]) -> list[tuple[int, Level]]:
     ]
     # "do three attempts beat one?": "one" after the word that sets it against a level
     found += [(m.start(1), 1.0) for m in _ONE_AGAINST.finditer(text)]
-    return sorted(set(found))
+    return sorted(set(found + bound_word_numbers(text, mentions)))
+
+
+def bound_word_numbers(text: str, mentions: list[Mention]) -> list[tuple[int, Level]]:
+    """Levels written as words right after the setting they set ("a group size of one",
+    "group_size=eight"): read even beside levels in digits ("of one compared to 4"), where
+    a free-standing number word may count something else ("three sizes: 2, 4, 8")."""
+    counted = [m for m in mentions if m.kind in ("param", "factor")]
+    return [
+        (match.start(1), float(_WORD_NUMBERS.get(match.group(1).lower(), 1)))
+        for match in _BOUND_WORD.finditer(text)
+        if any(match.start() - 1 <= m.end <= match.start() for m in counted)
+    ]
+
+
+_BOUND_WORD = re.compile(
+    rf"(?:\bof|=|:|\bat) ?(one|{'|'.join(sorted(_WORD_NUMBERS, key=len, reverse=True))})(?![\w-])"
+    r"(?![\s-](?:of|another|per|each|every)\b)"
+)
 
 
 _ONE_AGAINST = re.compile(
@@ -203,10 +221,18 @@ _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺−", "012345678
 
 # "1 x 10^-5", "1×10^-5", "1·10⁻⁵", "10^-5": written as 1e-5
 _TIMES_POWER = re.compile(
-    r"(?<![\w.])(?:(\d+(?:\.\d+)?)\s*[x×*·]\s*)?10\s*(?:\^|\*\*)\s*([-+]?\d+)(?![\w.])"
+    r"(?<![\w.])(?:(\d+(?:\.\d+)?)\s*(?:[x×*·]|times)\s*)?10\s*(?:\^|\*\*)\s*([-+]?\d+)(?![\w.])"
 )
 
-_SUPERSCRIPT_POWER = re.compile(r"(?<![\w.])(?:(\d+(?:\.\d+)?)\s*[x×*·]\s*)?10([⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)")
+_SUPERSCRIPT_POWER = re.compile(
+    r"(?<![\w.])(?:(\d+(?:\.\d+)?)\s*(?:[x×*·]|times)\s*)?10([⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)"
+)
+
+# written loosely, but only one way to read: "1 e-4" (a space before e), "3x10-5" (the
+# caret left out), "0,00005" (a decimal comma: no thousands separator follows a lone 0)
+_SPACED_E = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?) [eE] ?([-+]\d{1,2})(?![\w.])")
+_CARETLESS_POWER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?) ?[x×*·] ?10-(\d{1,2})(?![\w.])")
+_DECIMAL_COMMA = re.compile(r"(?<![\w.,])0,(\d+)(?![\w.,])")
 
 _DIGIT_WORDS = "zero one two three four five six seven eight nine".split()
 
@@ -268,7 +294,7 @@ def plain_numbers(text: str) -> str:
     minus in an exponent ("1e−5") as a hyphen, decimals in words ("zero point one") and
     fractions in words ("one in ten thousand", "a ten-thousandth"), powers of ten in words
     ("two times ten to the minus five") and points in words ("within two points") as
-    digits; a LoRA rank glued to its r ("lora r8") as "r=8"."""
+    digits; "1 e-4", "3x10-5" and a decimal comma ("0,00005") as plain numbers; a LoRA rank glued to its r ("lora r8") as "r=8"."""
     text = _POINT_NUMBER.sub(
         lambda m: (
             str(_DIGIT_WORDS.index(m.group(1).lower()))
@@ -285,6 +311,9 @@ def plain_numbers(text: str) -> str:
         lambda m: f"{m.group(1) or '1'}e{m.group(2).translate(_SUPERSCRIPTS)}", text
     )
     text = _TIMES_POWER.sub(lambda m: f"{m.group(1) or '1'}e{m.group(2)}", text)
+    text = _SPACED_E.sub(r"\1e\2", text)
+    text = _CARETLESS_POWER.sub(r"\1e-\2", text)
+    text = _DECIMAL_COMMA.sub(r"0.\1", text)
     # "2^4" is 16; ".01" is 0.01; "5 percent" is 5%
     text = _POWER.sub(lambda m: str(int(m.group(1)) ** int(m.group(2))), text)
     text = re.sub(r"(?<![\w.])\.(?=\d)", "0.", text)

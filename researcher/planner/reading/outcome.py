@@ -30,7 +30,7 @@ from researcher.planner.catalogue import (
 from researcher.planner.reading.effects import equivalence_margin
 from researcher.planner.reading.mentions import Mention
 from researcher.planner.reading.question import Question
-from researcher.planner.reading.sentences import asking_span
+from researcher.planner.reading.sentences import asking_span, outside_asking
 
 DEFAULT_THRESHOLD = 0.8  # "how many steps to learn": steps to a training reward of 0.8
 
@@ -193,6 +193,13 @@ def _without_unmeasured_direction(text: str) -> tuple[str, str | None]:
     return text, first
 
 
+# a step where something happened (context), not where the comparison is made
+_HAPPENED_AT = re.compile(
+    r"\b(?:collaps|diverg|plateau|stall|crash|blow|spik|dip|fall|fell|explod|nan|drop|peak|"
+    r"break|broke|start|begin|began|die|dies|died)\w*\b[^,;.?!]*$"
+)
+
+
 def read_outcome(q: Question, factor: str) -> tuple[str, float | None]:
     """The outcome and, for steps to a reward, its threshold; sets `q.steps` when the
     question fixes them ("within 20 steps")."""
@@ -200,7 +207,12 @@ def read_outcome(q: Question, factor: str) -> tuple[str, float | None]:
     if within:
         q.steps = int(within[0].groups[0])
     for m in q.of("aside", "at_step"):  # "the training reward at step 20": the run's length
-        if re.search(r"(?:reward|accuracy|score|success)\w*\s*$", q.text[: m.start]):
+        before = q.text[: m.start]
+        if re.search(r"(?:reward|accuracy|score|success)\w*\s*$", before) or (
+            # "does 5e-5 beat 2e-5 at step 30?", "measured at step 40": where the asked
+            # comparison is made, unless it says what happened there ("collapses at step 30")
+            not outside_asking(q.text, m.start) and not _HAPPENED_AT.search(before[-40:])
+        ):
             q.steps = q.steps or int(m.groups[0])
     for m in q.of("aside", "steps_n"):
         if factor != "max_steps" and q.steps is None:
@@ -510,7 +522,8 @@ def read_direction(q: Question, outcome: str, factor: str) -> tuple[str, float |
     if outcome == "cost":  # costing less is the improvement: "faster" is less wall time
         greater, less = (
             re.search(
-                r"\b(?:more expensive|costl\w*|costs? more|slower|more tokens|"
+                r"\b(?:more expensive|costl\w*|costs? more|slower|more tokens|(?:takes?|took|"
+                r"taking|needs?) (?:longer|more time)|"
                 r"slow(?:s|ed|ing)? (?:\w+ )?down|increas\w*|rais\w*|doubl\w*|tripl\w*|"
                 r"quadrupl\w*|inflat\w*)",
                 text,
@@ -526,6 +539,14 @@ def read_direction(q: Question, outcome: str, factor: str) -> tuple[str, float |
     chooses = _without_or_between_tasks(q, chooses)
     # "Is 0.05 KL better? Or 0.1?": a follow-up adds a level, it asks no two-sided question
     chooses = re.sub(r"\?\s*or\b[^?]{0,40}\?", "?", chooses)
+    # "does lr 3e-5 or 5e-5 beat 2e-5?": two treatments, each asked about one way against
+    # the control named after the verb (not "is 1e-5 or 1e-4 better?": a choice)
+    chooses = re.sub(
+        rf"\d[\w.+-]*\s+or\s+\d[\w.+-]*(?=[^?]{{0,30}}?\b(?:{GREATER_WORDS})\w*(?:\s+(?:on|than|"
+        r"over))?\s+(?:the\s+(?:default|baseline|current)|(?:lr\s+|kl\s+)?\d))",
+        " ",
+        chooses,
+    )
     listed = re.search(r"^[^?]*?\bor\b[^?:;]*[:;—]\s+(?=[^?]*\?)", chooses)
     if listed and (greater or less) and (greater or less).start() > listed.end():
         # "staleness 1 or 0: does going fully on-policy help?": the levels listed, then a

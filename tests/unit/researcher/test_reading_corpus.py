@@ -1499,6 +1499,44 @@ CORPUS: list[Q] = [
     Q('does lr 5e-5 get chain_sum to 0.7 within 3 steps compared to 2e-5?', 'lr', [2e-5, 5e-5], 'chain_sum', LS, G, extra={'threshold': 0.7}),
     Q('does lr 5e-5 get chain_sum within 3 steps to 0.7 compared to 2e-5?', 'lr', [2e-5, 5e-5], 'chain_sum', LS, G, extra={'threshold': 0.7}),
     Q('does lr 5e-5 reach 0.7 on chain_sum within 10 steps, compared to 2e-5?', 'lr', [2e-5, 5e-5], 'chain_sum', LS, G, extra={'threshold': 0.7}),
+    # probe 15: the test's level is no level
+    Q('does lr 1e-4 hurt chain_sum at the 0.05 significance level?', 'lr', [2e-5, 1e-4], 'chain_sum', H, L),
+    Q('does lr 1e-4 help chain_sum at the 5% level?', 'lr', [2e-5, 1e-4], 'chain_sum', H, G),
+    Q('does kl 0.1 reduce accuracy on chain_sum by at least 0.02 at the 0.05 level?', 'kl_coef', [0.0, 0.1], 'chain_sum', H, L, extra={'min_effect': 0.02}),
+    # margins written as a tolerance
+    Q('is kl 0.01 no worse than no kl on countdown, tolerating a 2-point drop?', 'kl_coef', [0.0, 0.01], 'countdown', H, NI, 0.02),
+    Q('is kl 0.01 no worse than zero on chain_sum, tolerating a 0.03 drop?', 'kl_coef', [0.0, 0.01], 'chain_sum', H, NI, 0.03),
+    Q('I want to know if reinforce is at least as good as rloo on leg_counting, allowing a 4-point margin', 'algorithm', ['rloo', 'reinforce'], 'leg_counting', H, NI, 0.04),
+    Q('is RLOO no worse than GRPO on countdown with a 2-point tolerance?', 'algorithm', ['grpo', 'rloo'], 'countdown', H, NI, 0.02),
+    Q('Is group size 8 as good as 16 on countdown? Margin: 3 points.', 'group_size', [16, 8], 'countdown', H, EQ, 0.03),
+    # numbers written loosely
+    Q('would 3 times 10^-5 as the learning rate improve countdown accuracy?', 'lr', [2e-5, 3e-5], 'countdown', H, G),
+    Q('does 2 times 10^-5 vs 6 times 10^-5 as the lr matter on chain_sum?', 'lr', [2e-5, 6e-5], 'chain_sum', H, TWO_SIDED),
+    Q('does a lr of 3x10-5 help chain sum?', 'lr', [2e-5, 3e-5], 'chain_sum', H, G),
+    Q('does an lr of 1 e-4 help chain_sum?', 'lr', [2e-5, 1e-4], 'chain_sum', H, G),
+    Q('Is lr 0,00005 better than 0,00002 on chain_sum?', 'lr', [2e-5, 5e-5], 'chain_sum', H, G),
+    Q('Is a group size of one useless compared to 4 on chain_sum?', 'group_size', [4, 1], 'chain_sum', H, TWO_SIDED),
+    # a level written "merge=none", algorithms misspelt: the control stays the one compared against
+    Q('does merge=none cost more wall time than tree on mastermind?', 'merge', ['tree', 'none'], 'mastermind', COST, G),
+    Q('is RLO better than GRPO on letter couting?', 'algorithm', ['grpo', 'rloo'], 'letter_counting', H, G),
+    Q('is GPRO better than RLOOO on chain_sum?', 'algorithm', ['rloo', 'grpo'], 'chain_sum', H, G),
+    # the step the comparison is made at is the run's length (not a step where something happened)
+    Q('Does lr 5e-5 beat 2e-5 at step 30 on chain_sum?', 'lr', [2e-5, 5e-5], 'chain_sum', H, G, extra={'steps': 30}),
+    Q('does lr 5e-5 beat 2e-5 on letter counting, measured at step 40?', 'lr', [2e-5, 5e-5], 'letter_counting', H, G, extra={'steps': 40}),
+    Q('does lr 5e-5 beat 2e-5 on countdown by step 40?', 'lr', [2e-5, 5e-5], 'countdown', H, G, extra={'steps': 40}),
+    Q('does kl 0.05 stop the collapse at step 30 on chain_sum?', 'kl_coef', [0.0, 0.05], 'chain_sum', H, TWO_SIDED, extra={'steps': None}),
+    # temperature adjectives; outcome and direction words
+    Q('does a hotter sampling temperature improve held-out accuracy on countdown?', 'temperature', [1.0, 1.2], 'countdown', H, G),
+    Q('does a warmer rollout temperature hurt letter counting?', 'temperature', [1.0, 1.2], 'letter_counting', H, L),
+    Q('grp size 8 vs 4 on basic arithmetic in 30 steps - faster?', 'group_size', [4, 8], 'basic_arithmetic', LS, G, extra={'steps': 30}),
+    Q('does group size 16 take longer to train than group size 4 on countdown?', 'group_size', [4, 16], 'countdown', COST, G),
+    Q('does group size 16 take longer than 4 on countdown, in wall time?', 'group_size', [4, 16], 'countdown', COST, G),
+    Q('Does a learning rate of 3e-5 or 5e-5 beat 2e-5 on chain_sum?', 'lr', [2e-5, 3e-5, 5e-5], 'chain_sum', H, G),
+    Q('Would lr 4e-5 or 8e-5 improve on the default lr for countdown?', 'lr', [2e-5, 4e-5, 8e-5], 'countdown', H, G),
+    Q('is lr 1e-5 or 1e-4 better on chain_sum?', 'lr', [1e-5, 1e-4], 'chain_sum', H, TWO_SIDED),
+    Q('if we double the KL coefficient from 0.02, does chain_sum accuracy drop?', 'kl_coef', [0.02, 0.04], 'chain_sum', H, L),
+    Q('does raising the group size to 8 make held-out accuracy fall on letter counting?', 'group_size', [4, 8], 'letter_counting', H, L),
+    Q('does kl 0.1 help chain_sum without an accuracy drop?', 'kl_coef', [0.0, 0.1], 'chain_sum', H, G),
 ]
 # fmt: on
 
@@ -1822,6 +1860,21 @@ REFUSALS: list[tuple[str, type[UnmappableQuestion], str]] = [
         "'truncated importance sampling' is not a setting",
     ),
     ("Does overlong filtering help?", UnreadableQuestion, "'overlong filtering' is not a setting"),
+    (
+        "does masking out truncated responses help countdown accuracy?",
+        UnreadableQuestion,
+        "'masking out truncated responses' is not a setting",
+    ),
+    (
+        "does filtering overlong responses help countdown?",
+        UnreadableQuestion,
+        "'filtering overlong responses' is not a setting",
+    ),
+    (  # two questions joined by "and", each with its own verb
+        "does group size 8 help countdown and lr 1e-4 help chain_sum?",
+        UnreadableQuestion,
+        "it names 2 settings (group_size, lr)",
+    ),
     (
         "Does DAPO's overlong reward shaping hurt chain_sum?",
         UnreadableQuestion,
