@@ -316,7 +316,7 @@ def plan(
                       json.dumps(arm.workflow_params) if arm.workflow_params else "-")  # fmt: skip
     console.print(table)
     console.print(f"[bold]{plan_.hypothesis.key}[/bold]: {plan_.hypothesis.statement}")
-    console.print(f"{len(design.seeds)} seed(s) per arm, {design.steps} steps per run, judged on "
+    console.print(f"{len(design.seeds)} seed(s) per arm, {design.steps_words}, judged on "
                   f"{design.eval_episodes} held-out {design.eval_task} tasks"
                   f"{_of_test_split(plan_.framing, design)}")  # fmt: skip
     console.print(f"[bold]decision rule[/bold]: {design.decision_rule}")
@@ -544,7 +544,7 @@ def rerun(
     d = record.design
     console.print(
         f"replaying study {study}: {', '.join(f'{a.name} ({a.role})' for a in d.arms)}; "
-        f"seeds {d.seeds}; {d.steps} steps per run; {d.eval_episodes} held-out "
+        f"seeds {d.seeds}; {d.steps_words}; {d.eval_episodes} held-out "
         f"{d.eval_task} tasks; judged once; budget {format_duration(settings.budget_s)}",
         soft_wrap=True, markup=False,
     )  # fmt: skip

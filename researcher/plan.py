@@ -178,6 +178,16 @@ class Design(BaseModel):
         """The judged task in words (`task_words` of `eval_family`)."""
         return self.task_words(self.eval_family)
 
+    @property
+    def steps_words(self) -> str:
+        """ "40 steps per run", or each arm's own when an arm sets `max_steps` ("10 steps
+        (max_steps-10), 40 (max_steps-40) per run")."""
+        own = {a.name: int(a.run.get("max_steps") or self.steps) for a in self.arms}
+        if len(set(own.values())) <= 1:
+            return f"{next(iter(own.values()), self.steps)} steps per run"
+        listed = ", ".join(f"{steps} ({name})" for name, steps in own.items())
+        return f"steps per run: {listed}"
+
 
 class Pilot(BaseModel):
     """What the pilot found before the comparison ran (`researcher.pilot`): the control arm's

@@ -544,7 +544,7 @@ def create_replay(
         crud.add_event(
             session, study_id=study.id, phase="start", kind="replays",
             message=f"replays study {record.replays}'s final design: arms "
-            f"{', '.join(a.name for a in d.arms)}; seeds {d.seeds}; {d.steps} steps per run; "
+            f"{', '.join(a.name for a in d.arms)}; seeds {d.seeds}; {d.steps_words}; "
             f"judged once on {d.eval_episodes} held-out {d.eval_task} tasks",
             reason=f"researcher rerun {record.replays}",
         )  # fmt: skip

@@ -220,7 +220,7 @@ def _announce(ctx: StudyContext, plan: Design, round_: int, reused: int, shrunk:
     kept = f"; {reused} run(s) reused from earlier rounds" if reused else ""
     kept += shrunk
     message = (
-        f"round {round_} ({kind}): {arms}; seeds {plan.seeds}; {plan.steps} steps per run; "
+        f"round {round_} ({kind}): {arms}; seeds {plan.seeds}; {plan.steps_words}; "
         f"judged on {plan.eval_episodes} held-out {plan.eval_task} tasks{kept}"
     )
     if plan.phase == "main" and plan.pilot is not None:

@@ -228,3 +228,16 @@ def _fake_gateway(models: list[str]) -> str:
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return f"http://127.0.0.1:{server.server_address[1]}"
+
+
+def test_a_study_of_training_length_shows_each_arms_own_steps():
+    """The design's `steps` is the longest arm's; saying "40 steps per run" of a 10-step
+    control would misstate what it trains."""
+    question = (
+        "does training for 40 steps instead of 10 improve held-out accuracy on the easy task?"
+    )
+    result = CliRunner().invoke(app, ["plan", question], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "steps per run: 10 (max_steps-10), 40 (max_steps-40)" in result.output
+    result = CliRunner().invoke(app, ["plan", KL], env={"COLUMNS": "200"})
+    assert "steps per run:" not in result.output and " steps per run, judged on" in result.output
