@@ -517,6 +517,8 @@ def _unnamed_levels(
         other = as_factor_type(spec, default * multiplier)
     elif best and lowered is not None:
         dose = distinct_levels([lowered, default, raised])
+        if len(dose) < 3:  # "which KL is best?": a default at its floor (no KL) swept upward
+            dose = distinct_levels([lowered, default, alternative, raised])
         q.assumptions.append(
             f"{none_named}: a dose-response over "
             f"{', '.join(describe_level(factor, v) for v in dose)} (default as control)"

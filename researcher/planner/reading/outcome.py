@@ -200,10 +200,19 @@ _HAPPENED_AT = re.compile(
 )
 
 
+# what happened some steps in ("stall after 10 steps", "collapse within 30 steps")
+_HAPPENED_AFTER = re.compile(
+    r"\b(?:collaps|diverg|plateau|stall|crash|spik|dip|explod|peak|saturat|flatten|stuck|"
+    r"blow|blew|level)\w*\b(?: \w+)?(?: up| off| out)? (?:after|within|in|for|by|around)"
+    r"(?: the first| about| roughly)? $"
+)
+
+
 def read_outcome(q: Question, factor: str) -> tuple[str, float | None]:
     """The outcome and, for steps to a reward, its threshold; sets `q.steps` when the
     question fixes them ("within 20 steps")."""
-    within = q.of("aside", "within_steps")
+    within = [m for m in q.of("aside", "within_steps")
+              if not _HAPPENED_AFTER.search(q.text[max(0, m.start - 40) : m.start + 7])]  # fmt: skip
     if within:
         q.steps = int(within[0].groups[0])
     for m in q.of("aside", "at_step"):  # "the training reward at step 20": the run's length
@@ -216,6 +225,8 @@ def read_outcome(q: Question, factor: str) -> tuple[str, float | None]:
             q.steps = q.steps or int(m.groups[0])
     for m in q.of("aside", "steps_n"):
         if factor != "max_steps" and q.steps is None:
+            if _HAPPENED_AFTER.search(q.text[max(0, m.start - 40) : m.start]):
+                continue  # "our runs stall after 10 steps": what happened, not the length
             q.steps = int(m.groups[0])
     outcome = "heldout_accuracy"
     measured = _AT_EQUAL_COST.sub(" ", q.masked)
@@ -519,6 +530,13 @@ def read_direction(q: Question, outcome: str, factor: str) -> tuple[str, float |
         # fewer steps to learn is faster; "reach 0.9 earlier"
         greater = _FEWER_STEPS.search(q.text) or re.search(r"\b(?:earlier|shorter)\b", text)
     less = re.search(rf"\b(?:{LESS_WORDS})", text)
+    if (
+        outcome == "learning_speed"
+        and less
+        and less.group(0).startswith("sav")
+        and _FEWER_STEPS.search(q.text)
+    ):
+        less = None  # "does lr 1e-4 save training steps?": saving steps is faster, one way
     if outcome == "cost":  # costing less is the improvement: "faster" is less wall time
         greater, less = (
             re.search(

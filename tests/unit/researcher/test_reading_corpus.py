@@ -165,7 +165,8 @@ CORPUS: list[Q] = [
     ),
     Q("is LoRA as good as full fine-tuning?", "lora", ["full", 16], "chain_sum", H, EQ, 0.05),
     Q("does a KL penalty help?", "kl_coef", [0.0, 0.05], "chain_sum", H, G),
-    Q("what does kl_coef do to arithmetic?", "kl_coef", [0.0, 0.1], "arithmetic", H, TWO_SIDED),
+    # a sweep from its floor (no KL) upward, as other settings sweep down and up
+    Q("what does kl_coef do to arithmetic?", "kl_coef", [0.0, 0.05, 0.1], "arithmetic", H, TWO_SIDED),
     Q("does a bigger GRPO group size help?", "group_size", [4, 8], "chain_sum", H, G),
     Q("group size 4 vs 8 on arithmetic?", "group_size", [4, 8], "arithmetic", H, TWO_SIDED),
     Q("does a higher learning rate help?", "lr", [2e-5, 1e-4], "chain_sum", H, G),
@@ -1537,6 +1538,12 @@ CORPUS: list[Q] = [
     Q('if we double the KL coefficient from 0.02, does chain_sum accuracy drop?', 'kl_coef', [0.02, 0.04], 'chain_sum', H, L),
     Q('does raising the group size to 8 make held-out accuracy fall on letter counting?', 'group_size', [4, 8], 'letter_counting', H, L),
     Q('does kl 0.1 help chain_sum without an accuracy drop?', 'kl_coef', [0.0, 0.1], 'chain_sum', H, G),
+    # a step count where something happened is context, not the run's length (probe 14)
+    Q('Our runs stall after 10 steps on countdown. Does lr 5e-5 help?', 'lr', [2e-5, 5e-5], 'countdown', H, G, extra={'steps': None}),
+    Q('Training collapses within 30 steps on countdown; would kl 0.05 help within 60 steps?', 'kl_coef', [0.0, 0.05], 'countdown', LS, G, extra={'steps': 60}),
+    Q('We train for 40 steps. Does lr 5e-5 help countdown?', 'lr', [2e-5, 5e-5], 'countdown', H, G, extra={'steps': 40}),
+    Q('does lr 1e-4 save training steps on chain_sum?', 'lr', [2e-5, 1e-4], 'chain_sum', LS, G),
+    Q('how high should the KL be on chain_sum?', 'kl_coef', [0.0, 0.05, 0.1], 'chain_sum', H, TWO_SIDED),
 ]
 # fmt: on
 
