@@ -857,7 +857,8 @@ _FACTOR_LIST = (
         "real",
         "the rollout sampling temperature",
         1.0,
-        ("(?:sampling |rollout )?temperatures?", "temp", r"t(?= ?= ?\d)"),
+        # "sampling at 0.3 instead of 0.7": a temperature by its number
+        ("(?:sampling |rollout )?temperatures?", "temp", r"t(?= ?= ?\d)", r"sampl\w*(?= at \d)"),
         values={r"greedy(?: sampling| decoding| rollouts?)?": 0.0},
         where="workflow_params",
         low=0.0,

@@ -26,6 +26,7 @@ from researcher.planner.catalogue import (
     GREATER_WORDS,
     LESS_WORDS,
     TWO_SIDED_WORDS,
+    WORKFLOW_PREFIX,
     task_info,
 )
 from researcher.planner.learnability import describe, measured, measurements
@@ -173,6 +174,17 @@ def _untrained_as_baseline(q: Question) -> None:
         )
 
 
+def _models_are_param_values(q: Question, named: list[str], models: list[Mention]) -> bool:
+    """Whether the models named are values of a PARAM named ("gpt-4o as the judge model
+    instead of gpt-4o-mini", judge_model="gpt-4o-mini"): that PARAM is varied, no model."""
+    for name in named:
+        default = (q.params or {}).get(name.removeprefix(WORKFLOW_PREFIX))
+        if name.startswith(WORKFLOW_PREFIX) and isinstance(default, str):
+            if any(q.text[m.start : m.end] in default.lower() for m in models):
+                return True
+    return False
+
+
 def _refuse_model_against_steps(q: Question) -> None:
     """A bigger model set against more training ("360M at 20 steps vs 135M at 60", "bigger
     model or more steps?") changes two settings at once."""
@@ -285,7 +297,13 @@ def read_factor(q: Question) -> str:
         named = ["base_model"]
     if named == ["base_model"] and q.params is None:
         _refuse_model_against_steps(q)
-    if len(models) >= 2 and named and "base_model" not in named and named != ["algorithm"]:
+    if (
+        len(models) >= 2
+        and named
+        and "base_model" not in named
+        and named != ["algorithm"]
+        and not _models_are_param_values(q, named, models)
+    ):
         raise q.unreadable(
             f"it asks whether {named[0]}'s effect depends on the model (an interaction), "
             f"which needs every pairing trained and a test of the difference between two "

@@ -281,6 +281,9 @@ NOTED_ASIDES = (
     "confidence", "budget", "hardware", "replicates", "observed", "step_seen", "lora_alpha"
 )  # fmt: skip
 
+# how often, against now: "twice as often", "3 times as frequently", "half as often"
+AS_OFTEN = r"(?:twice|(?:\d+|two|three|four) times|half|more|less) (?:as )?(?:often|frequently)"
+
 NUMBER_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "eight": 8, "ten": 10}
 
 
@@ -357,6 +360,16 @@ def _param_patterns(params: dict[str, Any]) -> list[tuple[re.Pattern[str], str, 
                 patterns.append((_compile(synonym), "param", WORKFLOW_PREFIX + key, None))
         for alias in _param_aliases(words):
             patterns.append((_compile(alias), "param", WORKFLOW_PREFIX + key, None))
+        if len(words) == 2 and words[1] == "size":
+            # "a 5x5 board" is board_size 5: the noun after its side squared
+            side = rf"\d+ ?[x×] ?\d+ {words[0]}s?"
+            patterns.append((_compile(side), "param", WORKFLOW_PREFIX + key, None))
+        period = [w for w in words if not re.fullmatch(r"every|interval|period|freq\w*|n", w)]
+        if len(period) < len(words) and period:
+            # "hints given twice as often" is hint_every (not use_hint): a period's noun
+            # with how often
+            often = rf"{' '.join(period)}s? (?:\w+ ){{0,2}}?{AS_OFTEN}"
+            patterns.append((_compile(often), "param", WORKFLOW_PREFIX + key, None))
         default = params[key]
         if isinstance(default, str) and re.fullmatch(r"[a-z][\w.+-]{2,}", default.lower()):
             # a one-word default written bare names its PARAM: "is search better than

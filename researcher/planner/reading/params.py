@@ -17,6 +17,7 @@ import re
 from researcher.plan import Level
 from researcher.planner.catalogue import WORKFLOW_PREFIX, describe_level, distinct_levels
 from researcher.planner.reading.control import CONTRAST, choose_control, contrasted_index
+from researcher.planner.reading.mentions import AS_OFTEN
 from researcher.planner.reading.moves import (
     BEST,
     bound_before,
@@ -103,6 +104,11 @@ def param_levels(q: Question, key: str) -> tuple[list[Level], Level]:
             found = word_numbers(q.text, q.mentions)
         if isinstance(default, int):  # "one retry", "a single retry", "zero-shot"
             found += _one_or_zero(q.text, key) + _every(q.text, key)
+            # "a 5x5 board" (board_size): the side, once, not 5 and 5 or a "5x" multiple
+            squares = list(_SQUARE.finditer(q.text)) if key.lower().endswith("size") else []
+            found = [(p, v) for p, v in found
+                     if not any(s.start() <= p < s.end() for s in squares)]  # fmt: skip
+            found += [(s.start(), float(s.group(1))) for s in squares]
         found = [
             (p, int(v) if isinstance(default, int) and v.is_integer() else v) for p, v in found
         ]
@@ -153,6 +159,15 @@ def param_levels(q: Question, key: str) -> tuple[list[Level], Level]:
             # "increasing top_k by 2": the default and the default plus 2
             other = default + (int(shift) if isinstance(default, int) else shift)
             q.assumptions.append(f"{factor} moved by {shift:+g}: {default} (control) vs {other}")
+            return [default, other], default
+        if not others and _every(" every turn", key) and (often := _AS_OFTEN.search(q.text)):
+            # "hints given twice as often": a period, so twice as often is half the period
+            rate = _RATE.get(often.group(1), None) or float(re.match(r"\d+", often.group(1))[0])
+            other = default / rate
+            other = max(1, round(other)) if isinstance(default, int) else other
+            q.assumptions.append(
+                f"{often.group(0)!r}: {key} is a period, so {default} becomes {other}"
+            )
             return [default, other], default
         if not others:
             way = way_asked(q.text, q.of("param", factor))
@@ -283,6 +298,12 @@ _EVERY = re.compile(
 )
 
 
+_SQUARE = re.compile(r"(?<![\w.])(\d+) ?[x×] ?(\1)(?![\w.])")
+_AS_OFTEN = re.compile(rf"\b({AS_OFTEN.replace(' (?:as )?', ')(?: as)? ', 1)}\b")
+_RATE = {"twice": 2.0, "half": 0.5, "more": 2.0, "less": 0.5, "two times": 2.0,
+         "three times": 3.0, "four times": 4.0}  # fmt: skip
+
+
 def _every(text: str, key: str) -> list[tuple[int, float]]:
     """A period PARAM ("hint_every", "check_interval") written as a frequency: "every turn"
     is 1, "every other turn" 2, "every third turn" 3."""
@@ -351,8 +372,9 @@ def _bare_values(text: str, key: str, default: str) -> list[str]:
     before its name ("the search tool", "a python tool"), after "set to"/"to" ("switching
     the tool to search"), or, where the default itself is written bare, the words set
     against each other around it ("the calculator tool instead of search", "is search
-    better than calculator?", "from search to calculator"), in order."""
-    words = param_words(key)
+    better than calculator?", "from search to calculator"), in order. The name's other
+    forms count as it: "dense retrieval" is the value "dense" of `retriever`."""
+    words = _name_forms(key)
     found = [
         (m.start(1), m.group(1))
         for m in re.finditer(rf"\b([a-z][\w.+-]*)\s+{words}s?\b", text)
@@ -361,6 +383,13 @@ def _bare_values(text: str, key: str, default: str) -> list[str]:
     found += [
         (m.start(1), m.group(1))
         for m in re.finditer(rf"\b{words}s?\s+(?:(?:set\s+)?to|is|=)\s+([a-z][\w.+-]*)", text)
+        if not _NOT_A_VALUE.fullmatch(m.group(1))
+    ]
+    found += [  # "using gpt-4o as the judge model"
+        (m.start(1), m.group(1))
+        for m in re.finditer(
+            rf"\b([a-z][\w.+-]*)\s+as\s+(?:the\s+|an?\s+|my\s+|our\s+)?{words}s?\b", text
+        )
         if not _NOT_A_VALUE.fullmatch(m.group(1))
     ]
     contrast = r"than|instead of|rather than|vs\.?|versus|over|against|from|to|beats?|outperforms?"
@@ -381,7 +410,17 @@ def _bare_values(text: str, key: str, default: str) -> list[str]:
             named = rf"\s+(?:{words}s?|ones?)\b|\s*[?.,;!]|\s*$"
             set_against = [(p, v) for p, v in set_against if re.match(named, text[p + len(v) :])]
         found += set_against
-    return list(dict.fromkeys(value for _, value in sorted(found)))
+    own = set(key.lower().split("_"))  # "the judge model" names judge_model, no value "judge"
+    return list(dict.fromkeys(value for _, value in sorted(found) if value not in own))
+
+
+def _name_forms(key: str) -> str:
+    """`param_words(key)`, or another form of its last word ("retrieval", "retrieving" for
+    `retriever`: its first five letters on)."""
+    last = key.split("_")[-1].lower()
+    if len(last) < 6 or not last.isalpha():
+        return param_words(key)
+    return rf"(?:{param_words(key)}|{re.escape(last[:5])}[a-z]*)"
 
 
 def param_words(key: str) -> str:

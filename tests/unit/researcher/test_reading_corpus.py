@@ -1544,6 +1544,15 @@ CORPUS: list[Q] = [
     Q('We train for 40 steps. Does lr 5e-5 help countdown?', 'lr', [2e-5, 5e-5], 'countdown', H, G, extra={'steps': 40}),
     Q('does lr 1e-4 save training steps on chain_sum?', 'lr', [2e-5, 1e-4], 'chain_sum', LS, G),
     Q('how high should the KL be on chain_sum?', 'kl_coef', [0.0, 0.05, 0.1], 'chain_sum', H, TWO_SIDED),
+    Q('does sampling at 0.3 instead of 0.7 help chain_sum?', 'temperature', [0.7, 0.3], 'chain_sum', H, G),
+    # a workflow's PARAMS by other forms of their names (probes 13/14)
+    Q('is dense retrieval better than bm25 for my agent?', 'workflow:retriever', ['bm25', 'dense'], 'workflow', H, G, params={'retriever': 'bm25', 'top_k': 5}),
+    Q('do hints given twice as often help my agent?', 'workflow:hint_every', [2, 1], 'workflow', H, G, params=HINTS),
+    Q('does showing hints half as often hurt my agent?', 'workflow:hint_every', [2, 4], 'workflow', H, L, params=HINTS),
+    Q("does using gpt-4o as the judge model instead of gpt-4o-mini change my agent's score?", 'workflow:judge_model', ['gpt-4o-mini', 'gpt-4o'], 'workflow', H, TWO_SIDED, params={'judge_model': 'gpt-4o-mini', 'style': 'formal'}),
+    Q('does sampling at 0.3 instead of 0.7 help my agent?', 'workflow:temperature', [0.7, 0.3], 'workflow', H, G, params={'temperature': 0.7, 'max_attempts': 3}),
+    Q('does training on a 5x5 board help?', 'workflow:board_size', [3, 5], 'workflow', H, G, params=GAME),
+    Q('is a 5x5 board better than 3x3?', 'workflow:board_size', [3, 5], 'workflow', H, G, params=GAME),
 ]
 # fmt: on
 
