@@ -179,14 +179,19 @@ class Design(BaseModel):
         return self.task_words(self.eval_family)
 
     @property
-    def steps_words(self) -> str:
-        """ "40 steps per run", or each arm's own when an arm sets `max_steps` ("10 steps
-        (max_steps-10), 40 (max_steps-40) per run")."""
+    def arm_steps(self) -> str:
+        """The training steps per run: "40", or each arm's own when an arm sets `max_steps`
+        ("10 (max_steps-10), 40 (max_steps-40)")."""
         own = {a.name: int(a.run.get("max_steps") or self.steps) for a in self.arms}
         if len(set(own.values())) <= 1:
-            return f"{next(iter(own.values()), self.steps)} steps per run"
-        listed = ", ".join(f"{steps} ({name})" for name, steps in own.items())
-        return f"steps per run: {listed}"
+            return str(next(iter(own.values()), self.steps))
+        return ", ".join(f"{steps} ({name})" for name, steps in own.items())
+
+    @property
+    def steps_words(self) -> str:
+        """ "40 steps per run", or "steps per run: 10 (max_steps-10), 40 (max_steps-40)"."""
+        steps = self.arm_steps
+        return f"{steps} steps per run" if steps.isdigit() else f"steps per run: {steps}"
 
 
 class Pilot(BaseModel):

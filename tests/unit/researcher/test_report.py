@@ -573,3 +573,15 @@ def test_the_reproducibility_table_says_how_each_run_ended_and_the_steps_it_trai
     assert "| finished | 40 of 40 |" in finished
     failed = next(line for line in md.splitlines() if line.startswith("| `h1-mixed-s2` |"))
     assert "| failed |" in failed  # the analysis found it failed: that wins
+
+
+def test_a_design_whose_arms_train_their_own_steps_says_each_arms_steps(tmp_path):
+    ctx = sure_context()
+    final = ctx.designs[-1]
+    arms = [a.model_copy(update={"run": {**a.run, "max_steps": 10 * (i + 1)}})
+            for i, a in enumerate(final.arms)]  # fmt: skip
+    designs = [ctx.designs[0], final.model_copy(update={"arms": arms})]
+    md = write_report(ctx.model_copy(update={"designs": designs}), tmp_path).markdown.read_text()
+    listed = ", ".join(f"{10 * (i + 1)} ({a.name})" for i, a in enumerate(final.arms))
+    assert f"- **Training steps per run:** {listed}" in md
+    assert f"- **Training steps per run:** {ctx.designs[0].steps}\n" in md  # one number
