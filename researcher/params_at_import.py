@@ -226,16 +226,11 @@ def describe_import_time_read(
         how += f"reads {what} at {where} (`{read.read_code}`),"
         first = read.calls[0]
         use = f"call {first} in rollout() where you use the value, not at import"
-        if read.read_file:  # a module beside it: its `from my_agent import PARAMS` is a copy
+        if read.read_file and first.endswith(".py"):  # the top level of a module beside it
             use = (
-                f"pass PARAMS from rollout() to {read.read_file}'s functions, not "
-                + (
-                    "read at its top level"
-                    if first.endswith(".py")
-                    else f"calling {first} at import"
-                )
-                + f" (a PARAMS that {read.read_file} imports from your file is a copy the study "
-                "never sets)"
+                f"read PARAMS inside {read.read_file}'s functions and call them from "
+                "rollout(), not at its top level (the PARAMS it imports from your file is the "
+                "dict the study sets each arm's values into, after the import)"
             )
     return (
         f"{path}, line {read.line}: `{read.code}` {how} when the file is imported, before "

@@ -4,9 +4,12 @@ Owns: the workflow contract's checks — a file that defines `tasks(split)` and
 `async def rollout(task, episode)` — turned into `WorkflowError`s with messages a user can
 act on (the file and line of a syntax error, the traceback of an exception at import, what
 is missing), the workflow's `code_version` (its file, and the modules it imported from
-beside it), which modules count as the user's own (`local_modules`: what `swarm run
---watch` watches and reloads), and `TaskCycle`, which re-iterates `tasks(split)` when it
-runs out and checks that every task is a dict with an "id".
+beside it), executing a workflow file as the module `import <its stem>` returns too
+(`execute_workflow_file`: a module beside it that imports the workflow gets the module
+`swarm run` runs, not a second copy), which modules count as the user's own
+(`local_modules`: what `swarm run --watch` watches and reloads), and `TaskCycle`, which
+re-iterates `tasks(split)` when it runs out and checks that every task is a dict with an
+"id".
 
 Must not know about the gateway, episodes' wire types or concurrency (`swarm.runner`).
 """
@@ -16,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import inspect
+import keyword
 import sys
 import sysconfig
 import traceback
@@ -31,6 +35,8 @@ Task = dict[str, Any]
 TasksFunction = Callable[..., Iterable[Task]]
 RolloutFunction = Callable[[Task, Any], Awaitable[Any]]
 WORKFLOW_MODULE_PREFIX = "swarm_workflow_"
+_stems: dict[str, ModuleType] = {}  # the workflow modules `execute_workflow_file` put under
+# their file's stem in sys.modules, by stem
 
 
 @dataclass(frozen=True)
@@ -62,13 +68,15 @@ def source_version(path: Path, helper_files: Iterable[Path]) -> str:
 def local_modules(directory: Path) -> dict[str, ModuleType]:
     """The modules in `sys.modules` loaded from files under `directory`: the user's own,
     which `swarm run --watch` reloads. Never `swarm` itself, a workflow file loaded by
-    `load_workflow`, nor anything installed (a virtualenv or site-packages inside the
-    directory) or under a hidden folder."""
+    `load_workflow` (under its own name or its stem), nor anything installed (a virtualenv
+    or site-packages inside the directory) or under a hidden folder."""
     directory = directory.resolve()
     installed = _installed_dirs()
     found = {}
     for name, module in list(sys.modules.items()):
         if name in ("__main__", "swarm") or name.startswith(("swarm.", WORKFLOW_MODULE_PREFIX)):
+            continue
+        if _stems.get(name) is module:  # a workflow file, under its stem
             continue
         file = getattr(module, "__file__", None)
         if not isinstance(file, str):
@@ -159,28 +167,98 @@ def workflow_module_name(path: Path) -> str:
 
 
 def _execute(path: Path, code: Any) -> ModuleType:
-    name = workflow_module_name(path)
+    try:
+        return execute_workflow_file(path, code, workflow_module_name(path))
+    except BaseException as error:  # SystemExit/KeyboardInterrupt at import too: report, don't hang
+        if isinstance(error, KeyboardInterrupt):
+            raise
+        shown = format_user_traceback(error, frames=2)
+        raise WorkflowError(f"{path}: the workflow raised while being imported\n{shown}") from error
+
+
+def execute_workflow_file(path: Path, code: Any, name: str) -> ModuleType:
+    """Run `code`, compiled from the workflow file at `path`, as a new module `name` in
+    `sys.modules` (dataclasses and pickle look themselves up there), with the file's folder
+    first on `sys.path` so that it may import modules beside it.
+
+    The module is in `sys.modules` under the file's stem too, where `import <stem>` finds
+    that file (`import_name`): a module beside it that does `from my_agent import PARAMS`
+    gets this module's PARAMS, the dict a study's wrapper sets an arm's values into, not a
+    second copy of the file that nothing sets. What the code raises propagates, with those
+    entries taken out again.
+    """
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None
     module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses and pickle look themselves up here
+    sys.modules[name] = module
     if str(path.parent) not in sys.path:
         sys.path.insert(0, str(path.parent))
+        _forget_stale_names()  # an earlier file's stem may now find one in this folder
+    stem = import_name(path)
+    replaced = sys.modules.get(stem) if stem else None
+    if stem:
+        sys.modules[stem] = _stems[stem] = module
     try:
         exec(code, module.__dict__)
-    except BaseException as error:  # SystemExit/KeyboardInterrupt at import too: report, don't hang
+    except BaseException:
         del sys.modules[name]
-        if isinstance(error, KeyboardInterrupt):
-            raise
-        shown = format_user_traceback(error)
-        raise WorkflowError(f"{path}: the workflow raised while being imported\n{shown}") from error
+        if stem and sys.modules.get(stem) is module:
+            del sys.modules[stem], _stems[stem]
+            if replaced is not None:
+                sys.modules[stem] = _stems[stem] = replaced
+        raise
     return module
 
 
-def format_user_traceback(error: BaseException) -> str:
-    """The traceback of an error raised in the user's code, without our calling frame (the
-    first one: where we called into the workflow)."""
-    tb = error.__traceback__.tb_next if error.__traceback__ is not None else None
+def import_name(path: Path) -> str | None:
+    """The name `import` finds the workflow file at `path` under now: its stem, unless that
+    is no module name, or names a module of the standard library (`json.py`), or one
+    imported already under that name (`swarm.py`), or `import <stem>` would find another
+    file first on `sys.path` (an installed package): a workflow never shadows a module. A
+    workflow file executed earlier under another name and put under that stem (a wrapper
+    named `workflow.py` around the user's `workflow.py`) may be replaced. None: no such name.
+    """
+    stem = path.stem
+    if (
+        not stem.isidentifier()
+        or keyword.iskeyword(stem)
+        or stem in sys.stdlib_module_names
+        or stem in sys.builtin_module_names
+    ):
+        return None
+    present = sys.modules.get(stem)
+    if present is not None and _stems.get(stem) is not present:
+        return None
+    found = _found_file(stem)
+    return stem if found is not None and found == path.resolve() else None
+
+
+def _found_file(name: str) -> Path | None:
+    """The file `import name` of a top-level module not yet imported would run."""
+    for finder in sys.meta_path:
+        find_spec = getattr(finder, "find_spec", None)
+        spec = find_spec(name, None) if find_spec is not None else None
+        if spec is not None:
+            return Path(spec.origin).resolve() if spec.has_location and spec.origin else None
+    return None
+
+
+def _forget_stale_names() -> None:
+    """Take out the stems `execute_workflow_file` put workflow modules under that `import`
+    now finds another file for (`sys.path` changed)."""
+    for stem, module in list(_stems.items()):
+        if sys.modules.get(stem) is not module:  # evicted, or imported anew by someone
+            del _stems[stem]
+        elif _found_file(stem) != Path(module.__file__ or "").resolve():
+            del sys.modules[stem], _stems[stem]
+
+
+def format_user_traceback(error: BaseException, frames: int = 1) -> str:
+    """The traceback of an error raised in the user's code, without our calling `frames` (the
+    first ones: where we called into the workflow)."""
+    tb = error.__traceback__
+    for _ in range(frames):
+        tb = tb.tb_next if tb is not None else None
     return "".join(traceback.format_exception(type(error), error, tb)).rstrip()
 
 

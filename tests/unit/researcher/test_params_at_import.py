@@ -186,14 +186,18 @@ def test_a_read_at_import_in_a_module_beside_the_workflow_is_refused(
     assert "every arm would run your default 'Answer.'" in str(raised.value)
 
 
-def test_a_read_in_a_module_beside_it_says_to_pass_params_from_rollout(tmp_path: Path):
+def test_a_read_at_the_top_of_a_module_beside_it_says_to_read_inside_its_functions(
+    tmp_path: Path,
+):
+    # the PARAMS a module beside the workflow imports from it is the dict the study sets
+    # (swarm's loader makes `import my_agent` the module it runs), only not yet at import
     path = workflow(tmp_path, "import helpers\n", helpers=HELPER_READS_AT_ITS_TOP)
     with pytest.raises(WorkflowFileError) as raised:
         refuse_params_read_at_import(READING, path, PARAMS)
     assert str(raised.value).endswith(
-        "read PARAMS inside rollout()/tasks(): pass PARAMS from rollout() to helpers.py's "
-        "functions, not read at its top level (a PARAMS that helpers.py imports from your "
-        "file is a copy the study never sets)"
+        "read PARAMS inside rollout()/tasks(): read PARAMS inside helpers.py's functions and "
+        "call them from rollout(), not at its top level (the PARAMS it imports from your file "
+        "is the dict the study sets each arm's values into, after the import)"
     )
 
 

@@ -8,6 +8,8 @@ import asyncio
 import hashlib
 import json
 import os
+import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -375,6 +377,77 @@ def test_the_wrapper_runs_the_users_file_with_the_arms_params_and_leaves_it_unch
     written = {p.name for p in agent.parent.iterdir()} - {"__pycache__"}  # helper's, by import
     assert written == {"helper.py", "my_agent.py"}
     assert not [p for p in (agent.parent / "__pycache__").glob("my_agent*")]
+
+
+def free_module_names(monkeypatch: pytest.MonkeyPatch, *names: str) -> None:
+    """`names` not imported, as in a fresh `swarm run` process, and as they were after the
+    test (sys.modules is shared by every test)."""
+    for name in names:
+        monkeypatch.setitem(sys.modules, name, None)  # undone: put back, or taken out
+        del sys.modules[name]
+
+
+SPLIT_AGENT = """
+PARAMS = {{"system_prompt": "Answer.", "max_tokens": 8}}
+import {helper}
+
+def tasks(split="train"):
+    return [{{"id": f"{{split}}-0"}}]
+
+async def rollout(task, episode):
+    return {helper}.system_prompt()
+"""
+SPLIT_HELPER = """
+import {agent}
+from {agent} import PARAMS
+
+def system_prompt():  # read when rollout() calls it, once the arm's PARAMS are set
+    return PARAMS["system_prompt"], {agent}.PARAMS["system_prompt"]
+"""
+
+
+@pytest.mark.parametrize("agent", ["my_agent", "workflow"], ids=["its-own-name", "the-wrappers"])
+def test_a_module_beside_the_users_file_that_imports_its_params_sees_the_arms_values(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, agent: str
+):
+    # `from my_agent import PARAMS` in a helper must not import a second copy of the file,
+    # whose PARAMS the wrapper never sets: the treatment would silently run the control's
+    # values. A user's file named workflow.py, like the wrapper, is the common case
+    monkeypatch.setenv(PARAMS_ENV, "{}")
+    free_module_names(monkeypatch, agent, "workflow")
+    helper = f"prompts_{uuid.uuid4().hex[:8]}"  # sys.modules is shared by every test
+    folder = tmp_path / "agent"
+    folder.mkdir()
+    (folder / f"{helper}.py").write_text(SPLIT_HELPER.format(agent=agent))
+    path = folder / f"{agent}.py"
+    path.write_text(SPLIT_AGENT.format(helper=helper))
+    defaults = {"system_prompt": "Answer.", "max_tokens": 8}
+    think = arm("step", {"system_prompt": "Think step by step."})
+    wrapper = tmp_path / "step" / "workflow.py"
+    wrapper.parent.mkdir()
+    wrapper.write_text(render_wrapper(framing(path, defaults), think, seed=0))
+    wrapped = load_workflow(wrapper)  # what `swarm run` does with it
+    assert asyncio.run(wrapped.rollout({"id": "x"}, None)) == ("Think step by step.",) * 2
+
+
+def test_a_module_beside_the_users_file_named_like_the_wrapper_is_still_the_users(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # the wrapper is workflow.py too, and `swarm run` loaded it first: `import workflow` in
+    # the user's file still means the user's workflow.py, which the file's folder holds
+    monkeypatch.setenv(PARAMS_ENV, "{}")
+    free_module_names(monkeypatch, "workflow")
+    folder = tmp_path / "agent"
+    folder.mkdir()
+    (folder / "workflow.py").write_text("def suffix():\n    return '?'\n")
+    path = folder / f"agent_{uuid.uuid4().hex[:8]}.py"
+    path.write_text(MY_AGENT.replace("from helper import suffix", "from workflow import suffix"))
+    wrapper = tmp_path / "step" / "workflow.py"
+    wrapper.parent.mkdir()
+    wrapper.write_text(render_wrapper(framing(path, {"system_prompt": "Answer."}),
+                                      arm("step", {"system_prompt": "Think."}), seed=0))  # fmt: skip
+    wrapped = load_workflow(wrapper)
+    assert asyncio.run(wrapped.rollout({"id": "x"}, None))["prompt"] == "Think.?"
 
 
 CALLER = """

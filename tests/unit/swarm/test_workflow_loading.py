@@ -3,17 +3,19 @@ and `swarm run` on such a file exits 2 at once."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import subprocess
 import sys
 import textwrap
 import time
+import uuid
 from pathlib import Path
 
 import pytest
 
 from swarm.errors import WorkflowError
-from swarm.workflow import TaskCycle, load_workflow
+from swarm.workflow import TaskCycle, code_version, load_workflow
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -69,6 +71,63 @@ def test_a_workflow_may_import_a_module_beside_it(tmp_path):
     write(tmp_path, "my_rewards", "def score(text):\n    return 1.0\n")
     path = write(tmp_path, "uses_sibling", "from my_rewards import score\n" + GOOD)
     assert load_workflow(path).module.score("x") == 1.0
+
+
+PARAMS_WORKFLOW = """
+PARAMS = {{"system_prompt": "Answer."}}
+import {helper}
+
+def tasks(split="train"):
+    return [{{"id": "a"}}]
+
+async def rollout(task, episode):
+    return {helper}.system_prompt()
+"""
+PARAMS_HELPER = """
+import {agent}
+from {agent} import PARAMS
+
+def system_prompt():
+    return PARAMS["system_prompt"], {agent}.PARAMS["system_prompt"]
+"""
+
+
+def test_a_module_beside_the_workflow_that_imports_it_gets_the_module_swarm_runs(tmp_path):
+    # the study's wrapper sets an arm's values into the loaded module's PARAMS: a helper's
+    # `from my_agent import PARAMS` must be that dict, not a second copy's defaults
+    agent, helper = (f"{kind}_{uuid.uuid4().hex[:8]}" for kind in ("agent", "prompts"))
+    write(tmp_path, helper, PARAMS_HELPER.format(agent=agent))
+    path = write(tmp_path, agent, PARAMS_WORKFLOW.format(helper=helper))
+    workflow = load_workflow(path)
+    workflow.module.PARAMS.update({"system_prompt": "Think step by step."})
+    assert asyncio.run(workflow.rollout({"id": "a"}, None)) == ("Think step by step.",) * 2
+    assert sys.modules[agent] is workflow.module
+    assert workflow.helper_files == ((tmp_path / f"{helper}.py").resolve(),)  # not itself
+    assert workflow.code_version == code_version(
+        path.read_bytes(), {f"{helper}.py": (tmp_path / f"{helper}.py").read_bytes()}
+    )
+
+
+@pytest.mark.parametrize("name", ["json", "swarm", "tabnanny"])
+def test_a_workflow_named_like_a_module_loads_and_leaves_that_module_alone(tmp_path, name):
+    # json: the standard library's, imported; swarm: ours, imported; tabnanny: the standard
+    # library's, not imported yet. An import of the name keeps meaning what it meant
+    before = sys.modules.get(name)
+    path = write(tmp_path, name, GOOD)
+    assert list(load_workflow(path).tasks("train")) == [{"id": "a"}]
+    assert sys.modules.get(name) is before
+    if before is not None:
+        assert Path(before.__file__).resolve() != path.resolve()
+
+
+def test_a_workflow_that_raises_at_import_leaves_no_module_under_its_name(tmp_path):
+    name = f"broken_{uuid.uuid4().hex[:8]}"
+    path = write(tmp_path, name, "import json\nraise RuntimeError('no config found')\n")
+    with pytest.raises(WorkflowError) as raised:
+        load_workflow(path)
+    assert name not in sys.modules
+    shown = str(raised.value)
+    assert "swarm/workflow.py" not in shown and f'"{path}", line 2' in shown  # its frames only
 
 
 def test_an_async_callable_object_is_an_async_rollout(tmp_path):
