@@ -32,6 +32,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from researcher.headroom import ceiling_words
 from researcher.intervals import (
     LEVEL,
     ONE_SEED_INTERVAL,
@@ -350,6 +351,12 @@ def analyse(
         summary += " " + horizon_words
     short_words, unequal = _stopped_short_words(design, by_arm)
     summary += short_words
+    caveats = [f"Caveat: {unequal}."] if unequal else []
+    if control and control in means and (ceiling := ceiling_words(
+        design, control, means[control], by_arm[control]
+    )):  # fmt: skip
+        summary += f" {ceiling}."
+        caveats.append(f"{ceiling}.")
     summary += units_words
     if pilot_failed:
         summary += " " + _pilot_failed_words(design)
@@ -369,7 +376,7 @@ def analyse(
         baseline_model=baseline.run if baseline else None,
         learned=learned,
         failed_runs=failed_runs,
-        unequal_training=unequal,
+        caveats=caveats,
     )
 
 

@@ -57,8 +57,8 @@ def plain_answer(framing: Framing, design: Design, analysis: Analysis) -> str:
     else:
         comparison = words.key_comparison()
         body = words.comparison(comparison) if comparison else words.no_comparison()
-    if analysis.unequal_training and verdict != "not_testable":
-        body += f" Caveat: {analysis.unequal_training}."
+    if verdict != "not_testable":
+        body += "".join(f" {caveat}" for caveat in analysis.caveats)
     return f"{OPENING[verdict]}: {body}"
 
 

@@ -306,9 +306,9 @@ class Analysis(BaseModel):
     # set when every run failed before it produced a score (why, in words): the verdict is
     # then "not_testable" for that reason, not because no arm learned
     failed_runs: str | None = None
-    # set when the arms' scored runs reached different shares of their planned steps (runs
-    # stopped early): that in words, which the answer repeats as a caveat
-    unequal_training: str | None = None
+    # what limits the verdict, as sentences the plain answer repeats after it: arms trained
+    # unequal lengths (runs stopped early), a control at the ceiling of held-out accuracy
+    caveats: list[str] = Field(default_factory=list)
     # the plain-language answer for the top of the report: "Yes: …, because …" / "No: …" /
     # "Can't tell: …"
     answer: str = ""

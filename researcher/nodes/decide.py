@@ -4,8 +4,9 @@ A planner whose `decide` takes `round_cost_s` is told what the next look really 
 seeds it adds, at the run cost the pilot measured) rather than guessing a flat figure, so
 budget that pays for another look is spent; one that takes `design` gets the round's design
 (its look and number of looks). After a pilot round nothing is decided — the comparison is
-designed next — unless the budget left cannot pay for its first look: then the study
-concludes, not tested.
+designed next — unless the budget left cannot pay for its first look, or the pilot's
+control already sits so near the ceiling (floor) of held-out accuracy that no treatment
+could show the smallest effect that counts: then the study concludes, not tested.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from langgraph.runtime import Runtime
 from experiments_db import crud
 from researcher import pilot as piloting
 from researcher.context import StudyContext
+from researcher.headroom import no_room
 from researcher.nodes.common import design_of, framing_of, hypothesis_of
-from researcher.plan import Analysis, Decision, Design, Pilot
+from researcher.plan import Analysis, Decision, Design, Pilot, RunResult
 from researcher.planner import budget
 from researcher.state import StudyState
 
@@ -66,6 +68,19 @@ def decide(state: StudyState, runtime: Runtime[StudyContext]) -> dict:
         update["outcome"] = "concluded"
         ctx.event("decide", "decision", f"conclude: {decision.conclusion}", reason=decision.reason)
     return update
+
+
+def _no_room_after_pilot(state: StudyState) -> str | None:
+    """Why the comparison could not support the hypothesis whatever the treatment does: the
+    pilot's control already sits at the ceiling (or floor) of held-out accuracy, nearer to
+    it than the smallest effect that counts (`headroom.no_room`); None otherwise."""
+    if not state.get("planned") or not state.get("results"):
+        return None
+    planned = Design.model_validate(state["planned"])
+    control = next((a.name for a in planned.arms if a.role == "control"), None)
+    runs = [RunResult.model_validate(r) for r in state["results"][-1]]
+    runs = [r for r in runs if r.arm == control and r.status == "finished" and r.eval_outcomes]
+    return no_room(planned, runs)
 
 
 def _comparison_unaffordable(ctx: StudyContext, state: StudyState) -> str | None:
@@ -128,7 +143,7 @@ def after_pilot(ctx: StudyContext, state: StudyState) -> dict:
     — unless the budget left cannot pay for one run of each treatment seed the comparison's
     first look needs at the cost the pilot measured: such runs would be stopped before they
     answer anything, so the study concludes with what the pilot found."""
-    short = _comparison_unaffordable(ctx, state)
+    short = _no_room_after_pilot(state) or _comparison_unaffordable(ctx, state)
     if short is not None:
         decision = Decision(action="conclude", reason=short, conclusion=f"Not tested: {short}")
         ctx.event("decide", "decision", f"conclude: {short}")

@@ -500,11 +500,12 @@ def test_arms_stopped_at_different_shares_of_their_steps_are_named_in_summary_an
     assert a.verdict == "supported"
     assert "Caveat: 3 of 6 scored runs stopped before their planned steps (arm1 seed 0 at step 8 of 20" in a.summary  # fmt: skip
     assert spent in a.summary
-    assert a.unequal_training is not None and "arm0 100%, arm1 40%" in a.unequal_training
+    (caveat,) = a.caveats
+    assert caveat.startswith("Caveat: the arms trained") and "arm0 100%, arm1 40%" in caveat
     framing = Framing(question="does 4e-5 help?", family="learning_rate", summary="lr",
                       model="tiny", planner="template")  # fmt: skip
     answer = plain_answer(framing, design(levels=(1e-5, 4e-5)), a)
-    assert answer.startswith("Yes") and f"Caveat: {a.unequal_training}." in answer
+    assert answer.startswith("Yes") and caveat in answer
 
 
 def test_arms_cut_equally_or_runs_that_reached_their_steps_get_no_unequal_caveat():
@@ -514,11 +515,11 @@ def test_arms_cut_equally_or_runs_that_reached_their_steps_get_no_unequal_caveat
     a = analyse(design(), cut)
     assert "Caveat: 6 of 6 scored runs stopped" in a.summary
     assert "compared after shorter training than planned" in a.summary
-    assert a.unequal_training is None
+    assert a.caveats == []
     # a run two steps short of 20 (within a tenth) reached its steps: nothing is said
     full = [_with_curve(accuracy_run(rng, f"arm{i}", s, 0.5), 18) for i in (0, 1) for s in range(3)]
     b = analyse(design(), full)
-    assert "Caveat" not in b.summary and b.unequal_training is None
+    assert "Caveat" not in b.summary and b.caveats == []
 
 
 def test_learning_speed_as_an_area_leaves_short_runs_to_the_common_horizon():
@@ -527,4 +528,4 @@ def test_learning_speed_as_an_area_leaves_short_runs_to_the_common_horizon():
     results += [curve_run(rng, "arm1", s, 0.2, steps=14) for s in range(3)]
     a = analyse(design("learning_speed", min_effect=0.05), results)
     assert "the steps every scored run reached" in a.summary
-    assert "stopped before their planned steps" not in a.summary and a.unequal_training is None
+    assert "stopped before their planned steps" not in a.summary and a.caveats == []

@@ -159,3 +159,31 @@ def test_a_pilot_that_leaves_too_little_budget_for_the_comparison_concludes_with
     decisions = _events(harness, "decide")
     assert any("the budget left cannot pay for the comparison" in d for d in decisions)
     assert harness.study().status == "finished" and harness.report_row() is not None
+
+
+@pytest.mark.slow
+def test_a_pilot_control_at_the_ceiling_concludes_that_no_treatment_could_show_the_effect(harness):
+    """The pilot's control solves every one of its 128 held-out items: even the low end of
+    its interval (0.971) leaves less room than the smallest effect that counts (0.05), so
+    no treatment could be "supported" — the study says so instead of training one."""
+    harness.planner.plan = _two_seed_design().model_copy(update={"eval_episodes": 64})
+    _scores(harness, trained=[1.0] * 64, untrained=[0.0] * 64)
+    harness.create(pilot=True, seeds=2)
+    assert harness.drive() == 0
+
+    assert all("-r1-control-" in name for name in harness.gateway.created)  # the pilot alone
+    decisions = _events(harness, "decide")
+    assert any("already score 1.000 held-out (128 items" in d for d in decisions), decisions
+    assert any("could not support the hypothesis on this task (its ceiling)" in d
+               for d in decisions)  # fmt: skip
+    report = harness.report_row()
+    assert harness.study().status == "finished" and report is not None
+
+
+@pytest.mark.slow
+def test_a_pilot_control_with_room_left_goes_on_to_the_comparison(harness):
+    harness.planner.plan = _two_seed_design().model_copy(update={"eval_episodes": 64})
+    _scores(harness, trained=[1.0] * 58 + [0.0] * 6, untrained=[0.0] * 64)  # 0.906
+    harness.create(pilot=True, seeds=2)
+    assert harness.drive() == 0
+    assert any("-r2-mixed-" in name for name in harness.gateway.created)
