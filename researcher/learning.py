@@ -71,6 +71,14 @@ BASELINE_STATUS = "baseline"
 DEFAULT_MARGIN = 0.05  # held-out gain that counts when the design's min_effect is on another scale
 
 
+# training reward up, held-out below the untrained model: in words, beside the verdict
+DIVERGED = (
+    "the training reward rose while held-out accuracy fell below the untrained model's: the "
+    "policy fit the training tasks or exploited the reward (check the rollouts' answers), "
+    "it did not learn the task"
+)
+
+
 def is_baseline(result: RunResult) -> bool:
     return result.status == BASELINE_STATUS
 
@@ -233,10 +241,14 @@ def _learned_or_not(
             verdict = "learned"
         elif high < 0:
             verdict, words[0] = "did not learn", words[0] + ", below the untrained policy"
+            if rising:  # what it learned in training cost it on new items
+                words.append(DIVERGED)
         elif gain < margin and not rising:
             verdict = "did not learn"
         else:
             verdict = "unclear"
+            if rising and gain < margin:
+                words.append("the training reward rose but held-out accuracy did not follow")
     elif scored or trend is not None:
         if scored:
             fields["heldout"] = float(np.mean([heldout_metric(r) for r in scored]))

@@ -75,7 +75,9 @@ def test_an_arm_clearly_above_the_baseline_learned():
 
 def test_a_rising_training_reward_the_held_out_score_does_not_show_is_unclear():
     runs = [run("mixed", s, 0.10, 0.0, 0.5) for s in (0, 1)]
-    assert learned_or_not(design(), runs, BASELINE).verdict == "unclear"
+    verdict = learned_or_not(design(), runs, BASELINE)
+    assert verdict.verdict == "unclear"
+    assert "the training reward rose but held-out accuracy did not follow" in verdict.reason
 
 
 def test_an_arm_below_the_untrained_policy_did_not_learn():
@@ -83,6 +85,15 @@ def test_an_arm_below_the_untrained_policy_did_not_learn():
     runs = [run("mixed", s, 0.1, 0.3, 0.3) for s in (0, 1)]
     verdict = learned_or_not(design(), runs, base)
     assert verdict.verdict == "did not learn" and "below the untrained policy" in verdict.reason
+    assert "exploited the reward" not in verdict.reason  # its training reward stayed flat
+
+
+def test_a_training_reward_that_rose_while_held_out_fell_below_the_untrained_model_is_named():
+    base = baseline_result("tiny", outcomes(0.7))
+    runs = [run("mixed", s, 0.1, 0.1, 0.8) for s in (0, 1)]
+    verdict = learned_or_not(design(), runs, base)
+    assert verdict.verdict == "did not learn"
+    assert "the policy fit the training tasks or exploited the reward" in verdict.reason
 
 
 def test_without_a_baseline_only_a_rising_curve_says_learned_and_a_flat_one_is_unclear():
