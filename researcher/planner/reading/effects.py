@@ -103,7 +103,9 @@ def equivalence_margin(q: Question, outcome: str) -> float | None:
 # scale"; group 1, 2 or 3: its top
 STATED_SCALE = re.compile(
     r"\b(?:0|zero) ?(?:-|–|to) ?(\d+(?:\.\d+)?)(?= (?:rubric|scale|score|reward|points?)\b)|"
-    r"\bout of (\d+(?:\.\d+)?)\b|\b(\d+)[- ]point (?:rubric|scale)\b"
+    r"\bout of (\d+(?:\.\d+)?)\b|\b(\d+)[- ]point (?:rubric|scale)\b|"
+    # "my agent's rubric score (0-10)": the scale in brackets after the score
+    r"\b(?:rubric|scale|score|reward|rating)s? \((?:0|zero) ?(?:-|–|to) ?(\d+(?:\.\d+)?)\)"
 )
 
 _PERCENT = re.compile(r"%|percent|\bpp\b")

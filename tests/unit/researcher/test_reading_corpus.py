@@ -1553,6 +1553,8 @@ CORPUS: list[Q] = [
     Q('does sampling at 0.3 instead of 0.7 help my agent?', 'workflow:temperature', [0.7, 0.3], 'workflow', H, G, params={'temperature': 0.7, 'max_attempts': 3}),
     Q('does training on a 5x5 board help?', 'workflow:board_size', [3, 5], 'workflow', H, G, params=GAME),
     Q('is a 5x5 board better than 3x3?', 'workflow:board_size', [3, 5], 'workflow', H, G, params=GAME),
+    # a scale in brackets after the score: the smallest effect in its units, as written
+    Q("does style=casual improve my agent's rubric score (0-10) by at least 1 point?", 'workflow:style', ['formal', 'casual'], 'workflow', H, G, params={'judge_model': 'gpt-4o-mini', 'style': 'formal', 'max_words': 150}, extra={'min_effect': 1.0}),
 ]
 # fmt: on
 
