@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from researcher.errors import EmptyQuestion, ResearcherError, UnreadableQuestion
+from researcher.errors import EmptyQuestion, ResearcherError, UnmappableQuestion, UnreadableQuestion
 from researcher.plan import MARGIN_DIRECTIONS, Reading
 from researcher.planner.catalogue import (
     FACTORS,
@@ -87,7 +87,15 @@ def read_question(
             "tasks('test'), so `tasks(split)` must yield tasks for split='test' (and keep them "
             "apart from split='train')"
         )
-    return _read(_question(original, list(served_models), workflow_params))
+    try:
+        return _read(_question(original, list(served_models), workflow_params))
+    except UnmappableQuestion:
+        raise
+    except Exception as error:  # a reader bug must not crash `plan`/`start` with a traceback
+        raise UnreadableQuestion(
+            f"the reader failed on this question ({type(error).__name__}: {error}) — a bug in "
+            "swarmrl; please report it with the question. Asking it in fewer sentences may read"
+        ) from error
 
 
 # a labelled part of a question written as a list, inline: "* factor: lr * levels: 1e-5,

@@ -353,7 +353,10 @@ def _fold(
         for m in mentions
         if (m.kind == "model" and "" in asked) or (m.kind == "aside" and m.key == "task_size")
     ]
-    start = min(m.start for m in named + tasks_named + sized + _number_mentions(body, mentions))
+    starts = [m.start for m in named + tasks_named + sized + _number_mentions(body, mentions)]
+    if not starts:  # "Accuracy with GRPO was 0.51.": a result seen, nothing to fold
+        return
+    start = min(starts)
     start = _with_word_value(body, start, named, params)
     # "we train without gradient clipping": the setting taken away, as "no gradient clipping"
     if removal := re.search(r"\b(?:without|no)\s+(?:any\s+|the\s+|a\s+)?$", body[:start]):

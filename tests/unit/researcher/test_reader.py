@@ -361,7 +361,8 @@ def test_any_jumble_of_catalogue_words_reads_or_is_refused_never_crashes() -> No
         for params in (None, {"system_prompt": "Be helpful.", "n": 3}):
             try:
                 got = read_question(question, served_models=SERVED, workflow_params=params)
-            except ResearcherError:
+            except ResearcherError as error:  # a refusal, never a reader bug turned into one
+                assert "the reader failed on this question" not in str(error), question
                 continue
             read += 1
             checked = check_reading(got, served_models=SERVED, workflow_params=params)
@@ -376,3 +377,23 @@ def test_a_dr_grpo_reading_says_only_its_advantage_is_varied():
     plain = read_question("does std normalization of advantages help on chain_sum?",
                           served_models=[SMOL])  # fmt: skip
     assert not any("Dr. GRPO" in a for a in plain.assumptions)
+
+
+def test_a_result_sentence_naming_only_a_level_reads_and_a_reader_bug_is_a_clear_refusal(
+    monkeypatch,
+):
+    """ "Accuracy with GRPO was 0.51." once crashed `researcher plan` with a ValueError
+    traceback; any such bug now reads as a refusal that says what failed."""
+    reading = read_question(
+        "Is RLOO better than GRPO? Accuracy with GRPO was 0.51.", served_models=[SMOL]
+    )
+    assert (reading.factor, reading.levels) == ("algorithm", ["grpo", "rloo"])
+
+    def broken(*args, **kwargs):
+        raise ValueError("min() arg is an empty sequence")
+
+    monkeypatch.setattr("researcher.planner.reading.read._read", broken)
+    with pytest.raises(
+        UnreadableQuestion, match=r"the reader failed on this question \(ValueError"
+    ):
+        read_question("does lr 1e-4 help chain_sum?", served_models=[SMOL])
