@@ -1072,6 +1072,13 @@ def _check_param_level(key: str, default: Any, level: Level) -> Level:
             f"workflow:{key} level {level!r} is not a {expected.__name__} like its "
             f"default {default!r}"
         )
+    sampling = FACTORS.get(key.lower()) if key.lower() in ("temperature", "max_tokens") else None
+    if sampling is not None and isinstance(level, int | float) and not sampling.in_bounds(level):
+        # the workflow passes it to the policy's chat call: the gateway would refuse every one
+        raise ResearcherError(
+            f"workflow:{key} level {level:g} is out of bounds: as the policy's sampling "
+            f"{key.lower()} it must be {sampling.bounds_text()}"
+        )
     return level
 
 

@@ -192,7 +192,7 @@ _ASIDES = (  # number phrases that are not levels: (kind, regex)
     # a result reported: "KL 0.1 gave 0.3", "lr 1e-4 got 0.4", "group size 8 scored 0.5"
     (
         "observed",
-        r"(?:gave|gives|got|gets|scored|scores|yielded|yields)(?: us| me)?"
+        r"(?:gave|gives|got|gets|scored|scores|yielded|yields|(?<=we )get|(?<=i )get)(?: us| me)?"
         r"(?: an?| only| about| around)? (\d*\.?\d+)(%?)"
         # not a count of something the run is given: "gets 7 guesses per game", "4 turns"
         r"(?! ?(?:x\b|times|steps?|guesses|turns|tries|attempts|moves|rounds|tokens|samples|"
@@ -360,6 +360,9 @@ def _param_patterns(params: dict[str, Any]) -> list[tuple[re.Pattern[str], str, 
                 patterns.append((_compile(synonym), "param", WORKFLOW_PREFIX + key, None))
         for alias in _param_aliases(words):
             patterns.append((_compile(alias), "param", WORKFLOW_PREFIX + key, None))
+        if len(words) >= 2 and words[-1] in ("s", "ms", "sec", "secs", "seconds", "mins"):
+            # "timeout" for timeout_s: the unit is no word a question writes
+            patterns.append((_compile(" ".join(words[:-1])), "param", WORKFLOW_PREFIX + key, None))
         if len(words) == 2 and words[1] == "size":
             # "a 5x5 board" is board_size 5: the noun after its side squared
             side = rf"\d+ ?[x×] ?\d+ {words[0]}s?"

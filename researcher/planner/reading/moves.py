@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from researcher.planner.reading.mentions import Mention
+from researcher.planner.reading.sentences import outside_asking
 
 _DEFAULT_NAMED = re.compile(r"\b(?:the|its|our|my) (?:current |usual )?default\s+(?:\S+\s+)?$")
 
@@ -115,7 +116,8 @@ _REMOVAL = re.compile(
     r"\b(?:remov\w*|drop(?:s|ped|ping)?|without|disabl\w*|turn(?:s|ed|ing)? off|"
     r"switch(?:es|ed|ing)? off|not using|skip(?:s|ped|ping)?|omit\w*|forgo\w*|"
     r"leav(?:e|es|ing) out|hid(?:e|es|ing)|no|(?:the )?(?:absence|lack) of|lacking)\s+"
-    r"(?:the\s+|a\s+|an\s+|any\s+)?$"
+    # "turning off the unit tests": one word of its own before the setting's name
+    r"(?:the\s+|a\s+|an\s+|any\s+)?(?:(?!more\b|less\b|fewer\b|than\b|longer\b)[a-z][a-z-]*\s+)?$"
 )
 
 # a removal word that names the level compared against ("better than no weight decay"):
@@ -123,7 +125,9 @@ _REMOVAL = re.compile(
 CONTRASTED_REMOVAL = re.compile(
     r"\b(?:than|compared (?:with|to)|vs\.?|versus|instead of|rather than|relative to|"
     r"against|over|as (?:good|well|accurate|fast|effective|high) as|"
-    r"within \S+ (?:\w+ )?(?:steps?|points?|%|percent) of)\s+(?:\S+\s+)?$"
+    r"within \S+ (?:\w+ )?(?:steps?|points?|%|percent) of)\s+(?:\S+\s+)?"
+    # "relative to 0.3 accuracy without KL": the score seen there, then how
+    r"(?:(?:0?\.\d+|\d+%)\s+(?:accuracy|reward|score|success)\s+)?$"
 )
 
 
@@ -140,6 +144,8 @@ def takes_away(text: str, mentions: list[Mention]) -> bool:
     if mentions and _REMOVES_IT.search(text):
         return True
     for m in mentions:
+        if outside_asking(text, m.start):
+            continue  # "We've seen 0.3 accuracy without KL.": how it was, not what is asked
         if re.search(
             r"\b(?:turn|switch)\w*\s+(?:the\s+|our\s+|my\s+)?$", text[: m.start]
         ) and re.match(

@@ -208,11 +208,42 @@ _HAPPENED_AFTER = re.compile(
 )
 
 
+# a score seen: "0.41", "30%", "0.35 -> 0.62", "(0.00 -> 0.01)"
+_SCORE = re.compile(r"(?<![\w.e-])(?:0?\.\d+|1\.0+|\d{1,3}(?:\.\d+)?%)(?![\w.])")
+
+
+def _result_at(text: str, at: int) -> bool:
+    """Whether the step count at `at` is where a result was seen: "after 40 steps", "in 20
+    steps" in a sentence of setup that reports a score ("We got 0.5 after 40 steps.",
+    "Baseline accuracy is 0.31 after 20 steps."), not the asking sentence's run length."""
+    span = asking_span(text)
+    if span is not None and not outside_asking(text, at):
+        return False
+    if span is not None and re.search(
+        r"\b(?:beat|match|exceed|improve on|top|do better than)\s+(?:that|this|it)\b",
+        text[span[0] : span[1]],
+    ):
+        return False  # "… 0.68 after 20 steps. Does lr 5e-5 beat that?": at the same steps
+    ends = [m.end() for m in re.finditer(r"[.?!;](?=\s)", text[:at])]
+    before = text[ends[-1] if ends else 0 : at]
+    if asking_span(text) is None and "?" in text[at:]:
+        return False  # one sentence: the question itself
+    seen = _SCORE.search(before) or re.search(
+        r"\b(?:got|gets|scor\w*|reach\w*|solv\w*|crack\w*|hit\w*|achiev\w*|was|were|sits?|"
+        r"stays?|climb\w*|rose|rises|went|goes)\b",
+        before,
+    )
+    return bool(seen) and bool(
+        re.search(r"\b(?:after|in|by|at|around|over)\s+(?:the\s+first\s+|about\s+)?$", before)
+    )
+
+
 def read_outcome(q: Question, factor: str) -> tuple[str, float | None]:
     """The outcome and, for steps to a reward, its threshold; sets `q.steps` when the
     question fixes them ("within 20 steps")."""
     within = [m for m in q.of("aside", "within_steps")
-              if not _HAPPENED_AFTER.search(q.text[max(0, m.start - 40) : m.start + 7])]  # fmt: skip
+              if not _HAPPENED_AFTER.search(q.text[max(0, m.start - 40) : m.start + 7])
+              and not _result_at(q.text, m.start)]  # fmt: skip
     if within:
         q.steps = int(within[0].groups[0])
     for m in q.of("aside", "at_step"):  # "the training reward at step 20": the run's length
@@ -225,7 +256,9 @@ def read_outcome(q: Question, factor: str) -> tuple[str, float | None]:
             q.steps = q.steps or int(m.groups[0])
     for m in q.of("aside", "steps_n"):
         if factor != "max_steps" and q.steps is None:
-            if _HAPPENED_AFTER.search(q.text[max(0, m.start - 40) : m.start]):
+            if _HAPPENED_AFTER.search(q.text[max(0, m.start - 40) : m.start]) or _result_at(
+                q.text, m.start
+            ):
                 continue  # "our runs stall after 10 steps": what happened, not the length
             q.steps = int(m.groups[0])
     outcome = "heldout_accuracy"
@@ -268,7 +301,12 @@ def read_outcome(q: Question, factor: str) -> tuple[str, float | None]:
     if factor == "max_steps" and outcome == "learning_speed" and how_many:
         outcome = "heldout_accuracy"  # the steps are the factor: accuracy after each
     # "within 3 steps of GRPO": a margin in steps is on the steps to a training reward
-    if (within or q.of("aside", "margin_steps")) and outcome == "heldout_accuracy":
+    if (
+        (within or q.of("aside", "margin_steps"))
+        and outcome == "heldout_accuracy"
+        # "does a KL of 0.1 hurt accuracy within 30 steps?": accuracy named, after 30 steps
+        and (q.of("aside", "margin_steps") or not _ACCURACY_WORD.search(q.masked))
+    ):
         outcome = "learning_speed"
     fewer = _FEWER_STEPS.search(q.text)
     if fewer and factor != "max_steps" and outcome == "heldout_accuracy":
@@ -426,14 +464,18 @@ _WHICH_ASKS = (
 
 
 def _question_sentence(text: str) -> str:
-    """The sentence that asks, when a sentence of context before it has its own direction
-    words ("Our runs are slow. Would doubling the lr speed up learning?": the context's
-    "slow" is no direction) and the asking sentence has some; else `text`."""
+    """The sentence that asks, when a sentence of context before or after it has its own
+    direction words ("Our runs are slow. Would doubling the lr speed up learning?", "Does
+    weight decay 0.05 help? Last time 0.1 made things worse.": the context's "slow" and
+    "worse" are no direction) and the asking sentence has some; else `text`."""
     span = asking_span(text)
-    start = span[0] if span else 0
-    asking = text[start:]
-    if start and re.search(DIRECTION_WORDS, asking) and re.search(DIRECTION_WORDS, text[:start]):
-        return " " * start + asking
+    if span is None:
+        return text
+    start, end = span
+    asking = text[start:end]
+    context = text[:start] + " " + text[end:]
+    if re.search(DIRECTION_WORDS, asking) and re.search(DIRECTION_WORDS, context):
+        return " " * start + asking + " " * (len(text) - end)
     return text
 
 

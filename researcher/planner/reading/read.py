@@ -41,7 +41,7 @@ from researcher.planner.reading.mentions import Mention, blank_mentions, scan
 from researcher.planner.reading.moves import TOO
 from researcher.planner.reading.numbers import plain_numbers, written_numbers
 from researcher.planner.reading.outcome import comparisons_in_words, read_direction, read_outcome
-from researcher.planner.reading.question import EXAMPLE_QUESTIONS, Question
+from researcher.planner.reading.question import EXAMPLE_QUESTIONS, Question, how_to_ask
 from researcher.planner.reading.sentences import outside_asking
 from researcher.planner.reading.setup import read_setup
 from researcher.planner.reading.spelling import spelling_fixed
@@ -112,6 +112,17 @@ _SETUP_BULLETS = re.compile(
 )
 
 
+def _unshipped(text: str, m: Mention) -> str:
+    """The refusal of a benchmark this planner does not ship, with its offline twin."""
+    twin = _OFFLINE_TWINS.get(m.key)
+    return (
+        f"{text[m.start : m.end]!r} is not a task this planner ships (it ships "
+        f"{tasks_in_words()}); "
+        + (f"{twin}; " if twin else "")
+        + "study your own agent on it with --workflow FILE"
+    )
+
+
 def _question(question: str, served: list[str], params: dict[str, Any] | None) -> Question:
     """The question ready to read: a misspelt setting's name spelled right, the held
     settings taken out of its text (each said), its mentions found."""
@@ -127,6 +138,12 @@ def _question(question: str, served: list[str], params: dict[str, Any] | None) -
     )
     if params is not None:  # a quoted prompt is a PARAM's value: no setting is read in it
         text = re.sub(r'"[^"]*"|“[^”]*”', lambda m: '"' + " " * (len(m.group(0)) - 2) + '"', text)
+    if params is None:  # "We train on gsm8k with lr 2e-5.": setup may fold the name away
+        for m in scan(text, params):
+            if m.kind == "unshipped":
+                raise UnreadableQuestion(
+                    f"cannot read {question!r}: {_unshipped(text, m)}. {how_to_ask(params)}"
+                )
     text, setup_notes = read_setup(text, params)
     try:
         text, lora_lr = lora_lr_named(text)
@@ -284,13 +301,7 @@ def _read(q: Question) -> Reading:
         )
     for m in q.of("unshipped"):
         if q.params is None:
-            twin = _OFFLINE_TWINS.get(m.key)
-            raise q.unreadable(
-                f"{q.text[m.start : m.end]!r} is not a task this planner ships (it ships "
-                f"{tasks_in_words()}); "
-                + (f"{twin}; " if twin else "")
-                + "study your own agent on it with --workflow FILE"
-            )
+            raise q.unreadable(_unshipped(q.text, m))
     for m in q.of("unsupported"):
         named = q.text[m.start : m.end]
         why = ""

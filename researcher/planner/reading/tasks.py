@@ -26,6 +26,7 @@ from researcher.planner.catalogue import (
 )
 from researcher.planner.reading.mentions import Mention
 from researcher.planner.reading.question import Question
+from researcher.planner.reading.sentences import asking_span, outside_asking
 from researcher.planner.reading.spelling import near_task
 
 # a mixing question that names no task at all ("does multi-task mixing help?") is studied on
@@ -61,7 +62,7 @@ def level_beside(text: str, start: int, end: int, words: str) -> str | None:
         return before.group(1)
     after = text[end:]
     for pattern in (
-        rf"^\s*\(\s*(?:level\s+|category\s+)?({words})\s*\)",
+        rf"^\s*\(\s*(?:level\s+|category\s+)?({words}){_LEVEL_SUFFIX}?\s*\)",
         rf"^\s*,?\s*(?:(?:at|on|with|in)\s+)?(?:the\s+|its\s+)?(?:level|difficulty|category)"
         rf"\s*[:=]?\s*[\"']?({words})(?![\w-])",
         rf"^\s*,?\s*(?:at|on|with|in)\s+(?:the\s+|its\s+|an?\s+)?[\"']?({words})[\"']?"
@@ -254,6 +255,18 @@ def read_task_levels(q: Question, task: str, tasks: list[str]) -> dict[str, str]
             )
         found[m.key] = level
     judged = task_info(task)
+    if judged is not None and judged.levels:
+        # "At the tiny level, does lr 5e-5 help countdown?": the asking sentence's level,
+        # away from the task's name, over one a sentence of setup named
+        own = "|".join(level_pattern(level, judged) for level in judged.levels)
+        span = asking_span(q.text) or (0, len(q.text))
+        asked = re.search(
+            rf"\b(?:at|on|with|in)\s+(?:the\s+|its\s+)?({own}){_LEVEL_SUFFIX}(?![\w-])",
+            q.text[span[0] : span[1]],
+        )
+        where = [m.start for m in q.of("task") if m.key == task]
+        if asked and (task not in found or all(outside_asking(q.text, p) for p in where)):
+            found[task] = spelled_level(asked.group(1), judged)
     if judged is not None and task not in found and judged.level_words:
         # a level's own words away from the task's name: "on bfcl, does lr 5e-5 help
         # parallel calls?"

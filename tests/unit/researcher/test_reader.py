@@ -397,3 +397,20 @@ def test_a_result_sentence_naming_only_a_level_reads_and_a_reader_bug_is_a_clear
         UnreadableQuestion, match=r"the reader failed on this question \(ValueError"
     ):
         read_question("does lr 1e-4 help chain_sum?", served_models=[SMOL])
+
+
+def test_two_workflow_params_at_once_are_refused_even_when_one_is_named_without_its_unit():
+    """ "timeout 30" names timeout_s: before, 30 became a second level of max_attempts."""
+    params = {"max_attempts": 3, "run_tests": True, "timeout_s": 10.0}
+    with pytest.raises(
+        UnreadableQuestion, match=r"2 settings \(workflow:max_attempts, workflow:timeout_s\)"
+    ):
+        read_question("Does max_attempts 5 with timeout 30 help my agent?", served_models=[SMOL],
+                      workflow_params=params)  # fmt: skip
+
+
+def test_a_workflow_temperature_out_of_the_sampling_bounds_is_refused():
+    params = {"top_k": 4, "temperature": 0.7}
+    with pytest.raises(UnreadableQuestion, match="as the policy's sampling temperature"):
+        read_question("Does temperature 5 help my agent?", served_models=[SMOL],
+                      workflow_params=params)  # fmt: skip

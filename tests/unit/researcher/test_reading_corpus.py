@@ -1553,6 +1553,23 @@ CORPUS: list[Q] = [
     Q('does sampling at 0.3 instead of 0.7 help my agent?', 'workflow:temperature', [0.7, 0.3], 'workflow', H, G, params={'temperature': 0.7, 'max_attempts': 3}),
     Q('does training on a 5x5 board help?', 'workflow:board_size', [3, 5], 'workflow', H, G, params=GAME),
     Q('is a 5x5 board better than 3x3?', 'workflow:board_size', [3, 5], 'workflow', H, G, params=GAME),
+    # probe 16: a step count where a result was seen is no run length; results fold no level
+    Q('Does lr 5e-5 help chain_sum? We got 0.5 after 40 steps.', 'lr', [2e-5, 5e-5], 'chain_sum', H, G, extra={'steps': None}),
+    Q('Our model scores 0.68 on chain_sum after 20 steps. Does lr 3e-5 help?', 'lr', [2e-5, 3e-5], 'chain_sum', H, G, extra={'steps': None}),
+    Q('Setup: mastermind at the tiny level, 6 guesses, merge=timeline, GRPO. The model cracks 30% of codes after 40 steps. Does tree merging beat timeline?', 'merge', ['timeline', 'tree'], 'mastermind', H, G, extra={'steps': None}),
+    Q('We keep staleness at 1 and lr at 2e-5. Our chain_sum accuracy stalls at 0.6 after 15 steps. Would dropping stale samples entirely help?', 'max_staleness', [1, 0], 'chain_sum', H, G, extra={'steps': None, 'held': {'lr': 2e-5}}),
+    Q("Does a KL of 0.05 help countdown at lr 5e-5? We've seen 0.3 accuracy without KL.", 'kl_coef', [0.0, 0.05], 'countdown', H, G, extra={'held': {'lr': 5e-5}}),
+    Q('Does a KL of 0.05 help countdown? Without KL we get 0.3.', 'kl_coef', [0.0, 0.05], 'countdown', H, G),
+    Q('Is RLOO better than GRPO on letter counting? We use 8 samples per prompt and lr 3e-5. Accuracy with GRPO was 0.51.', 'algorithm', ['grpo', 'rloo'], 'letter_counting', H, G, extra={'held': {'lr': 3e-5, 'group_size': 8}}),
+    Q('Does weight decay 0.05 help letter counting? Last time weight decay 0.1 made things worse.', 'weight_decay', [0.0, 0.05], 'letter_counting', H, G),
+    Q('Does a KL of 0.1 hurt accuracy on countdown within 30 steps?', 'kl_coef', [0.0, 0.1], 'countdown', H, L, extra={'steps': 30}),
+    # a task's level in brackets, or in the asking sentence away from its name
+    Q('The countdown task at the standard level barely learns (0.00 -> 0.01). At the tiny level, does lr 5e-5 help?', 'lr', [2e-5, 5e-5], 'countdown', H, G, extra={'task_levels': {'countdown': 'tiny'}}),
+    Q('On countdown (tiny level), does lr 5e-5 help?', 'lr', [2e-5, 5e-5], 'countdown', H, G, extra={'task_levels': {'countdown': 'tiny'}}),
+    Q('At the tiny level, does lr 5e-5 help countdown?', 'lr', [2e-5, 5e-5], 'countdown', H, G, extra={'task_levels': {'countdown': 'tiny'}}),
+    # a workflow's PARAMS: a flag taken away past an adjective, a unit-suffixed name
+    Q('Does turning off the unit tests hurt my agent?', 'workflow:run_tests', [True, False], 'workflow', H, L, params={'max_attempts': 3, 'run_tests': True, 'timeout_s': 10.0}),
+    Q('Does a 30 second timeout beat 10 seconds for my agent?', 'workflow:timeout_s', [10.0, 30.0], 'workflow', H, G, params={'max_attempts': 3, 'run_tests': True, 'timeout_s': 10.0}),
     # a scale in brackets after the score: the smallest effect in its units, as written
     Q("does style=casual improve my agent's rubric score (0-10) by at least 1 point?", 'workflow:style', ['formal', 'casual'], 'workflow', H, G, params={'judge_model': 'gpt-4o-mini', 'style': 'formal', 'max_words': 150}, extra={'min_effect': 1.0}),
 ]
@@ -1887,6 +1904,11 @@ REFUSALS: list[tuple[str, type[UnmappableQuestion], str]] = [
         "does filtering overlong responses help countdown?",
         UnreadableQuestion,
         "'filtering overlong responses' is not a setting",
+    ),
+    (  # a benchmark not shipped, named in setup with a setting: still refused
+        "We train on gsm8k with lr 2e-5. Does group size 8 help?",
+        UnreadableQuestion,
+        "'gsm8k' is not a task this planner ships",
     ),
     (  # two questions joined by "and", each with its own verb
         "does group size 8 help countdown and lr 1e-4 help chain_sum?",
