@@ -98,7 +98,10 @@ _TRAILING = re.compile(r",\s*$")
 _QUESTION_END = re.compile(r"\s*[?.!]*\s*$")
 # …or in a list of settings after the levels compared: "RLOO vs GRPO, lr=1e-5, group size 8,
 # chain_sum: which learns faster?"
-_LIST_GOES_ON = re.compile(r"\s*(?:[,:;—–]|\s-\s)")
+# (the task may come between: "with group size 8 on chain_sum, does lr 5e-5 help?")
+_LIST_GOES_ON = re.compile(
+    r"(?:\s+(?:on|for)\s+(?:the\s+)?[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3}?)?\s*(?:[,:;—–]|\s-\s)"
+)
 # "RLOO vs GRPO (lr 1e-5, group size 8) on chain_sum": the list in brackets after the levels
 _BRACKETED_AFTER = re.compile(r"\s*\(([^()]{3,120})\)")
 _COMPARED = re.compile(r"\b(?:vs\.?|versus)\s|\bcompar\w*\s+\S+\s+(?:and|with|to)\s")

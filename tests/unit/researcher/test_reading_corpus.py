@@ -1563,6 +1563,10 @@ CORPUS: list[Q] = [
     Q('Is RLOO better than GRPO on letter counting? We use 8 samples per prompt and lr 3e-5. Accuracy with GRPO was 0.51.', 'algorithm', ['grpo', 'rloo'], 'letter_counting', H, G, extra={'held': {'lr': 3e-5, 'group_size': 8}}),
     Q('Does weight decay 0.05 help letter counting? Last time weight decay 0.1 made things worse.', 'weight_decay', [0.0, 0.05], 'letter_counting', H, G),
     Q('Does a KL of 0.1 hurt accuracy on countdown within 30 steps?', 'kl_coef', [0.0, 0.1], 'countdown', H, L, extra={'steps': 30}),
+    # a held setting, then the task, then the question
+    Q('With group size 8 on chain_sum, does lr 5e-5 help?', 'lr', [2e-5, 5e-5], 'chain_sum', H, G, extra={'held': {'group_size': 8}}),
+    Q('With LoRA rank 8 on chain_sum, does lr 2e-4 beat lr 1e-4?', 'lr', [1e-4, 2e-4], 'chain_sum', H, G, extra={'held': {'lora': 8}}),
+    Q('With 4 prompts x 8 samples per step on chain_sum, does lr 5e-5 help?', 'lr', [2e-5, 5e-5], 'chain_sum', H, G, extra={'held': {'group_size': 8, 'batch_groups': 4}}),
     # a task's level in brackets, or in the asking sentence away from its name
     Q('The countdown task at the standard level barely learns (0.00 -> 0.01). At the tiny level, does lr 5e-5 help?', 'lr', [2e-5, 5e-5], 'countdown', H, G, extra={'task_levels': {'countdown': 'tiny'}}),
     Q('On countdown (tiny level), does lr 5e-5 help?', 'lr', [2e-5, 5e-5], 'countdown', H, G, extra={'task_levels': {'countdown': 'tiny'}}),
