@@ -369,10 +369,22 @@ def _fold(
     ):
         item = re.sub(r"^\s*(?:with|using|at|under|then)\s+", "", item).strip()
         # "for bfcl we use max_tokens 256": the task, then what is used on it
-        lead = re.match(r"(\S+)\s+(?:we|i)\s+(?:use|run|train with|set|keep)\s+", item)
+        # (or "countdown runs use lr 1e-5": the task's runs, then what they use)
+        lead = re.match(
+            r"(\S+)\s+(?:(?:we|i)\s+(?:use|run|train with|set|keep)|(?:runs?|training)\s+"
+            r"(?:use|uses|used|run (?:at|with)|train (?:at|with)))\s+",
+            item,
+        )
         if lead and any(m.kind == "task" for m in scan(lead.group(1), params)):
             into.tasks.append(f"on {lead.group(1)}")
             item = item[lead.end() :]
+        # "lr 1e-5 keep collapsing": what the runs at that level did, no part of it
+        item = re.sub(
+            r"(?<=\d)\s+(?:keeps?|kept|still|always|often|tends?|seems?|starts?|began|"
+            r"collaps|diverg|plateau|stall|crash|blow|blew|explod|fail|struggl)\w*\b.*$",
+            "",
+            item,
+        )
         # "a group size of 8" as "group size 8": close enough to a "than" before it
         item = re.sub(r"\s*(?:\s(?:is|are|=|of|set to)\s|:\s*)(?=[\d.])", " ", item)
         item = re.sub(r"^(?:an?|the|our|my|its)\s+", "", item)

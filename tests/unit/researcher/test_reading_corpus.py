@@ -1567,6 +1567,9 @@ CORPUS: list[Q] = [
     Q('With group size 8 on chain_sum, does lr 5e-5 help?', 'lr', [2e-5, 5e-5], 'chain_sum', H, G, extra={'held': {'group_size': 8}}),
     Q('With LoRA rank 8 on chain_sum, does lr 2e-4 beat lr 1e-4?', 'lr', [1e-4, 2e-4], 'chain_sum', H, G, extra={'held': {'lora': 8}}),
     Q('With 4 prompts x 8 samples per step on chain_sum, does lr 5e-5 help?', 'lr', [2e-5, 5e-5], 'chain_sum', H, G, extra={'held': {'group_size': 8, 'batch_groups': 4}}),
+    # the task's runs in setup, and what they did at their settings
+    Q('Our countdown runs use lr 1e-5. Would a KL penalty of 0.05 help?', 'kl_coef', [0.0, 0.05], 'countdown', H, G, extra={'held': {'lr': 1e-5}}),
+    Q('Our countdown runs at lr 1e-5 keep collapsing around step 30. We use RLOO with group size 8. Would a KL penalty of 0.05 stabilize them?', 'kl_coef', [0.0, 0.05], 'countdown', H, TWO_SIDED, extra={'held': {'lr': 1e-5, 'algorithm': 'rloo', 'group_size': 8}, 'steps': None}),
     # a task's level in brackets, or in the asking sentence away from its name
     Q('The countdown task at the standard level barely learns (0.00 -> 0.01). At the tiny level, does lr 5e-5 help?', 'lr', [2e-5, 5e-5], 'countdown', H, G, extra={'task_levels': {'countdown': 'tiny'}}),
     Q('On countdown (tiny level), does lr 5e-5 help?', 'lr', [2e-5, 5e-5], 'countdown', H, G, extra={'task_levels': {'countdown': 'tiny'}}),
