@@ -20,7 +20,7 @@ from researcher import pilot as piloting
 from researcher.context import StudyContext
 from researcher.headroom import no_room
 from researcher.nodes.common import design_of, framing_of, hypothesis_of
-from researcher.plan import Analysis, Decision, Design, Pilot, RunResult
+from researcher.plan import Analysis, Decision, Design, Framing, Pilot, RunResult
 from researcher.planner import budget
 from researcher.state import StudyState
 
@@ -97,9 +97,14 @@ def _comparison_unaffordable(ctx: StudyContext, state: StudyState) -> str | None
     run_s = pilot.run_seconds
     if not run_s:
         return None if left > 0 else "the pilot spent the budget"
-    # the pilot's control runs are kept when it learned; otherwise the control trains again
-    costs = piloting.run_costs(planned, pilot)
-    arms = [a for a in planned.arms if a.role == "treatment" or pilot.learned != "learned"]
+    # the pilot's control runs are the comparison's control seeds unless the design node will
+    # retune the settings (a control that did not learn, with something free to change):
+    # then the control trains again, at the retuned settings' cost
+    framing = state.get("framing") or {}
+    reading = Framing.model_validate(framing).reading if framing else None
+    retuned, changed = piloting.retune(reading, planned, pilot, left)
+    costs = piloting.run_costs(retuned, pilot)
+    arms = [a for a in retuned.arms if a.role == "treatment" or changed]
     needed = len(planned.seeds) * sum(costs[a.name] for a in arms)
     if left >= needed:
         return None

@@ -187,3 +187,28 @@ def test_a_pilot_control_with_room_left_goes_on_to_the_comparison(harness):
     harness.create(pilot=True, seeds=2)
     assert harness.drive() == 0
     assert any("-r2-mixed-" in name for name in harness.gateway.created)
+
+
+@pytest.mark.slow
+def test_an_unclear_pilot_keeps_its_runs_so_the_comparison_is_priced_for_the_treatment_alone(
+    harness,
+):
+    """A pilot whose control is "unclear" is not retuned: its runs are the control's seeds,
+    so the first look trains only the treatment. Pricing the control again (as before)
+    doubled the cost and concluded "not tested" with budget to spare for the comparison."""
+    _scores(harness, trained=[1.0] * 9 + [0.0] * 7, untrained=[1.0] * 8 + [0.0] * 8)
+    ctx = harness.create(pilot=True, seeds=2, budget_s=1000.0)
+
+    def spend(gateway, run):  # the pilot's two runs cost 450 s: 225 s a run, 550 s left
+        if "-r1-" in run.name:
+            with ctx.session() as session:
+                crud.update_study(session, study_id=ctx.study_id, budget_used_s=450.0)
+
+    harness.gateway.on_get_run = spend
+    assert harness.drive() == 0
+
+    assert any(m.startswith("pilot: unclear") for m in _events(harness, "analyse"))
+    decisions = _events(harness, "decide")
+    assert not any("cannot pay for the comparison" in d for d in decisions), decisions
+    assert any("-r2-mixed-" in name for name in harness.gateway.created)
+    assert not any("-r2-control-" in name for name in harness.gateway.created)
