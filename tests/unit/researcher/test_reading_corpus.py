@@ -1570,6 +1570,7 @@ CORPUS: list[Q] = [
     # the task's runs in setup, and what they did at their settings
     Q('Our countdown runs use lr 1e-5. Would a KL penalty of 0.05 help?', 'kl_coef', [0.0, 0.05], 'countdown', H, G, extra={'held': {'lr': 1e-5}}),
     Q('Our countdown runs at lr 1e-5 keep collapsing around step 30. We use RLOO with group size 8. Would a KL penalty of 0.05 stabilize them?', 'kl_coef', [0.0, 0.05], 'countdown', H, TWO_SIDED, extra={'held': {'lr': 1e-5, 'algorithm': 'rloo', 'group_size': 8}, 'steps': None}),
+    Q("Does group size 8 raise my agent's judge score by at least 1 point on the 0-10 rubric?", 'group_size', [4, 8], 'workflow', H, G, params={'judge_model': 'gpt-4o-mini', 'rubric': 'Score clarity from 0 to 10.', 'judge_temperature': 0.0, 'min_words': 150}, extra={'min_effect': 1.0}),
     # a task's level in brackets, or in the asking sentence away from its name
     Q('The countdown task at the standard level barely learns (0.00 -> 0.01). At the tiny level, does lr 5e-5 help?', 'lr', [2e-5, 5e-5], 'countdown', H, G, extra={'task_levels': {'countdown': 'tiny'}}),
     Q('On countdown (tiny level), does lr 5e-5 help?', 'lr', [2e-5, 5e-5], 'countdown', H, G, extra={'task_levels': {'countdown': 'tiny'}}),
