@@ -42,7 +42,7 @@ from researcher.planner.reading.moves import TOO
 from researcher.planner.reading.numbers import plain_numbers, written_numbers
 from researcher.planner.reading.outcome import comparisons_in_words, read_direction, read_outcome
 from researcher.planner.reading.question import EXAMPLE_QUESTIONS, Question, how_to_ask
-from researcher.planner.reading.sentences import outside_asking
+from researcher.planner.reading.sentences import asking_span, outside_asking
 from researcher.planner.reading.setup import read_setup
 from researcher.planner.reading.spelling import spelling_fixed
 from researcher.planner.reading.summary import summarise
@@ -112,6 +112,19 @@ _SETUP_BULLETS = re.compile(
 )
 
 
+# a question about anything else but what is named
+_WHAT_ELSE = re.compile(
+    r"\b(?:something|anything) (?:else|different)\b|\bother (?:settings?|things|options|"
+    r"ideas|knobs)\b|\bwhat else\b"
+)
+
+
+def _asking_sentence(text: str) -> str:
+    """The sentence that asks (the first with "?"), or `text` when it is one sentence."""
+    span = asking_span(text)
+    return text[span[0] : span[1]] if span else text
+
+
 def _unshipped(text: str, m: Mention) -> str:
     """The refusal of a benchmark this planner does not ship, with its offline twin."""
     twin = _OFFLINE_TWINS.get(m.key)
@@ -138,6 +151,20 @@ def _question(question: str, served: list[str], params: dict[str, Any] | None) -
     )
     if params is not None:  # a quoted prompt is a PARAM's value: no setting is read in it
         text = re.sub(r'"[^"]*"|“[^”]*”', lambda m: '"' + " " * (len(m.group(0)) - 2) + '"', text)
+    asking = _asking_sentence(text)
+    if (
+        _WHAT_ELSE.search(asking)
+        and not any(m.kind in ("factor", "value", "param") for m in scan(asking, params))
+        and not re.search(r"\d", asking)
+        and any(m.kind in ("factor", "value", "param") for m in scan(text, params))
+    ):
+        # "We train countdown with GRPO and lr 2e-5. Is it worth trying something else?":
+        # no setting is asked about; the setup's settings are what is in use
+        raise UnreadableQuestion(
+            f"cannot read {question!r}: it asks what else to try, not about one setting; the "
+            f"settings in it are the ones in use. Name the setting to vary and a level to try "
+            f"(e.g. 'we use lr 2e-5 on countdown: would 1e-4 do better?'). {how_to_ask(params)}"
+        )
     if params is None:  # "We train on gsm8k with lr 2e-5.": setup may fold the name away
         for m in scan(text, params):
             if m.kind == "unshipped":

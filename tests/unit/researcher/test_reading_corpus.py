@@ -1918,6 +1918,16 @@ REFUSALS: list[tuple[str, type[UnmappableQuestion], str]] = [
         UnreadableQuestion,
         "'gsm8k' is not a task this planner ships",
     ),
+    (  # what else to try: the settings named are the ones in use, none is asked about
+        "We train countdown with GRPO and lr 2e-5. Is it worth trying something else?",
+        UnreadableQuestion,
+        "it asks what else to try, not about one setting",
+    ),
+    (  # what else to try: the settings named are the ones in use, none is asked about
+        "We train countdown with GRPO and lr 2e-5. Is it worth trying something else?",
+        UnreadableQuestion,
+        "it asks what else to try, not about one setting",
+    ),
     (  # two questions joined by "and", each with its own verb
         "does group size 8 help countdown and lr 1e-4 help chain_sum?",
         UnreadableQuestion,
