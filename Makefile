@@ -19,7 +19,7 @@ DEEPSPEED_SPEC := deepspeed==0.19.8
 
 .PHONY: install install-client browser postgres test test-fast demo train-demo lint bench clean
 QUESTION ?= does raising the learning rate from 1e-5 to 4e-5 speed up learning on the easy task?
-BUDGET   ?= 30m
+BUDGET   ?= 40m
 
 install: $(VENV)/.installed
 
