@@ -73,6 +73,8 @@ def no_room(design: Design, control_runs: list[RunResult]) -> str | None:
         return None
     outcomes = [v for r in control_runs for v in r.eval_outcomes]
     n = len(outcomes)
+    if not n:
+        return None
     score = sum(outcomes) / n
     # the Wilson interval's end towards the bound: the most room the data allow
     centre = (score + Z * Z / (2 * n)) / (1 + Z * Z / n)

@@ -178,11 +178,14 @@ class Design(BaseModel):
         """The judged task in words (`task_words` of `eval_family`)."""
         return self.task_words(self.eval_family)
 
+    def _own_steps(self) -> dict[str, int]:
+        return {a.name: int(a.run.get("max_steps") or self.steps) for a in self.arms}
+
     @property
     def arm_steps(self) -> str:
         """The training steps per run: "40", or each arm's own when an arm sets `max_steps`
         ("10 (max_steps-10), 40 (max_steps-40)")."""
-        own = {a.name: int(a.run.get("max_steps") or self.steps) for a in self.arms}
+        own = self._own_steps()
         if len(set(own.values())) <= 1:
             return str(next(iter(own.values()), self.steps))
         return ", ".join(f"{steps} ({name})" for name, steps in own.items())
@@ -190,8 +193,9 @@ class Design(BaseModel):
     @property
     def steps_words(self) -> str:
         """ "40 steps per run", or "steps per run: 10 (max_steps-10), 40 (max_steps-40)"."""
-        steps = self.arm_steps
-        return f"{steps} steps per run" if steps.isdigit() else f"steps per run: {steps}"
+        if len(set(self._own_steps().values())) <= 1:
+            return f"{self.arm_steps} steps per run"
+        return f"steps per run: {self.arm_steps}"
 
 
 class Pilot(BaseModel):

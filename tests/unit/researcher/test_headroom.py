@@ -84,3 +84,8 @@ def test_with_no_room_at_all_the_pilot_mostly_stops_once_it_has_enough_items():
         for _ in range(500)
     )
     assert stops / 500 > 0.9
+
+
+def test_a_pilot_whose_runs_have_no_held_out_items_says_nothing():
+    empty = RunResult(arm="c", seed=0, run="c-s0", eval_outcomes=[])
+    assert no_room(design(), [empty]) is None
